@@ -1,0 +1,29 @@
+// Collision geometry attached to bodies: the description only (shape, size, pose in the body
+// frame, material). World poses live in the collision stage's data, never here.
+#pragma once
+
+#include <string>
+
+#include "impulse/core/types.hpp"
+#include "impulse/spatial/spatial.hpp"
+
+namespace impulse {
+
+enum class ShapeType { Sphere, Box, Cylinder, Capsule, Mesh };
+
+const char* shape_type_name(ShapeType t);
+
+struct CollisionShape {
+  std::string name;        // "<link>/<k>" unless the URDF names it
+  std::string link;        // URDF link the shape was declared on (before fixed-joint merging)
+  Index body = -1;         // body it moves with
+  ShapeType type = ShapeType::Sphere;
+  // sphere: (radius, 0, 0); box: full side lengths (x, y, z); cylinder and capsule: (radius,
+  // length, 0) with the axis along local z; mesh: scale (sx, sy, sz).
+  Vec3 size = Vec3::Zero();
+  SE3 X_BS;                // pose of the shape in the body frame
+  std::string mesh_path;   // resolved file path, for meshes
+  std::string material = "default";
+};
+
+}  // namespace impulse

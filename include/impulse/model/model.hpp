@@ -1,0 +1,89 @@
+// Model: the immutable description of one articulated system (a kinematic tree).
+//
+// Bodies are numbered 0..nb-1 in depth-first order from the root; body i is moved by joint i
+// (joint i connects parent[i] to body i; parent[i] == -1 means the world). Fixed URDF joints
+// are merged: their links become frames of the body they are welded to, their inertia is added
+// to it and their collision shapes move with it. Built by ModelBuilder::finalize() or the URDF
+// loader; never changed afterwards, so many Data workspaces may share one Model.
+#pragma once
+
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "impulse/core/types.hpp"
+#include "impulse/model/geometry.hpp"
+#include "impulse/model/joint.hpp"
+#include "impulse/spatial/spatial.hpp"
+
+namespace impulse {
+
+enum class FrameType { Body, Link, FixedJoint, Joint, User };
+
+// A named frame rigidly attached to a body: every URDF link (merged or not), every joint.
+struct Frame {
+  std::string name;
+  FrameType type = FrameType::User;
+  Index body = -1;
+  SE3 X_BF;  // pose of the frame in the body frame
+};
+
+class Model {
+ public:
+  std::string name;
+  Index nq = 0;  // size of q
+  Index nv = 0;  // size of u (and of tau)
+  Index nb = 0;  // number of bodies = number of joints (fixed root included)
+  bool floating_base = false;
+  Vec3 gravity = Vec3(0, 0, -9.81);
+
+  // topology and joints (size nb), indexed by body
+  std::vector<Index> parent;            // parent body, -1 for the world
+  std::vector<JointType> joint_type;
+  std::vector<SE3> joint_placement;     // X_PJ: joint frame in parent body frame at q = 0
+  std::vector<Vec3> joint_axis;         // unit axis in J (revolute, prismatic)
+  std::vector<Index> idx_q, idx_v;      // first coordinate of joint i in q and in u
+  std::vector<Index> nq_joint, nv_joint;
+  std::vector<std::vector<Index>> children;  // child bodies of each body
+  std::vector<Index> subtree_end;       // bodies i..subtree_end[i]-1 form the subtree of i
+
+  // inertia (size nb), in the body frame, fixed children merged
+  std::vector<Inertia> inertia;
+
+  // per degree of freedom (size nv) and per coordinate (size nq)
+  std::vector<Index> dof_parent;  // lambda(k): previous dof on the path to the root, -1 if none
+  std::vector<Index> dof_body;    // body moved by dof k
+  VecX lower_position, upper_position;  // size nq; +-inf where unlimited
+  VecX velocity_limit, effort_limit;    // size nv; +inf where unlimited
+  VecX damping, friction;               // size nv (URDF <dynamics>)
+  VecX armature;                        // size nv, added to the diagonal of M
+
+  // names
+  std::vector<std::string> body_names;   // URDF link name of each body
+  std::vector<std::string> joint_names;  // URDF joint name of each joint ("root" for a root joint)
+  std::vector<std::string> joint_urdf_types;  // "revolute", "continuous", "floating", ...
+  std::vector<Frame> frames;
+  std::vector<CollisionShape> collision;
+
+  // name lookups: index, or -1 when absent (find_*); or throw InvalidArgument (*_id)
+  Index find_body(const std::string& n) const;
+  Index find_joint(const std::string& n) const;
+  Index find_frame(const std::string& n) const;
+  Index body_id(const std::string& n) const;
+  Index joint_id(const std::string& n) const;
+  Index frame_id(const std::string& n) const;
+
+  Scalar total_mass() const;
+  VecX neutral_configuration() const;
+  // q (+) u dt over all joints (quaternions by the exponential map). q_out may alias q.
+  void integrate(const VecXcref& q, const VecXcref& u, Scalar dt, VecXref q_out) const;
+  // A random configuration: joints uniform within limits (or [-pi, pi]), unit quaternions.
+  VecX random_configuration(std::mt19937& rng) const;
+
+ private:
+  friend class ModelBuilder;
+  std::unordered_map<std::string, Index> body_index_, joint_index_, frame_index_;
+};
+
+}  // namespace impulse
