@@ -1,0 +1,113 @@
+#include <limits>
+#include <random>
+
+#include "impulse/core/error.hpp"
+#include "impulse/model/model_builder.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+const Inertia kBox(1.0, Vec3(0, 0, -0.5), Vec3(0.1, 0.1, 0.02).asDiagonal());
+}
+
+TEST_CASE("ModelBuilder: layout of q and u, dof parents and subtrees", "[model]") {
+  ModelBuilder b("quad");
+  const Index base = b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+  const Index l1 = b.add_body(base, "hip1", JointType::Revolute, SE3(), Vec3::UnitX(), {}, "leg1", kBox);
+  const Index l1b = b.add_body(l1, "knee1", JointType::Prismatic, SE3(), Vec3::UnitZ(), {}, "shin1", kBox);
+  const Index l2 = b.add_body(base, "ball2", JointType::Spherical, SE3(), Vec3::Zero(), {}, "leg2", kBox);
+  const Model m = b.finalize();
+  CHECK(m.nb == 4);
+  CHECK(m.nq == 7 + 1 + 1 + 4);
+  CHECK(m.nv == 6 + 1 + 1 + 3);
+  CHECK(m.floating_base);
+  CHECK(m.idx_q[l2] == 9);
+  CHECK(m.idx_v[l2] == 8);
+  // lambda(k): the first dof of a joint points to the last dof of its nearest moving ancestor.
+  CHECK(m.dof_parent[0] == -1);
+  CHECK(m.dof_parent[5] == 4);
+  CHECK(m.dof_parent[m.idx_v[l1]] == 5);
+  CHECK(m.dof_parent[m.idx_v[l1b]] == m.idx_v[l1]);
+  CHECK(m.dof_parent[m.idx_v[l2]] == 5);
+  CHECK(m.dof_parent[m.idx_v[l2] + 2] == m.idx_v[l2] + 1);
+  CHECK(m.subtree_end[base] == 4);
+  CHECK(m.subtree_end[l1] == 3);
+  CHECK(m.body_id("shin1") == l1b);
+  CHECK(m.joint_id("ball2") == l2);
+  CHECK(m.find_frame("knee1") >= 0);
+  CHECK(m.find_body("nope") == -1);
+  CHECK_THROWS_WITH(m.body_id("nope"), Catch::Contains("no body named 'nope'"));
+  CHECK(m.total_mass() == Approx(4.0));
+  const VecX q0 = m.neutral_configuration();
+  CHECK(q0[3] == 1.0);
+  CHECK(q0[9] == 1.0);
+}
+
+TEST_CASE("Model::integrate: floating base uses world-frame velocities", "[model]") {
+  ModelBuilder b;
+  b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+  const Model m = b.finalize();
+  VecX q = m.neutral_configuration();
+  // Base yawed by 90 degrees; a world-frame x velocity must move it along world x.
+  const Quat r(Eigen::AngleAxis<double>(M_PI / 2, Vec3::UnitZ()));
+  q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
+  VecX u = VecX::Zero(6);
+  u << 1, 0, 0, 0, 0, 2;
+  VecX q1(m.nq);
+  m.integrate(q, u, 0.5, q1);
+  CHECK_ALL_CLOSE(q1.head<3>(), Vec3(0.5, 0, 0), 1e-15, 0);
+  const Quat r1(q1[3], q1[4], q1[5], q1[6]);
+  CHECK(r1.angularDistance(Quat(Eigen::AngleAxis<double>(M_PI / 2 + 1.0, Vec3::UnitZ()))) < 1e-12);
+}
+
+TEST_CASE("ModelBuilder rejects unphysical descriptions with named errors", "[model]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SECTION("negative mass") {
+    ModelBuilder b;
+    CHECK_THROWS_AS(b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "heavy",
+                               Inertia(-1, Vec3::Zero(), Mat3::Identity())),
+                    ModelError);
+  }
+  SECTION("triangle inequality") {
+    ModelBuilder b;
+    CHECK_THROWS_WITH(b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "rod",
+                                 Inertia(1, Vec3::Zero(), Vec3(0.1, 0.1, 1.0).asDiagonal())),
+                      Catch::Contains("body 'rod'") && Catch::Contains("triangle inequality"));
+  }
+  SECTION("NaN axis") {
+    ModelBuilder b;
+    const Index r = b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+    CHECK_THROWS_WITH(b.add_body(r, "hinge", JointType::Revolute, SE3(), Vec3(nan, 0, 0), {}, "l", kBox),
+                      Catch::Contains("joint 'hinge'"));
+  }
+  SECTION("massless body on a moving joint") {
+    ModelBuilder b;
+    const Index r = b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+    b.add_body(r, "spin", JointType::Revolute, SE3(), Vec3::UnitZ(), {}, "ghost", Inertia::Zero());
+    CHECK_THROWS_WITH(b.finalize(), Catch::Contains("joint 'spin'") && Catch::Contains("undetermined"));
+  }
+  SECTION("point mass on its own rotation axis") {
+    ModelBuilder b;
+    const Index r = b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+    b.add_body(r, "spin", JointType::Revolute, SE3(), Vec3::UnitZ(), {}, "bead",
+               Inertia(1.0, Vec3(0, 0, 0.3), Mat3::Zero()));
+    CHECK_THROWS_AS(b.finalize(), ModelError);
+  }
+  SECTION("lower limit above upper") {
+    ModelBuilder b;
+    JointLimits lim;
+    lim.lower = 1;
+    lim.upper = -1;
+    CHECK_THROWS_WITH(b.add_body(-1, "bad", JointType::Revolute, SE3(), Vec3::UnitZ(), lim, "l", kBox),
+                      Catch::Contains("joint 'bad'") && Catch::Contains("lower limit"));
+  }
+  SECTION("duplicate names and the builder stays usable") {
+    ModelBuilder b;
+    b.add_body(-1, "j", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", kBox);
+    CHECK_THROWS_WITH(b.add_body(0, "k", JointType::Revolute, SE3(), Vec3::UnitZ(), {}, "base", kBox),
+                      Catch::Contains("duplicate body name 'base'"));
+    CHECK(b.num_bodies() == 1);
+    CHECK_NOTHROW(b.finalize());
+  }
+}

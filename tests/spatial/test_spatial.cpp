@@ -1,0 +1,81 @@
+#include <random>
+
+#include "impulse/spatial/spatial.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+SE3 random_se3(std::mt19937& rng) {
+  std::normal_distribution<double> n(0, 1);
+  Quat q(n(rng), n(rng), n(rng), n(rng));
+  q.normalize();
+  return SE3(q.toRotationMatrix(), Vec3(n(rng), n(rng), n(rng)));
+}
+Vec6 random6(std::mt19937& rng) {
+  std::normal_distribution<double> n(0, 1);
+  Vec6 v;
+  for (int i = 0; i < 6; ++i) v[i] = n(rng);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("SE3 actions agree with the Plucker matrix and power is frame-invariant", "[spatial]") {
+  std::mt19937 rng(7);
+  for (int t = 0; t < 100; ++t) {
+    const SE3 X = random_se3(rng);
+    const Vec6 m = random6(rng), f = random6(rng);
+    // act_motion equals the 6x6 motion transform; inverse actions undo it.
+    CHECK_ALL_CLOSE(X.act_motion(m), X.motion_matrix() * m, 1e-12, 1e-12);
+    CHECK_ALL_CLOSE(X.inv_act_motion(X.act_motion(m)), m, 1e-12, 1e-12);
+    CHECK_ALL_CLOSE(X.inv_act_force(X.act_force(f)), f, 1e-12, 1e-12);
+    // force transform is the dual: X* = X^-T, so power f.m is the same in both frames.
+    CHECK(X.act_force(f).dot(X.act_motion(m)) == Approx(f.dot(m)).margin(1e-12));
+    CHECK(X.inverse().isApprox(SE3(X.R.transpose(), -X.R.transpose() * X.p)));
+    CHECK((X * X.inverse()).isApprox(SE3::Identity(), 1e-12));
+  }
+}
+
+TEST_CASE("cross products: m x* is minus the transpose of m x", "[spatial]") {
+  std::mt19937 rng(3);
+  const Vec6 m = random6(rng);
+  Mat6 Cm, Cf;
+  for (int i = 0; i < 6; ++i) {
+    Cm.col(i) = cross_motion(m, Vec6::Unit(i));
+    Cf.col(i) = cross_force(m, Vec6::Unit(i));
+  }
+  CHECK_ALL_CLOSE(Cf, Mat6(-Cm.transpose()), 1e-14, 0);
+  CHECK_ALL_CLOSE(cross_motion(m, m), Vec6::Zero(), 1e-14, 0);
+}
+
+TEST_CASE("spatial inertia: matrix form, transform and parallel-axis sum", "[spatial]") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0.1, 2.0);
+  const Inertia I1(u(rng), Vec3(u(rng), -u(rng), u(rng)), Vec3(1.0, 1.5, 2.0).asDiagonal());
+  const Inertia I2(u(rng), Vec3(-u(rng), u(rng), u(rng)), Vec3(0.5, 0.7, 1.1).asDiagonal());
+  const Vec6 v = random6(rng);
+  CHECK_ALL_CLOSE(I1.apply(v), I1.matrix() * v, 1e-12, 1e-12);
+  // Sum in one frame equals the sum of the matrices.
+  CHECK_ALL_CLOSE((I1 + I2).matrix(), Mat6(I1.matrix() + I2.matrix()), 1e-12, 1e-12);
+  // Expressing in A: I_A = X*_AB I_B X_BA (RBDA eq. 2.66).
+  const SE3 X_AB = random_se3(rng);
+  const Mat6 XBA = X_AB.inverse().motion_matrix();
+  CHECK_ALL_CLOSE(I1.transformed(X_AB).matrix(), Mat6(XBA.transpose() * I1.matrix() * XBA), 1e-10, 1e-12);
+  // Kinetic energy 1/2 v.Iv is frame invariant.
+  CHECK(I1.transformed(X_AB).apply(X_AB.act_motion(v)).dot(X_AB.act_motion(v)) ==
+        Approx(I1.apply(v).dot(v)).epsilon(1e-12));
+}
+
+TEST_CASE("quaternion exponential and logarithm are inverse", "[spatial]") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  for (int t = 0; t < 100; ++t) {
+    const Vec3 phi(u(rng), u(rng), u(rng));
+    CHECK_ALL_CLOSE(quat_log(quat_exp(phi)), phi, 1e-12, 1e-12);
+    CHECK(quat_exp(phi).toRotationMatrix().isApprox(
+        Eigen::AngleAxis<double>(phi.norm(), phi.normalized()).toRotationMatrix(), 1e-12));
+  }
+  CHECK_ALL_CLOSE(quat_log(quat_exp(Vec3(1e-10, 0, 0))), Vec3(1e-10, 0, 0), 1e-20, 1e-8);
+  // URDF rpy: R = Rz(y) Ry(p) Rx(r)
+  CHECK(rpy_to_matrix(0, 0, M_PI / 2).isApprox(Eigen::AngleAxis<double>(M_PI / 2, Vec3::UnitZ()).toRotationMatrix()));
+}
