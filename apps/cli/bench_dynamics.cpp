@@ -1,0 +1,151 @@
+// `impulse bench dynamics`: median time per call of each dynamics algorithm on random states.
+//
+// Method: S random states (q uniform in the joint limits, u and tau standard normal) are made
+// up front; each algorithm is called in batches of B calls cycling through them, each batch is
+// timed with steady_clock, and the median over batches of (batch time / B) is reported. With
+// the default 100000 calls that is 1000 batches of 100, so clock overhead (~20 ns) is amortised.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+#include "cli/commands.hpp"
+#include "cli/json_util.hpp"
+#include "impulse/dynamics/aba.hpp"
+#include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/data.hpp"
+#include "impulse/dynamics/jacobian.hpp"
+#include "impulse/dynamics/kinematics.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "impulse/dynamics/rnea.hpp"
+#include "impulse/io/urdf.hpp"
+
+namespace impulse::cli {
+
+std::string default_model_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
+
+namespace {
+
+constexpr int kBatch = 100;
+constexpr int kStates = 256;
+
+// Keeps the optimiser from discarding a result.
+template <typename T>
+void keep(const T& x) {
+  asm volatile("" : : "g"(&x) : "memory");
+}
+
+double median_ns(long calls, const std::function<void(int)>& fn) {
+  const long batches = std::max(1L, calls / kBatch);
+  std::vector<double> per_call(batches);
+  for (int s = 0; s < kStates; ++s) fn(s);  // warm caches and branch predictors
+  int s = 0;
+  for (long b = 0; b < batches; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < kBatch; ++k) {
+      fn(s);
+      s = (s + 1) % kStates;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    per_call[b] = std::chrono::duration<double, std::nano>(t1 - t0).count() / kBatch;
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + batches / 2, per_call.end());
+  return per_call[batches / 2];
+}
+
+// The contact points of a legged robot: bodies whose name ends in FOOT, or else the leaf bodies.
+std::vector<std::pair<Index, Vec3>> foot_points(const Model& m) {
+  std::vector<std::pair<Index, Vec3>> feet;
+  for (const Frame& f : m.frames) {
+    const auto n = f.name.size();
+    if (f.body >= 0 && n >= 4 && f.name.compare(n - 4, 4, "FOOT") == 0 && f.type != FrameType::FixedJoint) {
+      feet.emplace_back(f.body, f.X_BF.p);
+    }
+  }
+  if (feet.empty()) {
+    for (Index i = 0; i < m.nb; ++i) {
+      if (m.children[i].empty()) feet.emplace_back(i, Vec3::Zero());
+    }
+  }
+  return feet;
+}
+
+}  // namespace
+
+int run_bench_dynamics(const BenchOptions& o) {
+  const Model m = load_urdf(o.model);
+  Data d(m);
+  std::mt19937 rng(o.seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<VecX> qs, us, taus;
+  for (int s = 0; s < kStates; ++s) {
+    qs.push_back(m.random_configuration(rng));
+    us.push_back(VecX::NullaryExpr(m.nv, [&]() { return normal(rng); }));
+    taus.push_back(VecX::NullaryExpr(m.nv, [&]() { return normal(rng); }));
+  }
+  const auto feet = foot_points(m);
+  MatX Jfoot = MatX::Zero(3, m.nv);
+
+  struct Row {
+    const char* key;
+    const char* label;
+    double ns;
+  };
+  std::vector<Row> rows;
+  const long n = o.calls;
+  rows.push_back({"fk_ns", "forward kinematics (q, u)", median_ns(n, [&](int s) {
+                    keep(forward_kinematics(m, d, qs[s], us[s]));
+                  })});
+  rows.push_back({"rnea_ns", "RNEA (inverse dynamics)", median_ns(n, [&](int s) {
+                    keep(rnea(m, d, qs[s], us[s], taus[s]));
+                  })});
+  rows.push_back({"nle_ns", "nonlinear effects h(q, u)", median_ns(n, [&](int s) {
+                    keep(nonlinear_effects(m, d, qs[s], us[s]));
+                  })});
+  rows.push_back({"crba_ns", "CRBA (M)", median_ns(n, [&](int s) { keep(crba(m, d, qs[s])); })});
+  rows.push_back({"crba_ltdl_ns", "CRBA + sparse LTDL factor", median_ns(n, [&](int s) {
+                    crba(m, d, qs[s]);
+                    ltdl_factor(m, d);
+                    keep(d.D);
+                  })});
+  crba(m, d, qs[0]);
+  ltdl_factor(m, d);
+  VecX x = taus[0];
+  rows.push_back({"ltdl_solve_ns", "LTDL solve M^-1 x", median_ns(n, [&](int s) {
+                    x = taus[s];
+                    ltdl_solve(m, d, VecXref(x));
+                    keep(x);
+                  })});
+  rows.push_back({"aba_ns", "ABA (forward dynamics)", median_ns(n, [&](int s) {
+                    keep(aba(m, d, qs[s], us[s], taus[s]));
+                  })});
+  rows.push_back({"jacobians_ns", "joint Jacobians + foot point Jacobians", median_ns(n, [&](int s) {
+                    compute_joint_jacobians(m, d, qs[s]);
+                    for (const auto& f : feet) point_jacobian(m, d, f.first, f.second, Jfoot);
+                    keep(Jfoot);
+                  })});
+
+  if (o.json) {
+    json j;
+    j["model"] = o.model;
+    j["nq"] = m.nq;
+    j["nu"] = m.nv;
+    j["calls"] = n;
+    j["foot_jacobians"] = feet.size();
+    for (const Row& r : rows) j[r.key] = r.ns;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "dynamics benchmark: " << m.name << " (nq " << m.nq << ", nu " << m.nv << "), median over "
+              << n << " calls on " << kStates << " random states\n";
+    for (const Row& r : rows) {
+      std::cout << "  " << std::left << std::setw(42) << r.label << std::right << std::setw(9) << std::fixed
+                << std::setprecision(1) << r.ns << " ns\n";
+    }
+    std::cout << "  (" << feet.size() << " foot Jacobians)\n";
+  }
+  return 0;
+}
+
+}  // namespace impulse::cli

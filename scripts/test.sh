@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Quick start, command 2: installs what is missing, builds with tests and runs the whole suite.
+# SANITIZE=1 builds Debug with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "${SANITIZE:-0}" = 1 ]; then
+  export BUILD_DIR="${BUILD_DIR:-$root/build-asan}" BUILD_TYPE=Debug
+  export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=ON
+else
+  export BUILD_DIR="${BUILD_DIR:-$root/build}"
+  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=OFF
+fi
+cd "$BUILD_DIR"
+ctest --output-on-failure -j "${JOBS:-2}"
