@@ -115,8 +115,11 @@ std::string child_attribute(const tinyxml2::XMLElement* e, const char* child, co
 XTree read_tree(const std::string& xml, const std::string& source) {
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
-    fail(source, "line ", doc.ErrorLineNum(), ": XML is not well formed: ", doc.ErrorName(), " (",
-         doc.ErrorStr() ? doc.ErrorStr() : "", ")");
+    // ErrorStr() is "Error=NAME ErrorID=.. Line number=N: detail"; keep the detail
+    std::string detail = doc.ErrorStr() ? doc.ErrorStr() : "";
+    const size_t colon = detail.find(": ");
+    detail = colon == std::string::npos ? "" : ": " + detail.substr(colon + 2);
+    fail(source, "line ", doc.ErrorLineNum(), ": XML is not well formed (", doc.ErrorName(), detail, ")");
   }
   const tinyxml2::XMLElement* robot = doc.RootElement();
   if (!robot || std::string(robot->Name()) != "robot") {
