@@ -1,0 +1,72 @@
+// Per-contact bisection solver: Hwangbo, Lee, Hutter, "Per-Contact Iteration Method for Solving
+// Contact Dynamics", IEEE RA-L 3(2), 2018. Section III-A (single contact, eq. 8-16, Algorithm 1)
+// and III-B (multi-contact nonlinear block SOR, Algorithm 2). See src/solvers/bisection.cpp for
+// the symbol table and the departures from the paper.
+#pragma once
+
+#include "impulse/solvers/contact_solver.hpp"
+
+namespace impulse {
+
+struct BisectionSettings {
+  // Algorithm 2 (sec. III-B, parameters from sec. V-C).
+  Index max_iterations = 1000;  // sweeps over all contacts (not given in the paper)
+  Scalar tolerance = 1e-6;      // exact constraint violation, N s and m/s (sec. V-C: 1 uNs, um/s)
+  Scalar alpha = 1.0;           // initial relaxation factor alpha
+  Scalar gamma = 0.99;          // decay of alpha towards alpha_min (Alg. 2 line 12)
+  Scalar alpha_min = 0.7;       // minimum relaxation factor
+
+  // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
+  Scalar beta1 = 0.1;                  // first angular step, rad
+  Scalar beta2 = 0.5;                  // step shrink after a line-of-sight or r < 0 failure
+  Scalar beta3 = 2.0;                  // step growth while no zero crossing is bracketed
+  Scalar bisection_tolerance = 1e-6;   // gamma of Alg. 1: stop when |lambda^p - lambda| < it, N s
+  Index max_bisection_steps = 200;     // safety cap on stepping and on bisection steps
+
+  // Per-contact G_ii with smallest eigenvalue below regularization * largest eigenvalue is
+  // treated as rank-deficient and replaced by G_ii + regularization * max_eig * I (not in paper).
+  Scalar regularization = 1e-10;
+};
+
+// Which of the three single-contact cases of sec. III-A applied.
+enum class ContactCase {
+  Opening,   // c_z >= 0: lambda = 0
+  Sticking,  // lambda^{v=0} = -M c inside the cone: lambda = lambda^{v=0}
+  Slipping,  // lambda on the conic section C (eq. 11-16, Algorithm 1)
+  Locked,    // degenerate: the impulse cannot change the normal velocity (G_zz ~ 0): lambda = 0
+};
+
+const char* to_string(ContactCase c);
+
+struct SingleContactSolution {
+  Vec3 lambda = Vec3::Zero();
+  ContactCase contact_case = ContactCase::Opening;
+  Index steps = 0;  // stepping + bisection steps of Algorithm 1 (0 outside the slip case)
+};
+
+// Exact solution of the single-contact problem eq. 8 with Delassus block G (= M^-1 of the
+// paper, 3x3 symmetric PSD) and free velocity c: opening, sticking, or Algorithm 1 for slip.
+SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
+                                           const BisectionSettings& settings = BisectionSettings());
+
+class BisectionSolver final : public ContactSolver {
+ public:
+  explicit BisectionSolver(const BisectionSettings& settings = BisectionSettings())
+      : settings_(settings) {}
+  const char* name() const override { return "bisection"; }
+  BisectionSettings& settings() { return settings_; }
+  const BisectionSettings& settings() const { return settings_; }
+
+ protected:
+  void reserve_impl(Index max_rows) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+
+ private:
+  BisectionSettings settings_;
+  // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
+  std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
+  std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
+  std::vector<unsigned char> locked_;
+};
+
+}  // namespace impulse

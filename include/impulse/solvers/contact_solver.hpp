@@ -1,0 +1,58 @@
+// ContactSolver: the one interface behind which the four contact solvers sit (DESIGN.md sec. 4).
+//
+//   auto solver = make_contact_solver("bisection");   // or "pgs", "lm", "noslip"
+//   solver->reserve(max_rows);                         // allocates all workspace once
+//   SolverResult r = solver->solve(problem, lambda);   // lambda: warm start in, solution out
+//
+// After reserve(n), solve() on any problem with problem.size() <= n does no heap allocation
+// (tests/solvers/test_solver_allocation.cpp guards it). A larger problem makes solve() grow the
+// workspace first (one allocation, then allocation-free again), so reserve up front in hot loops.
+//
+// solve() validates sizes (throws InvalidArgument on a mismatch: that is a programming error) and
+// never throws on numerical trouble: if the solver produces a non-finite lambda, lambda is reset
+// to zero and the status is NumericalIssue.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impulse/contact/contact_problem.hpp"
+#include "impulse/core/types.hpp"
+#include "impulse/solvers/solver_result.hpp"
+
+namespace impulse {
+
+class ContactSolver {
+ public:
+  virtual ~ContactSolver() = default;
+
+  // Short registry name ("bisection", "pgs", "lm", "noslip").
+  virtual const char* name() const = 0;
+
+  // Allocates the workspace for problems of up to max_rows = 3 nc + nl rows.
+  void reserve(Index max_rows);
+  Index capacity() const { return capacity_; }
+
+  // Solves `problem`; lambda (size problem.size()) holds the warm start on entry.
+  SolverResult solve(const ContactProblem& problem, VecXref lambda);
+
+ protected:
+  virtual void reserve_impl(Index max_rows) = 0;
+  virtual SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) = 0;
+
+ private:
+  Index capacity_ = -1;
+};
+
+// Names accepted by make_contact_solver, in documentation order.
+const std::vector<std::string>& contact_solver_names();
+
+// Creates a solver with its published default settings. Throws InvalidArgument for an unknown
+// name; the message lists the valid names.
+std::unique_ptr<ContactSolver> make_contact_solver(const std::string& name);
+
+// Checks the shape of a problem and of lambda; throws InvalidArgument naming the mismatch.
+void check_problem(const ContactProblem& problem, const VecXcref& lambda);
+
+}  // namespace impulse

@@ -1,0 +1,64 @@
+// Levenberg-Marquardt on Todorov's implicit complementarity formulation (MNCP):
+// E. Todorov, "Implicit nonlinear complementarity: a new approach to contact dynamics", ICRA 2010;
+// H. Mylapilli, A. Jain, "Complementarity Techniques for Minimal Coordinate Contact Dynamics",
+// J. Comput. Nonlinear Dynam. 12(2), 2017, sec. 4 (eq. 49-59) and sec. 5 (RLM, PLM).
+// See src/solvers/lm.cpp.
+#pragma once
+
+#include "impulse/solvers/contact_solver.hpp"
+
+namespace impulse {
+
+enum class LmVariant {
+  Regular,    // RLM, Mylapilli & Jain sec. 5.1 (after Bazaraa et al.)
+  Projected,  // PLM, sec. 5.2: fixed tiny damping, stacked least squares, line search
+};
+
+struct LmSettings {
+  LmVariant variant = LmVariant::Regular;
+  Index max_iterations = 100;  // linear solves (accepted or rejected)
+  Scalar tolerance = 1e-30;    // stop when psi = |r|^2 / 2 < tolerance (sec. 5: eps = 1e-30)
+  // Also stop when |r|_inf <= roundoff * (|c| + |x| + |G| |f|): the residual is at rounding
+  // level and psi < 1e-30 may be unreachable for large impulses (not in the paper).
+  Scalar roundoff = 1e-14;
+
+  // RLM (sec. 5.1): lambda_LM = 1e-3, lambda_step = 20, lambda_min = 1e-25, r 0.3 / 0.8.
+  Scalar damping = 1e-3;
+  Scalar damping_step = 20;
+  Scalar damping_min = 1e-25;
+  Scalar damping_max = 1e20;  // give up (stalled) beyond this (not in the paper)
+  Scalar r_min = 0.3;
+  Scalar r_max = 0.8;
+
+  // PLM (sec. 5.2): lambda_LM = 1e-16 and a step length t from a monotone Armijo backtracking
+  // line search (the paper mentions non-monotone search with watchdog as possible additions).
+  Scalar plm_damping = 1e-16;
+  Scalar armijo = 1e-4;
+  Scalar backtrack = 0.5;
+  Index max_line_search = 40;
+};
+
+class LmSolver final : public ContactSolver {
+ public:
+  explicit LmSolver(const LmSettings& settings = LmSettings()) : settings_(settings) {}
+  const char* name() const override { return "lm"; }
+  LmSettings& settings() { return settings_; }
+  const LmSettings& settings() const { return settings_; }
+
+ protected:
+  void reserve_impl(Index max_rows) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+
+ private:
+  // Todorov's f(x) (eq. 49-50) into f_, and r(x) = (G - I) f(x) - x + c (eq. 55-56) into r.
+  // Returns psi = |r|^2 / 2.
+  Scalar residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) const;
+  // Jacobian eq. 58-59: J = (G - I) dF/dx - I, into J_.
+  void jacobian(const ContactProblem& problem, const VecX& x);
+
+  LmSettings settings_;
+  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_;
+  MatX J_, H_;
+};
+
+}  // namespace impulse

@@ -1,0 +1,30 @@
+// Projected Gauss-Seidel: Hwangbo, Lee, Hutter, RA-L 2018, sec. IV, eq. 17-18 (after Liu & Wang
+// 2005 and Studer & Glocker 2007). See src/solvers/pgs.cpp.
+#pragma once
+
+#include "impulse/solvers/contact_solver.hpp"
+
+namespace impulse {
+
+struct PgsSettings {
+  Index max_iterations = 10000;  // sweeps (the paper reports > 20,000 at hard impacts)
+  Scalar tolerance = 1e-6;       // sum |delta lambda| + sum max(0, -v_z), N s and m/s (sec. V-C)
+  Scalar alpha = 0.6;            // eq. 18 step factor, constant (sec. V-C)
+};
+
+class PgsSolver final : public ContactSolver {
+ public:
+  explicit PgsSolver(const PgsSettings& settings = PgsSettings()) : settings_(settings) {}
+  const char* name() const override { return "pgs"; }
+  PgsSettings& settings() { return settings_; }
+  const PgsSettings& settings() const { return settings_; }
+
+ protected:
+  void reserve_impl(Index) override {}  // PGS needs no workspace beyond lambda itself
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+
+ private:
+  PgsSettings settings_;
+};
+
+}  // namespace impulse

@@ -1,0 +1,80 @@
+// SolverResult and the common residual report of every contact solver (DESIGN.md section 4).
+//
+// Each solver stops on its own criterion (Hwangbo 2018 Alg. 2 uses the exact constraint violation,
+// PGS eq. 17 the impulse change plus penetration velocity, LM the least-squares cost of Todorov's
+// residual, no-slip PPM the sign of the pivoted variables) and reports it in SolverResult::residual.
+// To compare solvers on the same problem, evaluate_residuals() measures one solution against the
+// physical conditions of ContactProblem, identically for all solvers. With v = G lambda + c and,
+// per contact i, lambda_i = (lambda_x, lambda_y, lambda_z), v_i = (v_x, v_y, v_z):
+//
+//   penetration       max(0, -v_z)                       [m/s]  velocity Signorini, v_z >= 0
+//   negative_impulse  max(0, -lambda_z)                  [N s]  lambda_z >= 0
+//   complementarity   min(max(lambda_z,0), max(v_z,0))   [N s or m/s, whichever is smaller]
+//                     the "min" natural map of lambda_z v_z = 0; zero iff one of the two is zero
+//   cone              max(0, |lambda_T| - mu lambda_z)   [N s]  Coulomb cone
+//   coulomb           |v_T + |v_T| lambda_T / (mu lambda_z)|   [m/s]  Coulomb's law, Hwangbo eq. 6:
+//                     friction opposes slip and is on the cone boundary while slipping
+//                     (lambda_T / (mu lambda_z) is clipped to the unit disc; 0 when lambda_z = 0)
+//   max_dissipation   |lambda_i - lambda_i^*|            [N s]  Hwangbo eq. 8 (Preclik's maximum
+//                     dissipation model): distance of each contact impulse to the exact
+//                     single-contact optimum of eq. 8 with all other impulses held fixed
+//                     (computed with solve_single_contact, bisection.hpp). Zero at a solution of
+//                     the eq. 8 model; for a solution of the Coulomb model eq. 6 it is zero when
+//                     every contact sticks or opens and small (but not zero) when contacts slip.
+//   slip              |v_T| over all contacts            [m/s]  what the no-slip model promises
+//
+// One-row limit constraints contribute to penetration, negative_impulse and complementarity.
+// Every field is the maximum over contacts (an infinity norm), so tolerances read in N s and m/s.
+// exact_violation() is the sum penetration + negative_impulse + complementarity + cone +
+// max_dissipation: the "exact violation of the physical constraints" of Hwangbo sec. V-C for
+// the eq. 8 model (the paper sums N s and m/s terms the same way and stops at 1e-6).
+#pragma once
+
+#include <string>
+
+#include "impulse/contact/contact_problem.hpp"
+#include "impulse/core/types.hpp"
+
+namespace impulse {
+
+enum class SolverStatus {
+  Converged,       // the solver's own termination criterion was met
+  MaxIterations,   // iteration budget exhausted; lambda is the last iterate (finite)
+  NumericalIssue,  // non-finite values or a failed factorization; lambda was reset to zero
+};
+
+const char* to_string(SolverStatus status);
+
+struct SolverResult {
+  SolverStatus status = SolverStatus::MaxIterations;
+  Index iterations = 0;  // solver-specific unit: sweeps (bisection, pgs), linear solves (lm),
+                         // pivots (noslip)
+  Scalar residual = 0;   // the solver's own termination measure at exit (see each solver)
+
+  bool converged() const { return status == SolverStatus::Converged; }
+};
+
+struct ContactResiduals {
+  Scalar penetration = 0;       // m/s
+  Scalar negative_impulse = 0;  // N s
+  Scalar complementarity = 0;   // N s or m/s
+  Scalar cone = 0;              // N s
+  Scalar coulomb = 0;           // m/s
+  Scalar max_dissipation = 0;   // N s
+  Scalar slip = 0;              // m/s
+
+  // Signorini (normal and limit rows): penetration, negative impulse and complementarity.
+  Scalar signorini() const;
+  // Hwangbo eq. 8 model: Signorini + cone + max_dissipation.
+  Scalar exact_violation() const;
+  // Coulomb model (eq. 6): Signorini + cone + coulomb.
+  Scalar coulomb_violation() const;
+
+  std::string to_string() const;
+};
+
+// Measures lambda against the conditions of `problem` (see the table above). Does not allocate.
+// Throws InvalidArgument if lambda has the wrong size.
+ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcref& lambda);
+
+}  // namespace impulse

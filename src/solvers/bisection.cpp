@@ -1,0 +1,335 @@
+// Per-contact bisection solver.
+//
+// Paper: J. Hwangbo, J. Lee, M. Hutter, "Per-Contact Iteration Method for Solving Contact
+// Dynamics", IEEE RA-L 3(2), 2018.
+//   sec. II, eq. 5      single-contact velocity  v = c + M^-1 lambda
+//   sec. II, eq. 8      model: lambda = argmin_{lambda in S} v^T M v (velocity Signorini + cone)
+//   sec. III-A          opening / sticking / slipping; eq. 9-10 stationarity along eta;
+//                       eq. 11-12 closest point on the conic section C in the metric M^-1;
+//                       eq. 13-14 lambda_z(theta), r(theta); eq. 15-16 hybrid gradient;
+//                       Algorithm 1 (incremental stepping + bisection on theta)
+//   sec. III-B          Algorithm 2, nonlinear block SOR over contacts
+//   sec. V-C            alpha = 1, gamma = 0.99, alpha_min = 0.7, stop at 1e-6 (N s, m/s)
+//
+// Symbols (paper -> code). The paper's M^-1_{i,i} is the 3x3 Delassus block, here G (G_ii), and
+// M = G^-1 its inverse:
+//   lambda^{v=0} = -M c   lambda_v0        zero-velocity (unconstrained) impulse
+//   theta, r              theta, r         polar coordinates of lambda_T = r (cos, sin)
+//   h1 = G_(r3) lambda + c_z,  grad h1 = G_(r3)          zero normal velocity plane
+//   h2 = lambda_x^2 + lambda_y^2 - mu^2 lambda_z^2,  grad h2 = 2 (lambda_x, lambda_y, -mu^2 lambda_z)
+//   eta~ = grad h1 x grad h2 / 2                        unnormalized eta of eq. 10
+//   Mbar (3x2), cbar      Mbar, cbar       hybrid quantities of eq. 16
+//   D0                    D0               sign of dE/dtheta at the initial guess
+//   alpha (Alg. 1)        step             angular step; beta1..3 its initial size/shrink/growth
+//   gamma (Alg. 1)        bisection_tolerance   impulse interval at which bisection stops
+//   alpha, gamma, alpha_min (Alg. 2)   relaxation factor, its decay and floor
+//
+// Departures from the paper:
+//   * Line-of-sight check (Alg. 1 line 13). The paper prints "fail if grad h2 . (lambda -
+//     lambda^{v=0}) < 0". With grad h2 the outward normal of the cone, a boundary point is in
+//     sight of the outside point lambda^{v=0} iff grad h2 . (lambda^{v=0} - lambda) >= 0; the
+//     printed inequality rejects exactly the visible points (e.g. G = I, c = (-5, 0, -1), mu = 1:
+//     the optimum (1, 0, 1) has grad h2 . (lambda - lambda^{v=0}) = -8). We reject when
+//     grad h2 . (lambda - lambda^{v=0}) > 0.
+//   * Orientation of eta: eta~ = grad h1 x grad h2 is a positive multiple of d lambda / d theta
+//     on the valid arc (r > 0): expanding, (grad h1 x grad h2) . d lambda/d theta =
+//     2 r^2 [(1/mu + mu) D'^2 / D + mu D] > 0 with D = G_zz/mu + G_zx cos + G_zy sin > 0.
+//     So the sign of dE/d lambda . eta~ is the sign of dE/d theta, as Alg. 1 line 6 assumes.
+//   * Incremental stepping never jumps over an angle that already failed (invalid r or out of
+//     sight): on a hyperbolic section (G_zz < mu |G_z,T|) the valid arc is shorter than 2 pi, and
+//     a step grown by beta3 can cross the invalid arc and land on the far end of the same arc,
+//     bracketing a wrong zero crossing. The failed angle is kept as a wall and steps stay short
+//     of it (step <= beta2 * distance to the wall).
+//   * beta1..3 are not published (our choices in BisectionSettings); the stepping and bisection
+//     loops are capped by max_bisection_steps, D0 = 0 returns the initial guess, and bisection
+//     also stops when the theta interval reaches the resolution of double (|lambda| ~ 1e5 N s
+//     cannot be resolved to an absolute 1e-12 N s).
+//   * Rank-deficient G_ii (footnote 2: "a 1D or 2D problem where the solution can be trivially
+//     obtained"): instead of special-casing 1D/2D, G_ii is regularized by eps * max_eig * I, which
+//     keeps every step finite and changes velocities by O(eps |G| |lambda|). If the normal row of
+//     G_ii vanishes (G_zz <= eps max_eig) no impulse can change v_z: the contact is Locked and
+//     gets lambda = 0. mu = 0 is solved in closed form (lambda_z = -c_z / G_zz).
+//   * Termination of Algorithm 2 (the paper only says "exact violations of the physical
+//     constraints"): during each sweep, for every contact before its update we add
+//     max(0,-v_z) + max(0,-lambda_z) + min(lambda_z+, v_z+) + cone violation + |lambda* - lambda|,
+//     where lambda* is the exact single-contact optimum given the other impulses; one-row limit
+//     constraints add the same Signorini terms and their 1-D update. Stop when the sum < tolerance.
+//   * One-row limit constraints are solved exactly in the same sweep: lambda* = max(0, lambda -
+//     v / G_jj), relaxed with the same alpha.
+#include "impulse/solvers/bisection.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <limits>
+
+#include "impulse/solvers/cone.hpp"
+
+namespace impulse {
+
+const char* to_string(ContactCase c) {
+  switch (c) {
+    case ContactCase::Opening: return "opening";
+    case ContactCase::Sticking: return "sticking";
+    case ContactCase::Slipping: return "slipping";
+    case ContactCase::Locked: return "locked";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// A contact block prepared once per solve: G (regularized if rank-deficient) and M = G^-1.
+struct PreparedContact {
+  Mat3 G;
+  Mat3 M;
+  bool locked = false;
+};
+
+PreparedContact prepare_contact(const Mat3& G_raw, Scalar eps) {
+  PreparedContact p;
+  // Iterative (QR) eigenvalues: accurate to eps |G| even for repeated tiny eigenvalues, where
+  // the closed-form computeDirect() is not (a rank-1 block could look non-singular).
+  const Eigen::SelfAdjointEigenSolver<Mat3> eig(G_raw);
+  const Scalar max_eig = eig.eigenvalues()(2);
+  const Scalar min_eig = eig.eigenvalues()(0);
+  p.G = G_raw;
+  if (!(max_eig > 0) || G_raw(2, 2) <= eps * max_eig) {
+    p.locked = true;
+    p.M.setZero();
+    return p;
+  }
+  // M = V diag(1 / eig) V^T from the eigen decomposition: unlike the cofactor inverse of a
+  // nearly singular block, it keeps lambda^{v=0} = -M c accurate for c in the range of G.
+  const Scalar shift = min_eig < eps * max_eig ? eps * max_eig - min_eig : Scalar(0);
+  p.G.diagonal().array() += shift;
+  const Vec3 inv_eig = (eig.eigenvalues().array() + shift).inverse();
+  p.M = eig.eigenvectors() * inv_eig.asDiagonal() * eig.eigenvectors().transpose();
+  return p;
+}
+
+// A point of the conic section C at tangential angle theta (eq. 13-14).
+struct ConicPoint {
+  Scalar theta = 0;
+  Scalar r = 0;
+  Vec3 lambda = Vec3::Zero();
+  bool valid = false;  // r > 0 and finite
+};
+
+// The slip case of sec. III-A: the closest point of C to lambda^{v=0} in the metric G.
+class SlipSearch {
+ public:
+  SlipSearch(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_v0)
+      : G_(G), c_(c), mu_(mu), lambda_v0_(lambda_v0) {
+    // eq. 16: Mbar = G_(c1,c2) - G_(c3) [G_zx/G_zz, G_zy/G_zz],  cbar = c - G_(c3) c_z / G_zz
+    const Scalar inv_zz = 1 / G(2, 2);
+    Mbar_.col(0) = G.col(0) - G.col(2) * (G(2, 0) * inv_zz);
+    Mbar_.col(1) = G.col(1) - G.col(2) * (G(2, 1) * inv_zz);
+    cbar_ = c - G.col(2) * (c.z() * inv_zz);
+  }
+
+  ConicPoint at(Scalar theta) const {
+    ConicPoint p;
+    p.theta = theta;
+    const Scalar cs = std::cos(theta), sn = std::sin(theta);
+    // eq. 14: r = -c_z / (G_zz / mu + G_zx cos + G_zy sin)
+    const Scalar D = G_(2, 2) / mu_ + G_(2, 0) * cs + G_(2, 1) * sn;
+    if (!(D > 0)) return p;
+    p.r = -c_.z() / D;
+    // eq. 13: lambda_z = (-c_z - G_zx r cos - G_zy r sin) / G_zz
+    const Scalar lx = p.r * cs, ly = p.r * sn;
+    const Scalar lz = (-c_.z() - G_(2, 0) * lx - G_(2, 1) * ly) / G_(2, 2);
+    p.lambda = Vec3(lx, ly, lz);
+    p.valid = p.r > 0 && std::isfinite(p.r);
+    return p;
+  }
+
+  // Sign-carrying projected gradient dE/dlambda . eta~ via the hybrid form eq. 15.
+  Scalar gradient(const ConicPoint& p) const {
+    const Vec3 v = Mbar_ * p.lambda.head<2>() + cbar_;  // = G lambda + c with v_z = 0
+    const Vec3 grad_h2(p.lambda.x(), p.lambda.y(), -mu_ * mu_ * p.lambda.z());
+    const Vec3 eta = G_.row(2).transpose().cross(grad_h2);  // eq. 10 without normalization
+    return v.dot(eta);
+  }
+
+  // Line of sight from lambda^{v=0} (corrected sign, see the header comment).
+  bool in_sight(const ConicPoint& p) const {
+    const Vec3 grad_h2(p.lambda.x(), p.lambda.y(), -mu_ * mu_ * p.lambda.z());
+    return grad_h2.dot(p.lambda - lambda_v0_) <= 0;
+  }
+
+ private:
+  const Mat3& G_;
+  const Vec3& c_;
+  Scalar mu_;
+  const Vec3& lambda_v0_;
+  Eigen::Matrix<Scalar, 3, 2> Mbar_;
+  Vec3 cbar_;
+};
+
+// Algorithm 1. Returns the impulse; `steps` counts stepping + bisection evaluations.
+Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_v0,
+                    const BisectionSettings& s, Index& steps) {
+  const SlipSearch search(G, c, mu, lambda_v0);
+  // lines 2-4: initial guess E_C(lambda^{v=0}) through theta^0 = atan2 of lambda^{v=0}_T
+  Scalar theta = std::atan2(lambda_v0.y(), lambda_v0.x());
+  ConicPoint p = search.at(theta);
+  if (!p.valid) {
+    // Cannot happen in exact arithmetic (the ray from lambda^{T=0} to lambda^{v=0} leaves C);
+    // fall back to the frictionless point lambda^{T=0} on the zero-velocity plane.
+    return Vec3(0, 0, -c.z() / G(2, 2));
+  }
+  const Scalar D0 = search.gradient(p);  // line 5
+  if (D0 == 0) return p.lambda;
+  const Scalar dir = D0 > 0 ? -1 : 1;  // line 6: alpha = -beta1 sgn(D0), as dir * step
+  Scalar step = s.beta1;
+  // Distance from theta to the nearest known failed angle in the stepping direction. A full turn
+  // is never useful; growing steps must not jump over a failure (see the header comment).
+  Scalar wall = 2 * M_PI;
+  ConicPoint prev = p;
+  // lines 7-23: incremental stepping until the sign of the gradient changes
+  bool bracketed = false;
+  for (Index k = 0; k < s.max_bisection_steps; ++k) {
+    ++steps;
+    prev = p;
+    if (step >= wall) step = s.beta2 * wall;
+    const ConicPoint next = search.at(p.theta + dir * step);
+    if (!next.valid || !search.in_sight(next)) {
+      wall = step;      // the failed angle becomes the wall
+      step *= s.beta2;  // line 14: back to the old parameter, smaller step
+      if (wall <= 4 * std::numeric_limits<Scalar>::epsilon() * std::max<Scalar>(1, std::abs(p.theta)))
+        break;
+      continue;
+    }
+    p = next;
+    wall -= step;
+    if (search.gradient(p) * D0 > 0) {
+      step *= s.beta3;  // line 18: still on the same side of the minimum
+    } else {
+      bracketed = true;
+      break;
+    }
+  }
+  if (!bracketed) return p.lambda;  // step shrank to nothing: the minimum is at p
+  // lines 24-33: bisection on theta between prev (gradient sign of D0) and p (opposite sign)
+  for (Index k = 0; k < s.max_bisection_steps; ++k) {
+    if ((prev.lambda - p.lambda).norm() < s.bisection_tolerance) break;
+    // the angle interval cannot shrink below the resolution of double (huge impulses)
+    if (std::abs(p.theta - prev.theta) <= 4 * std::numeric_limits<Scalar>::epsilon() *
+                                              std::max<Scalar>(1, std::abs(p.theta))) break;
+    ++steps;
+    const ConicPoint mid = search.at(0.5 * (p.theta + prev.theta));
+    if (!mid.valid) break;  // only by round-off at the ends of the valid arc
+    if (search.gradient(mid) * D0 > 0) {
+      prev = mid;
+    } else {
+      p = mid;
+    }
+  }
+  return p.lambda;
+}
+
+// The full single-contact solution of sec. III-A on a prepared block.
+SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, Scalar mu,
+                                     const BisectionSettings& s) {
+  SingleContactSolution sol;
+  if (c.z() >= 0) {  // opening: lambda = 0 satisfies every condition
+    sol.contact_case = ContactCase::Opening;
+    return sol;
+  }
+  if (pc.locked) {
+    sol.contact_case = ContactCase::Locked;
+    return sol;
+  }
+  if (!(mu > 0)) {  // frictionless: only the normal row, v_z = 0
+    sol.lambda = Vec3(0, 0, -c.z() / pc.G(2, 2));
+    sol.contact_case = ContactCase::Slipping;
+    return sol;
+  }
+  const Vec3 lambda_v0 = -pc.M * c;  // zero-velocity impulse lambda^{v=0} = -M c
+  if (mu * lambda_v0.z() >= std::hypot(lambda_v0.x(), lambda_v0.y())) {
+    sol.lambda = lambda_v0;
+    sol.contact_case = ContactCase::Sticking;
+    return sol;
+  }
+  sol.contact_case = ContactCase::Slipping;
+  sol.lambda = bisection_slip(pc.G, c, mu, lambda_v0, s, sol.steps);
+  return sol;
+}
+
+}  // namespace
+
+SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
+                                           const BisectionSettings& settings) {
+  return solve_prepared(prepare_contact(G, settings.regularization), c, mu, settings);
+}
+
+void BisectionSolver::reserve_impl(Index max_rows) {
+  const Index max_contacts = max_rows / 3;
+  G_ii_.resize(max_contacts);
+  M_ii_.resize(max_contacts);
+  locked_.resize(max_contacts);
+}
+
+SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
+  const BisectionSettings& s = settings_;
+  const MatXcref& G = problem.G;
+  const VecXcref& c = problem.c;
+  const Index nc = problem.nc, n = problem.size();
+
+  // The diagonal blocks do not change during the solve: regularize and invert them once.
+  for (Index i = 0; i < nc; ++i) {
+    const PreparedContact pc = prepare_contact(G.block<3, 3>(3 * i, 3 * i), s.regularization);
+    G_ii_[i] = pc.G;
+    M_ii_[i] = pc.M;
+    locked_[i] = pc.locked ? 1 : 0;
+  }
+
+  SolverResult result;
+  Scalar alpha = s.alpha;
+  for (Index it = 1; it <= s.max_iterations; ++it) {
+    Scalar error = 0;
+    // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts.
+    for (Index i = 0; i < nc; ++i) {
+      const Vec3 lambda_i = lambda.segment<3>(3 * i);
+      // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
+      Vec3 v_i = c.segment<3>(3 * i);
+      v_i.noalias() += G.middleRows<3>(3 * i) * lambda;
+      const Vec3 c_i = v_i - G.block<3, 3>(3 * i, 3 * i) * lambda_i;
+      PreparedContact pc;
+      pc.G = G_ii_[i];
+      pc.M = M_ii_[i];
+      pc.locked = locked_[i] != 0;
+      const Vec3 lambda_star = solve_prepared(pc, c_i, problem.mu[i], s).lambda;
+      error += std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
+               std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
+               cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm();
+      // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
+      lambda.segment<3>(3 * i) = alpha * lambda_star + (1 - alpha) * lambda_i;
+    }
+    // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
+    for (Index j = 3 * nc; j < n; ++j) {
+      const Scalar v_j = G.row(j).dot(lambda) + c[j];
+      const Scalar G_jj = G(j, j);
+      const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
+      error += std::max<Scalar>(0, -v_j) + std::max<Scalar>(0, -lambda[j]) +
+               std::min(std::max<Scalar>(lambda[j], 0), std::max<Scalar>(v_j, 0)) +
+               std::abs(lambda_star - lambda[j]);
+      lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
+    }
+    alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
+    result.iterations = it;
+    result.residual = error;
+    if (!std::isfinite(error)) {
+      result.status = SolverStatus::NumericalIssue;
+      return result;
+    }
+    if (error < s.tolerance) {
+      result.status = SolverStatus::Converged;
+      return result;
+    }
+  }
+  result.status = SolverStatus::MaxIterations;
+  return result;
+}
+
+}  // namespace impulse

@@ -1,0 +1,65 @@
+// ContactSolver base (argument checks, workspace growth, non-finite guard) and the factory.
+#include "impulse/solvers/contact_solver.hpp"
+
+#include "impulse/core/check.hpp"
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/lm.hpp"
+#include "impulse/solvers/noslip.hpp"
+#include "impulse/solvers/pgs.hpp"
+
+namespace impulse {
+
+void check_problem(const ContactProblem& problem, const VecXcref& lambda) {
+  const Index n = problem.size();
+  IMPULSE_CHECK(problem.nc >= 0 && problem.nl >= 0, "ContactProblem: negative counts nc = ",
+                problem.nc, ", nl = ", problem.nl);
+  IMPULSE_CHECK(problem.G.rows() == n && problem.G.cols() == n, "ContactProblem: G is ",
+                problem.G.rows(), "x", problem.G.cols(), ", expected ", n, "x", n,
+                " (3 nc + nl with nc = ", problem.nc, ", nl = ", problem.nl, ")");
+  IMPULSE_CHECK(problem.c.size() == n, "ContactProblem: c has size ", problem.c.size(),
+                ", expected ", n);
+  IMPULSE_CHECK(problem.mu.size() >= problem.nc, "ContactProblem: mu has size ",
+                problem.mu.size(), ", expected at least nc = ", problem.nc);
+  IMPULSE_CHECK(lambda.size() == n, "contact solver: lambda has size ", lambda.size(),
+                ", expected ", n);
+}
+
+void ContactSolver::reserve(Index max_rows) {
+  IMPULSE_CHECK(max_rows >= 0, "ContactSolver::reserve: negative size ", max_rows);
+  reserve_impl(max_rows);
+  capacity_ = max_rows;
+}
+
+SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) {
+  check_problem(problem, lambda);
+  if (problem.size() > capacity_) reserve(problem.size());
+  if (problem.size() == 0) {
+    SolverResult empty;
+    empty.status = SolverStatus::Converged;
+    return empty;
+  }
+  if (!lambda.allFinite()) lambda.setZero();  // a poisoned warm start is worse than none
+  SolverResult result = solve_impl(problem, lambda);
+  if (!lambda.allFinite()) {
+    lambda.setZero();
+    result.status = SolverStatus::NumericalIssue;
+  }
+  return result;
+}
+
+const std::vector<std::string>& contact_solver_names() {
+  static const std::vector<std::string> names = {"bisection", "pgs", "lm", "noslip"};
+  return names;
+}
+
+std::unique_ptr<ContactSolver> make_contact_solver(const std::string& name) {
+  if (name == "bisection") return std::make_unique<BisectionSolver>();
+  if (name == "pgs") return std::make_unique<PgsSolver>();
+  if (name == "lm") return std::make_unique<LmSolver>();
+  if (name == "noslip") return std::make_unique<NoSlipSolver>();
+  std::string valid;
+  for (const std::string& n : contact_solver_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw InvalidArgument("unknown contact solver '" + name + "'; valid names are: " + valid);
+}
+
+}  // namespace impulse

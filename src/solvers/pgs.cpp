@@ -1,0 +1,85 @@
+// Projected Gauss-Seidel with per-contact step sizes.
+//
+// Paper: J. Hwangbo, J. Lee, M. Hutter, "Per-Contact Iteration Method for Solving Contact
+// Dynamics", IEEE RA-L 3(2), 2018, sec. IV:
+//   eq. 17   lambda_{i,z} <- prox_z(lambda_{i,z} - r_{i,z} v_{i,z}),      prox_z = max(0, .)
+//            lambda_{i,T} <- prox_T(lambda_{i,T} - r_{i,T} v_{i,T}),      prox_T = projection onto
+//                                                   the friction disc |lambda_T| <= mu lambda_z
+//   eq. 18   r_{i,z} = alpha / G_ii(zz),  r_{i,T} = alpha / max(G_ii(xx), G_ii(yy))
+//   sec. V-C alpha = 0.6, constant; termination on the sum of the magnitudes of the impulse
+//            updates plus the norms of the penetration velocities.
+// Symbols: G_ii = M^-1_{i,i} (3x3 Delassus block), v_i = G_i: lambda + c_i, alpha, r_z, r_T.
+//
+// Details the paper leaves open (our choices):
+//   * Gauss-Seidel over components: after the normal update, v_T is corrected by
+//     G_Tz delta lambda_z before the tangential update (two multiply-adds), so each component
+//     sees the newest values, as in a component-wise PGS.
+//   * The penetration term of the error is max(0, -v_z) after the contact's own update.
+//   * One-row limit constraints use lambda_j <- max(0, lambda_j - (alpha / G_jj) v_j).
+//   * A row with G_zz <= 0 (cannot move) keeps lambda = 0.
+#include "impulse/solvers/pgs.hpp"
+
+#include <cmath>
+
+#include "impulse/solvers/cone.hpp"
+
+namespace impulse {
+
+SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
+  const PgsSettings& s = settings_;
+  const MatXcref& G = problem.G;
+  const VecXcref& c = problem.c;
+  const Index nc = problem.nc, n = problem.size();
+  SolverResult result;
+  for (Index it = 1; it <= s.max_iterations; ++it) {
+    Scalar error = 0;
+    for (Index i = 0; i < nc; ++i) {
+      const Index k = 3 * i;
+      Vec3 v = c.segment<3>(k);
+      v.noalias() += G.middleRows<3>(k) * lambda;
+      const Scalar G_zz = G(k + 2, k + 2);
+      const Scalar G_tt = std::max(G(k, k), G(k + 1, k + 1));
+      const Vec3 lambda_old = lambda.segment<3>(k);
+      // eq. 17-18, normal component
+      Scalar lambda_z = 0;
+      if (G_zz > 0) lambda_z = std::max<Scalar>(0, lambda_old.z() - (s.alpha / G_zz) * v.z());
+      const Scalar d_z = lambda_z - lambda_old.z();
+      // newest normal impulse seen by the tangential update
+      const Vec2s v_T(v.x() + G(k, k + 2) * d_z, v.y() + G(k + 1, k + 2) * d_z);
+      // eq. 17-18, tangential components, prox onto the disc of radius mu lambda_z
+      Vec2s lambda_T = Vec2s::Zero();
+      if (G_tt > 0) {
+        lambda_T = project_to_disc(lambda_old.head<2>() - (s.alpha / G_tt) * v_T,
+                                   problem.mu[i] * lambda_z);
+      }
+      const Vec3 lambda_new(lambda_T.x(), lambda_T.y(), lambda_z);
+      const Vec3 delta = lambda_new - lambda_old;
+      lambda.segment<3>(k) = lambda_new;
+      const Scalar v_z_new = v.z() + G.block<1, 3>(k + 2, k).dot(delta);
+      error += delta.norm() + std::max<Scalar>(0, -v_z_new);
+    }
+    for (Index j = 3 * nc; j < n; ++j) {
+      const Scalar G_jj = G(j, j);
+      const Scalar v_j = G.row(j).dot(lambda) + c[j];
+      const Scalar lambda_j = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - (s.alpha / G_jj) * v_j)
+                                       : Scalar(0);
+      const Scalar d = lambda_j - lambda[j];
+      lambda[j] = lambda_j;
+      error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
+    }
+    result.iterations = it;
+    result.residual = error;
+    if (!std::isfinite(error)) {
+      result.status = SolverStatus::NumericalIssue;
+      return result;
+    }
+    if (error < s.tolerance) {
+      result.status = SolverStatus::Converged;
+      return result;
+    }
+  }
+  result.status = SolverStatus::MaxIterations;
+  return result;
+}
+
+}  // namespace impulse

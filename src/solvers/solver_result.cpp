@@ -1,0 +1,81 @@
+// Common residual report of the contact solvers (see solver_result.hpp for the definitions).
+#include "impulse/solvers/solver_result.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "impulse/core/check.hpp"
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/cone.hpp"
+
+namespace impulse {
+
+const char* to_string(SolverStatus status) {
+  switch (status) {
+    case SolverStatus::Converged: return "converged";
+    case SolverStatus::MaxIterations: return "max-iterations";
+    case SolverStatus::NumericalIssue: return "numerical-issue";
+  }
+  return "unknown";
+}
+
+Scalar ContactResiduals::signorini() const {
+  return penetration + negative_impulse + complementarity;
+}
+
+Scalar ContactResiduals::exact_violation() const { return signorini() + cone + max_dissipation; }
+
+Scalar ContactResiduals::coulomb_violation() const { return signorini() + cone + coulomb; }
+
+std::string ContactResiduals::to_string() const {
+  std::ostringstream os;
+  os << "penetration " << penetration << " m/s, negative impulse " << negative_impulse
+     << " N s, complementarity " << complementarity << ", cone " << cone << " N s, coulomb "
+     << coulomb << " m/s, max dissipation " << max_dissipation << " N s, slip " << slip << " m/s";
+  return os.str();
+}
+
+namespace {
+
+// Signorini terms of one unilateral row (contact normal or limit).
+void add_signorini(Scalar lambda_n, Scalar v_n, ContactResiduals& r) {
+  r.penetration = std::max(r.penetration, -v_n);
+  r.negative_impulse = std::max(r.negative_impulse, -lambda_n);
+  r.complementarity = std::max(
+      r.complementarity, std::min(std::max<Scalar>(lambda_n, 0), std::max<Scalar>(v_n, 0)));
+}
+
+}  // namespace
+
+ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcref& lambda) {
+  IMPULSE_CHECK(lambda.size() == problem.size(), "evaluate_residuals: lambda has size ",
+                lambda.size(), ", expected ", problem.size());
+  ContactResiduals r;
+  // A tight per-contact bisection, so that max_dissipation measures the solver under test and
+  // not the precision of the reference optimum.
+  BisectionSettings exact;
+  exact.bisection_tolerance = 1e-12;
+  exact.max_bisection_steps = 400;
+  for (Index i = 0; i < problem.nc; ++i) {
+    const Vec3 lambda_i = lambda.segment<3>(3 * i);
+    Vec3 v_i = problem.c.segment<3>(3 * i);
+    v_i.noalias() += problem.G.middleRows<3>(3 * i) * lambda;
+    const Scalar mu = problem.mu[i];
+    add_signorini(lambda_i.z(), v_i.z(), r);
+    r.cone = std::max(r.cone, cone_violation(lambda_i, mu));
+    r.coulomb = std::max(r.coulomb, coulomb_violation(lambda_i, v_i, mu));
+    r.slip = std::max(r.slip, std::hypot(v_i.x(), v_i.y()));
+    // eq. 8 with the other impulses fixed: c~_i = v_i - G_ii lambda_i
+    const Mat3 G_ii = problem.G.block<3, 3>(3 * i, 3 * i);
+    const Vec3 c_i = v_i - G_ii * lambda_i;
+    const Vec3 lambda_star = solve_single_contact(G_ii, c_i, mu, exact).lambda;
+    r.max_dissipation = std::max(r.max_dissipation, (lambda_star - lambda_i).norm());
+  }
+  for (Index j = 3 * problem.nc; j < problem.size(); ++j) {
+    add_signorini(lambda[j], problem.G.row(j).dot(lambda) + problem.c[j], r);
+  }
+  return r;
+}
+
+}  // namespace impulse
