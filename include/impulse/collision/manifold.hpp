@@ -1,0 +1,58 @@
+// Closed-form narrow phase and multi-point contact manifolds, for the pairs where FCL returns a
+// single point but a resting body needs several (a box flat on the ground needs 4 contacts).
+//
+// Every function takes world poses (R, p) and returns the number of points written to `out`
+// (at most the stated maximum). A point is reported when its depth is >= -margin. Conventions:
+//   - out[k].normal points from the second shape (B) into the first (A);
+//   - out[k].depth > 0 is penetration along the normal, < 0 a gap within the margin;
+//   - out[k].position is the midpoint between A's deepest point and B's surface point.
+// Planes are n . x = offset (n unit; the solid half-space is n . x <= offset); they are always B.
+// Sizes are as in CollisionShape: sphere radius r; box half extents h; capsule and cylinder radius
+// r and half-length hl along the local z axis (capsule: distance between cap centres is 2 hl).
+#pragma once
+
+#include "impulse/core/types.hpp"
+
+namespace impulse {
+
+struct ManifoldPoint {
+  Vec3 position = Vec3::Zero();
+  Vec3 normal = Vec3::UnitZ();
+  Scalar depth = 0;
+};
+
+constexpr int kMaxManifoldPoints = 8;
+
+// Shape (A) against a plane (B).
+int sphere_plane(const Vec3& c, Scalar r, const Vec3& n, Scalar offset, Scalar margin, ManifoldPoint* out);
+// Every box corner within the margin: 4 when flat, 2 on an edge, 1 on a corner (max 8).
+int box_plane(const Mat3& R, const Vec3& p, const Vec3& h, const Vec3& n, Scalar offset, Scalar margin,
+              ManifoldPoint* out);
+// The two cap spheres (max 2): 2 when lying flat, 1 when upright.
+int capsule_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3& n, Scalar offset, Scalar margin,
+                  ManifoldPoint* out);
+// Four rim points (90 degrees apart, starting at the deepest) on each end disc (max 8): 4 on the
+// bottom rim when standing upright, 2 (one per end) when lying on its side.
+int cylinder_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3& n, Scalar offset,
+                   Scalar margin, ManifoldPoint* out);
+// Vertices (mesh frame, `count` of them) of a mesh at (R, p) against a plane. More than 4 points
+// in the margin are reduced to 4 (the deepest and three that span the largest area).
+int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, Scalar offset,
+                   Scalar margin, ManifoldPoint* out);
+
+// Sphere A against sphere B (max 1).
+int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out);
+// Sphere A against box B (max 1).
+int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3& h, Scalar margin,
+               ManifoldPoint* out);
+// Box A against box B (max 8): separating-axis test over the 15 axes, then for a face axis the
+// incident face is clipped against the side planes of the reference face (Sutherland-Hodgman);
+// for an edge-edge axis one point between the closest points of the two edges.
+int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, const Vec3& pb, const Vec3& hb,
+            Scalar margin, ManifoldPoint* out);
+
+// Keeps at most 4 of `count` points: the deepest, the one farthest from it, then the two that
+// enlarge the spanned area most. Returns the new count (points are reordered in place).
+int reduce_manifold(ManifoldPoint* points, int count);
+
+}  // namespace impulse

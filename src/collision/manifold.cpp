@@ -1,0 +1,352 @@
+// Closed-form contact manifolds (see manifold.hpp for the conventions).
+//
+// Box-box follows the separating-axis test of Gottschalk, Lin, Manocha, "OBBTree" (SIGGRAPH 1996,
+// 15 axes) and the reference/incident face clipping of Box2D / Bullet (Sutherland-Hodgman,
+// "Reentrant polygon clipping", CACM 1974).
+#include "impulse/collision/manifold.hpp"
+
+#include <cmath>
+#include <utility>
+
+namespace impulse {
+
+namespace {
+
+// A point of shape A at depth `depth` below the surface of B (plane or face) with normal n (B -> A):
+// the midpoint between it and its projection on B's surface.
+inline void emit(ManifoldPoint& out, const Vec3& point_a, const Vec3& n, Scalar depth) {
+  out.position = point_a + 0.5 * depth * n;
+  out.normal = n;
+  out.depth = depth;
+}
+
+}  // namespace
+
+int sphere_plane(const Vec3& c, Scalar r, const Vec3& n, Scalar offset, Scalar margin, ManifoldPoint* out) {
+  const Scalar depth = r - (n.dot(c) - offset);
+  if (depth < -margin) return 0;
+  emit(out[0], c - r * n, n, depth);
+  return 1;
+}
+
+int box_plane(const Mat3& R, const Vec3& p, const Vec3& h, const Vec3& n, Scalar offset, Scalar margin,
+              ManifoldPoint* out) {
+  // corners p + sum_i s_i h_i R_i; n . corner = n . p + sum_i s_i h_i (n . R_i)
+  const Vec3 e = R.transpose() * n;  // plane normal in the box frame
+  const Scalar centre_gap = n.dot(p) - offset;
+  const Scalar reach = h.x() * std::abs(e.x()) + h.y() * std::abs(e.y()) + h.z() * std::abs(e.z());
+  if (centre_gap - reach > margin) return 0;  // the lowest corner is beyond the margin
+  int k = 0;
+  for (int c = 0; c < 8; ++c) {
+    const Vec3 s((c & 1) ? 1.0 : -1.0, (c & 2) ? 1.0 : -1.0, (c & 4) ? 1.0 : -1.0);
+    const Vec3 hs = s.cwiseProduct(h);
+    const Scalar depth = -(centre_gap + hs.dot(e));
+    if (depth < -margin) continue;
+    emit(out[k++], p + R * hs, n, depth);
+  }
+  return k;
+}
+
+int capsule_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3& n, Scalar offset, Scalar margin,
+                  ManifoldPoint* out) {
+  const Vec3 a = R.col(2);
+  int k = 0;
+  k += sphere_plane(p + hl * a, r, n, offset, margin, out + k);
+  k += sphere_plane(p - hl * a, r, n, offset, margin, out + k);
+  return k;
+}
+
+int cylinder_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3& n, Scalar offset,
+                   Scalar margin, ManifoldPoint* out) {
+  const Vec3 a = R.col(2);
+  const Scalar na = n.dot(a);
+  // quick reject: the lowest point is at n.p - hl |n.a| - r sqrt(1 - (n.a)^2)
+  const Scalar sin_t = std::sqrt(std::max(Scalar(0), 1 - na * na));
+  if (n.dot(p) - offset - hl * std::abs(na) - r * sin_t > margin) return 0;
+  // u: unit direction in the disc plane pointing down the plane normal (deepest rim point);
+  // any in-plane direction when the discs are parallel to the plane.
+  Vec3 u = -(n - na * a);
+  const Scalar un = u.norm();
+  u = un > 1e-9 ? Vec3(u / un) : Vec3(R.col(0));
+  const Vec3 v = a.cross(u);
+  const Vec3 dirs[4] = {u, v, -u, -v};
+  int k = 0;
+  for (int end = 0; end < 2; ++end) {
+    const Vec3 centre = p + (end == 0 ? -hl : hl) * a;
+    for (const Vec3& d : dirs) {
+      const Vec3 x = centre + r * d;
+      const Scalar depth = offset - n.dot(x);
+      if (depth < -margin) continue;
+      emit(out[k++], x, n, depth);
+    }
+  }
+  return k;
+}
+
+int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, Scalar offset,
+                   Scalar margin, ManifoldPoint* out) {
+  // the plane in the mesh frame: depth(v) = offset_l - n_l . v
+  const Vec3 n_l = R.transpose() * n;
+  const Scalar offset_l = offset - n.dot(p);
+  int in_margin = 0, deepest = -1;
+  Scalar max_depth = -margin;
+  for (int i = 0; i < count; ++i) {
+    const Scalar depth = offset_l - n_l.dot(vertices[i]);
+    if (depth < -margin) continue;
+    ++in_margin;
+    if (deepest < 0 || depth > max_depth) {
+      deepest = i;
+      max_depth = depth;
+    }
+  }
+  if (in_margin == 0) return 0;
+  auto put = [&](int slot, int i) {
+    const Scalar depth = offset_l - n_l.dot(vertices[i]);
+    emit(out[slot], R * vertices[i] + p, n, depth);
+  };
+  if (in_margin <= 4) {
+    int k = 0;
+    for (int i = 0; i < count; ++i) {
+      if (offset_l - n_l.dot(vertices[i]) >= -margin) put(k++, i);
+    }
+    return k;
+  }
+  // more than 4: the deepest, the farthest from it, the largest triangle, the largest quad
+  const Vec3& v0 = vertices[deepest];
+  int i1 = -1, i2 = -1, i3 = -1;
+  Scalar best = -1;
+  for (int i = 0; i < count; ++i) {
+    if (offset_l - n_l.dot(vertices[i]) < -margin) continue;
+    const Scalar d2 = (vertices[i] - v0).squaredNorm();
+    if (d2 > best) best = d2, i1 = i;
+  }
+  const Vec3 e01 = vertices[i1] - v0;
+  auto area = [&](int i) { return e01.cross(vertices[i] - v0).dot(n_l); };
+  best = -1;
+  for (int i = 0; i < count; ++i) {
+    if (offset_l - n_l.dot(vertices[i]) < -margin) continue;
+    const Scalar s = std::abs(area(i));
+    if (s > best) best = s, i2 = i;
+  }
+  const Scalar side = area(i2) >= 0 ? -1.0 : 1.0;
+  best = -1e300;
+  for (int i = 0; i < count; ++i) {
+    if (i == deepest || i == i1 || i == i2 || offset_l - n_l.dot(vertices[i]) < -margin) continue;
+    const Scalar s = side * area(i);
+    if (s > best) best = s, i3 = i;
+  }
+  put(0, deepest);
+  put(1, i1);
+  put(2, i2);
+  if (i3 < 0) return 3;
+  put(3, i3);
+  return 4;
+}
+
+int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out) {
+  const Vec3 d = ca - cb;
+  const Scalar dist = d.norm();
+  const Scalar depth = ra + rb - dist;
+  if (depth < -margin) return 0;
+  const Vec3 n = dist > 1e-12 ? Vec3(d / dist) : Vec3(Vec3::UnitZ());
+  const Vec3 pa = ca - ra * n, pb = cb + rb * n;
+  out[0].position = 0.5 * (pa + pb);
+  out[0].normal = n;
+  out[0].depth = depth;
+  return 1;
+}
+
+int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3& h, Scalar margin,
+               ManifoldPoint* out) {
+  const Vec3 cl = R.transpose() * (c - p);
+  const Vec3 q = cl.cwiseMax(-h).cwiseMin(h);
+  Vec3 n_l;
+  Scalar depth, to_surface;  // to_surface: distance from the centre to the box surface along -n
+  const Vec3 diff = cl - q;
+  const Scalar dist = diff.norm();
+  if (dist > 1e-12) {
+    // centre outside the box: normal from the closest box point to the centre
+    depth = r - dist;
+    if (depth < -margin) return 0;
+    n_l = diff / dist;
+    to_surface = dist;
+  } else {
+    // centre inside: push out through the nearest face
+    int k = 0;
+    Scalar gap = h[0] - std::abs(cl[0]);
+    for (int i = 1; i < 3; ++i) {
+      const Scalar g = h[i] - std::abs(cl[i]);
+      if (g < gap) gap = g, k = i;
+    }
+    n_l = Vec3::Zero();
+    n_l[k] = cl[k] >= 0 ? 1.0 : -1.0;
+    depth = r + gap;
+    to_surface = -gap;
+  }
+  const Vec3 n = R * n_l;
+  const Vec3 pa = c - r * n, pb = c - to_surface * n;
+  out[0].position = 0.5 * (pa + pb);
+  out[0].normal = n;
+  out[0].depth = depth;
+  return 1;
+}
+
+namespace {
+
+// Clips the convex polygon (in, n_in) to dir . x <= limit; returns the new count.
+int clip_polygon(const Vec3* in, int n_in, const Vec3& dir, Scalar limit, Vec3* out) {
+  int n_out = 0;
+  for (int i = 0; i < n_in; ++i) {
+    const Vec3& a = in[i];
+    const Vec3& b = in[(i + 1) % n_in];
+    const Scalar da = dir.dot(a) - limit, db = dir.dot(b) - limit;
+    if (da <= 0) out[n_out++] = a;
+    if ((da < 0 && db > 0) || (da > 0 && db < 0)) out[n_out++] = a + (da / (da - db)) * (b - a);
+  }
+  return n_out;
+}
+
+// Face contact: reference face k of box (Rr, pr, hr) with outward normal nr (pointing at the
+// incident box); the incident face is the face of (Ri, pi, hi) most anti-parallel to nr.
+// Reported normals are `normal_sign * nr`.
+int face_contact(const Mat3& Rr, const Vec3& pr, const Vec3& hr, int k, const Vec3& nr, const Mat3& Ri,
+                 const Vec3& pi, const Vec3& hi, Scalar normal_sign, Scalar margin, ManifoldPoint* out) {
+  // incident face
+  int m = 0;
+  Scalar best = -1;
+  for (int j = 0; j < 3; ++j) {
+    const Scalar c = std::abs(Ri.col(j).dot(nr));
+    if (c > best) best = c, m = j;
+  }
+  const Vec3 ni = Ri.col(m).dot(nr) > 0 ? Vec3(-Ri.col(m)) : Vec3(Ri.col(m));
+  const int m1 = (m + 1) % 3, m2 = (m + 2) % 3;
+  const Vec3 fc = pi + hi[m] * ni;
+  const Vec3 u = hi[m1] * Ri.col(m1), v = hi[m2] * Ri.col(m2);
+  Vec3 poly_a[kMaxManifoldPoints], poly_b[kMaxManifoldPoints];
+  poly_a[0] = fc + u + v;
+  poly_a[1] = fc - u + v;
+  poly_a[2] = fc - u - v;
+  poly_a[3] = fc + u - v;
+  int count = 4;
+  // side planes of the reference face
+  const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+  const Vec3 s1 = Rr.col(k1), s2 = Rr.col(k2);
+  count = clip_polygon(poly_a, count, s1, s1.dot(pr) + hr[k1], poly_b);
+  count = clip_polygon(poly_b, count, -s1, -s1.dot(pr) + hr[k1], poly_a);
+  count = clip_polygon(poly_a, count, s2, s2.dot(pr) + hr[k2], poly_b);
+  count = clip_polygon(poly_b, count, -s2, -s2.dot(pr) + hr[k2], poly_a);
+  // keep the points below (or within the margin above) the reference face
+  const Scalar face_offset = nr.dot(pr) + hr[k];
+  const Vec3 n = normal_sign * nr;
+  int n_out = 0;
+  for (int i = 0; i < count && n_out < kMaxManifoldPoints; ++i) {
+    const Scalar sep = nr.dot(poly_a[i]) - face_offset;
+    if (sep > margin) continue;
+    out[n_out].position = poly_a[i] - 0.5 * sep * nr;
+    out[n_out].normal = n;
+    out[n_out].depth = -sep;
+    ++n_out;
+  }
+  return n_out;
+}
+
+}  // namespace
+
+int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, const Vec3& pb, const Vec3& hb,
+            Scalar margin, ManifoldPoint* out) {
+  const Vec3 d = pa - pb;                 // from B's centre to A's centre
+  const Mat3 C = Ra.transpose() * Rb;     // C(i, j) = a_i . b_j
+  const Mat3 absC = C.cwiseAbs();
+  const Vec3 d_a = Ra.transpose() * d, d_b = Rb.transpose() * d;
+  // face axes of A and of B: separation s = |d . L| - rA - rB (the largest s is the best axis)
+  Scalar sa = -1e300, sb = -1e300;
+  int ka = 0, kb = 0;
+  for (int i = 0; i < 3; ++i) {
+    const Scalar s = std::abs(d_a[i]) - ha[i] - hb.dot(absC.row(i));
+    if (s > margin) return 0;
+    if (s > sa) sa = s, ka = i;
+  }
+  for (int j = 0; j < 3; ++j) {
+    const Scalar s = std::abs(d_b[j]) - hb[j] - ha.dot(absC.col(j));
+    if (s > margin) return 0;
+    if (s > sb) sb = s, kb = j;
+  }
+  // edge axes a_i x b_j
+  Scalar se = -1e300;
+  int ei = -1, ej = -1;
+  Vec3 le = Vec3::Zero();
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      Vec3 L = Ra.col(i).cross(Rb.col(j));
+      const Scalar len = L.norm();
+      if (len < 1e-6) continue;  // parallel edges: covered by the face axes
+      L /= len;
+      const Scalar ra = ha.dot((Ra.transpose() * L).cwiseAbs());
+      const Scalar rb = hb.dot((Rb.transpose() * L).cwiseAbs());
+      const Scalar s = std::abs(d.dot(L)) - ra - rb;
+      if (s > margin) return 0;
+      if (s > se) se = s, ei = i, ej = j, le = L;
+    }
+  }
+  // prefer face contacts (stable manifolds) unless an edge axis is clearly better; prefer B's face
+  constexpr Scalar kFaceTol = 1e-5, kEdgeTol = 1e-4;
+  const Scalar s_face = std::max(sa, sb);
+  if (ei >= 0 && se > s_face + kEdgeTol) {
+    // edge-edge: one point between the closest points of the two supporting edges
+    const Vec3 L = d.dot(le) >= 0 ? le : Vec3(-le);  // from B into A
+    Vec3 ca = pa, cb = pb;
+    for (int k = 0; k < 3; ++k) {
+      if (k != ei) ca -= (Ra.col(k).dot(L) > 0 ? 1.0 : -1.0) * ha[k] * Ra.col(k);
+      if (k != ej) cb += (Rb.col(k).dot(L) > 0 ? 1.0 : -1.0) * hb[k] * Rb.col(k);
+    }
+    const Vec3 u = Ra.col(ei), v = Rb.col(ej);
+    const Vec3 r = ca - cb;
+    const Scalar b = u.dot(v), c = u.dot(r), f = v.dot(r);
+    const Scalar denom = std::max(Scalar(1e-12), 1 - b * b);
+    Scalar s = (b * f - c) / denom;
+    s = std::max(-ha[ei], std::min(ha[ei], s));
+    Scalar t = f + s * b;
+    t = std::max(-hb[ej], std::min(hb[ej], t));
+    out[0].position = 0.5 * (ca + s * u + cb + t * v);
+    out[0].normal = L;
+    out[0].depth = -se;
+    return 1;
+  }
+  if (sb >= sa - kFaceTol) {
+    const Vec3 nr = d_b[kb] >= 0 ? Vec3(Rb.col(kb)) : Vec3(-Rb.col(kb));  // B's face towards A
+    return face_contact(Rb, pb, hb, kb, nr, Ra, pa, ha, 1.0, margin, out);
+  }
+  const Vec3 nr = d_a[ka] >= 0 ? Vec3(-Ra.col(ka)) : Vec3(Ra.col(ka));  // A's face towards B
+  return face_contact(Ra, pa, ha, ka, nr, Rb, pb, hb, -1.0, margin, out);
+}
+
+int reduce_manifold(ManifoldPoint* pts, int count) {
+  if (count <= 4) return count;
+  int i0 = 0;
+  for (int i = 1; i < count; ++i) {
+    if (pts[i].depth > pts[i0].depth) i0 = i;
+  }
+  std::swap(pts[0], pts[i0]);
+  const Vec3 p0 = pts[0].position, n = pts[0].normal;
+  int i1 = 1;
+  for (int i = 2; i < count; ++i) {
+    if ((pts[i].position - p0).squaredNorm() > (pts[i1].position - p0).squaredNorm()) i1 = i;
+  }
+  std::swap(pts[1], pts[i1]);
+  const Vec3 e = pts[1].position - p0;
+  auto area = [&](int i) { return e.cross(pts[i].position - p0).dot(n); };
+  int i2 = 2;
+  for (int i = 3; i < count; ++i) {
+    if (std::abs(area(i)) > std::abs(area(i2))) i2 = i;
+  }
+  std::swap(pts[2], pts[i2]);
+  const Scalar side = area(2) >= 0 ? -1.0 : 1.0;
+  int i3 = 3;
+  for (int i = 4; i < count; ++i) {
+    if (side * area(i) > side * area(i3)) i3 = i;
+  }
+  std::swap(pts[3], pts[i3]);
+  return 4;
+}
+
+}  // namespace impulse

@@ -1,0 +1,194 @@
+// Closed-form manifolds against hand-computed contacts (counts, positions, normals, depths).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "impulse/collision/manifold.hpp"
+
+using namespace impulse;
+
+namespace {
+
+constexpr Scalar kTol = 1e-9;  // closed forms: only round-off
+constexpr Scalar kMargin = 0.005;
+const Vec3 kUp = Vec3::UnitZ();
+
+Mat3 rot(const Vec3& axis, Scalar angle) { return Eigen::AngleAxis<Scalar>(angle, axis.normalized()).toRotationMatrix(); }
+
+// True when some point of pts has this position, normal and depth.
+bool has_point(const ManifoldPoint* pts, int n, const Vec3& x, const Vec3& normal, Scalar depth, Scalar tol = 1e-9) {
+  for (int k = 0; k < n; ++k) {
+    if ((pts[k].position - x).norm() < tol && (pts[k].normal - normal).norm() < tol &&
+        std::abs(pts[k].depth - depth) < tol)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("sphere on plane: one point at the midpoint, depth r - height", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  // r = 0.5 centred 0.49 above the plane z = 0: 1 cm deep; deepest point z = -0.01, surface z = 0
+  REQUIRE(sphere_plane(Vec3(1, 2, 0.49), 0.5, kUp, 0, kMargin, pts) == 1);
+  CHECK(has_point(pts, 1, Vec3(1, 2, -0.005), kUp, 0.01));
+  // 3 mm above: within the 5 mm margin, negative depth; 6 mm above: nothing
+  REQUIRE(sphere_plane(Vec3(0, 0, 0.503), 0.5, kUp, 0, kMargin, pts) == 1);
+  CHECK(pts[0].depth == Approx(-0.003).margin(kTol));
+  CHECK(sphere_plane(Vec3(0, 0, 0.506), 0.5, kUp, 0, kMargin, pts) == 0);
+  // a plane at height 1 (offset)
+  REQUIRE(sphere_plane(Vec3(0, 0, 1.49), 0.5, kUp, 1.0, kMargin, pts) == 1);
+  CHECK(pts[0].depth == Approx(0.01).margin(kTol));
+}
+
+TEST_CASE("box on plane: flat 4, on an edge 2, on a corner 1", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  SECTION("flat") {
+    // 1 x 2 x 0.5 box, bottom face at z = -0.01
+    const Vec3 h(0.5, 1.0, 0.25);
+    REQUIRE(box_plane(Mat3::Identity(), Vec3(3, 0, 0.24), h, kUp, 0, kMargin, pts) == 4);
+    for (Scalar sx : {-1.0, 1.0})
+      for (Scalar sy : {-1.0, 1.0}) CHECK(has_point(pts, 4, Vec3(3 + 0.5 * sx, sy, -0.005), kUp, 0.01));
+  }
+  SECTION("tilted 45 degrees onto an edge") {
+    // unit cube rotated about x: the lowest edge (x = +-0.5, y = 0) is 0.5 sqrt(2) below the centre
+    const Scalar reach = 0.5 * std::sqrt(2.0);
+    REQUIRE(box_plane(rot(Vec3::UnitX(), M_PI / 4), Vec3(0, 0, reach - 0.002), Vec3::Constant(0.5), kUp, 0, kMargin,
+                      pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(0.5, 0, -0.001), kUp, 0.002));
+    CHECK(has_point(pts, 2, Vec3(-0.5, 0, -0.001), kUp, 0.002));
+  }
+  SECTION("balanced on a corner") {
+    // the body diagonal (1, 1, 1) pointing straight down: corner 0.5 sqrt(3) below the centre
+    const Mat3 R = Quat::FromTwoVectors(Vec3(1, 1, 1).normalized(), -kUp).toRotationMatrix();
+    const Scalar reach = 0.5 * std::sqrt(3.0);
+    REQUIRE(box_plane(R, Vec3(0, 0, reach - 0.004), Vec3::Constant(0.5), kUp, 0, kMargin, pts) == 1);
+    CHECK(has_point(pts, 1, Vec3(0, 0, -0.002), kUp, 0.004));
+  }
+  SECTION("resting exactly, and lifted beyond the margin") {
+    CHECK(box_plane(Mat3::Identity(), Vec3(0, 0, 0.5), Vec3::Constant(0.5), kUp, 0, kMargin, pts) == 4);
+    CHECK(box_plane(Mat3::Identity(), Vec3(0, 0, 0.506), Vec3::Constant(0.5), kUp, 0, kMargin, pts) == 0);
+  }
+}
+
+TEST_CASE("capsule and cylinder on plane", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const Scalar r = 0.1, hl = 0.2;  // length 0.4
+  SECTION("capsule lying flat: both caps") {
+    const Mat3 R = rot(Vec3::UnitY(), M_PI / 2);  // axis along x
+    REQUIRE(capsule_plane(R, Vec3(0, 0, 0.09), r, hl, kUp, 0, kMargin, pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(0.2, 0, -0.005), kUp, 0.01, 1e-12 + 1e-9));
+    CHECK(has_point(pts, 2, Vec3(-0.2, 0, -0.005), kUp, 0.01));
+  }
+  SECTION("capsule upright: the lower cap") {
+    REQUIRE(capsule_plane(Mat3::Identity(), Vec3(0, 0, 0.29), r, hl, kUp, 0, kMargin, pts) == 1);
+    CHECK(has_point(pts, 1, Vec3(0, 0, -0.005), kUp, 0.01));
+  }
+  SECTION("cylinder upright: 4 rim points") {
+    REQUIRE(cylinder_plane(Mat3::Identity(), Vec3(0, 0, 0.19), r, hl, kUp, 0, kMargin, pts) == 4);
+    for (const Vec3& d : {Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(-1, 0, 0), Vec3(0, -1, 0)})
+      CHECK(has_point(pts, 4, r * d + Vec3(0, 0, -0.005), kUp, 0.01));
+  }
+  SECTION("cylinder on its side: one line of 2 points") {
+    const Mat3 R = rot(Vec3::UnitX(), M_PI / 2);  // axis along -y
+    REQUIRE(cylinder_plane(R, Vec3(0, 0, 0.09), r, hl, kUp, 0, kMargin, pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(0, 0.2, -0.005), kUp, 0.01));
+    CHECK(has_point(pts, 2, Vec3(0, -0.2, -0.005), kUp, 0.01));
+  }
+  SECTION("cylinder tilted 30 degrees: the deepest rim point of the lower disc") {
+    const Scalar t = M_PI / 6;
+    const Mat3 R = rot(Vec3::UnitX(), t);
+    const Scalar reach = hl * std::cos(t) + r * std::sin(t);
+    REQUIRE(cylinder_plane(R, Vec3(0, 0, reach - 0.003), r, hl, kUp, 0, kMargin, pts) == 1);
+    CHECK(pts[0].depth == Approx(0.003).margin(kTol));
+    CHECK(pts[0].position.z() == Approx(-0.0015).margin(kTol));
+  }
+}
+
+TEST_CASE("box on box: stacked gives 4 face points, rotated 45 degrees gives the octagon", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  SECTION("unit cube on a 2 x 2 x 1 slab, 1 cm deep") {
+    const int n = box_box(Mat3::Identity(), Vec3(0, 0, 1.49), Vec3::Constant(0.5), Mat3::Identity(), Vec3(0, 0, 0.5),
+                          Vec3(1, 1, 0.5), kMargin, pts);
+    REQUIRE(n == 4);
+    for (Scalar sx : {-1.0, 1.0})
+      for (Scalar sy : {-1.0, 1.0}) CHECK(has_point(pts, 4, Vec3(0.5 * sx, 0.5 * sy, 0.995), kUp, 0.01));
+  }
+  SECTION("A below B: the normal still points from B into A") {
+    const int n = box_box(Mat3::Identity(), Vec3(0, 0, 0.5), Vec3(1, 1, 0.5), Mat3::Identity(), Vec3(0, 0, 1.49),
+                          Vec3::Constant(0.5), kMargin, pts);
+    REQUIRE(n == 4);
+    for (int k = 0; k < n; ++k) {
+      CHECK((pts[k].normal + kUp).norm() < kTol);
+      CHECK(pts[k].depth == Approx(0.01).margin(kTol));
+      CHECK(pts[k].position.z() == Approx(0.995).margin(kTol));
+    }
+  }
+  SECTION("equal cubes, the upper one turned 45 degrees about z") {
+    // intersection of the two squares: vertices (+-0.5, +-(sqrt(2)/2 - 0.5)) and swapped
+    const Mat3 Ra = rot(kUp, M_PI / 4);
+    const int n = box_box(Ra, Vec3(0, 0, 1.49), Vec3::Constant(0.5), Mat3::Identity(), Vec3(0, 0, 0.5),
+                          Vec3::Constant(0.5), kMargin, pts);
+    REQUIRE(n == 8);
+    const Scalar a = 0.5, b = std::sqrt(0.5) - 0.5;
+    for (Scalar s1 : {-1.0, 1.0})
+      for (Scalar s2 : {-1.0, 1.0}) {
+        CHECK(has_point(pts, 8, Vec3(s1 * a, s2 * b, 0.995), kUp, 0.01, 1e-9));
+        CHECK(has_point(pts, 8, Vec3(s1 * b, s2 * a, 0.995), kUp, 0.01, 1e-9));
+      }
+  }
+  SECTION("side by side along x, gap 3 mm: within the margin, negative depth") {
+    const int n = box_box(Mat3::Identity(), Vec3(1.003, 0, 0), Vec3::Constant(0.5), Mat3::Identity(), Vec3::Zero(),
+                          Vec3::Constant(0.5), kMargin, pts);
+    REQUIRE(n == 4);
+    for (int k = 0; k < n; ++k) {
+      CHECK((pts[k].normal - Vec3::UnitX()).norm() < kTol);
+      CHECK(pts[k].depth == Approx(-0.003).margin(kTol));
+      CHECK(pts[k].position.x() == Approx(0.5015).margin(kTol));
+    }
+    CHECK(box_box(Mat3::Identity(), Vec3(1.006, 0, 0), Vec3::Constant(0.5), Mat3::Identity(), Vec3::Zero(),
+                  Vec3::Constant(0.5), kMargin, pts) == 0);
+  }
+  SECTION("crossed edges: one edge-edge point") {
+    // A: a unit cube turned 45 deg about x (lowest edge along x at z = pa - sqrt(2)/2);
+    // B: a unit cube turned 45 deg about y (highest edge along y at z = sqrt(2)/2); they cross at the origin line
+    const Scalar e = std::sqrt(0.5);
+    const int n = box_box(rot(Vec3::UnitX(), M_PI / 4), Vec3(0, 0, 2 * e - 0.002), Vec3::Constant(0.5),
+                          rot(Vec3::UnitY(), M_PI / 4), Vec3::Zero(), Vec3::Constant(0.5), kMargin, pts);
+    REQUIRE(n == 1);
+    CHECK((pts[0].normal - kUp).norm() < 1e-9);
+    CHECK(pts[0].depth == Approx(0.002).margin(1e-9));
+    CHECK((pts[0].position - Vec3(0, 0, e - 0.001)).norm() < 1e-9);
+  }
+}
+
+TEST_CASE("sphere on sphere and on box", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  REQUIRE(sphere_sphere(Vec3(0, 0, 1.9), 1.0, Vec3::Zero(), 1.0, kMargin, pts) == 1);
+  CHECK(has_point(pts, 1, Vec3(0, 0, 0.95), kUp, 0.1));
+  // sphere r = 0.2 above a unit cube's top face, 1 cm deep
+  REQUIRE(sphere_box(Vec3(0.1, 0.1, 0.69), 0.2, Mat3::Identity(), Vec3::Zero(), Vec3::Constant(0.5), kMargin, pts) == 1);
+  CHECK(has_point(pts, 1, Vec3(0.1, 0.1, 0.495), kUp, 0.01));
+  // sphere centre inside the box near the +x face: pushed out through +x
+  REQUIRE(sphere_box(Vec3(0.45, 0, 0), 0.1, Mat3::Identity(), Vec3::Zero(), Vec3::Constant(0.5), kMargin, pts) == 1);
+  CHECK((pts[0].normal - Vec3::UnitX()).norm() < kTol);
+  CHECK(pts[0].depth == Approx(0.15).margin(kTol));
+  // near a vertical edge, outside: the normal points from the edge to the centre
+  REQUIRE(sphere_box(Vec3(0.6, 0.6, 0), 0.15, Mat3::Identity(), Vec3::Zero(), Vec3::Constant(0.5), kMargin, pts) == 1);
+  CHECK((pts[0].normal - Vec3(1, 1, 0).normalized()).norm() < kTol);
+  CHECK(pts[0].depth == Approx(0.15 - 0.1 * std::sqrt(2.0)).margin(kTol));
+}
+
+TEST_CASE("vertices on plane reduce a flat face to 4 spanning points", "[collision]") {
+  // a 5 x 5 grid of vertices lying on the plane: the 4 corners span the largest area
+  std::vector<Vec3> v;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) v.emplace_back(i * 0.25 - 0.5, j * 0.25 - 0.5, 0);
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const int n = vertices_plane(Mat3::Identity(), Vec3(0, 0, -0.001), v.data(), static_cast<int>(v.size()), kUp, 0,
+                               kMargin, pts);
+  REQUIRE(n == 4);
+  for (Scalar sx : {-0.5, 0.5})
+    for (Scalar sy : {-0.5, 0.5}) CHECK(has_point(pts, 4, Vec3(sx, sy, -0.0005), kUp, 0.001));
+}
