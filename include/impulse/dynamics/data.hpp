@@ -1,0 +1,81 @@
+// Data: the workspace of the dynamics algorithms for one Model (MuJoCo mjData / Pinocchio Data
+// style). Every array is sized once in the constructor; no algorithm allocates afterwards.
+// Fields are grouped by the stage that writes them; each comment gives the shape.
+//
+// Frames and conventions (see also model/joint.hpp):
+//   - Spatial 6-vectors are [linear; angular]. "body frame" = coordinates of body i at its origin;
+//     "world frame" = world coordinates at the world origin (Featherstone's spatial vectors in
+//     frame 0, RBDA sec. 2.8), used by CRBA, ABA and the joint Jacobians so that composite and
+//     articulated inertias are summed without transforms (as Pinocchio 3 does).
+//   - Generalized vectors (u, udot, tau, h) use the public layout: the floating base part is
+//     [v; w] in the WORLD frame (v = velocity of the base origin).
+#pragma once
+
+#include <vector>
+
+#include "impulse/core/types.hpp"
+#include "impulse/model/model.hpp"
+#include "impulse/spatial/spatial.hpp"
+
+namespace impulse {
+
+using Vec6Vector = std::vector<Vec6>;  // one spatial vector per body (Eigen >= 3.4 + C++17: aligned)
+using Mat6Vector = std::vector<Mat6>;
+using SE3Vector = std::vector<SE3>;
+
+class Data {
+ public:
+  explicit Data(const Model& model);
+
+  Index nb = 0, nv = 0, nq = 0;
+
+  // --- forward_kinematics (positions): also run by rnea, crba, aba, jacobians -------------
+  SE3Vector liMi;          // nb: X_{parent(i), i}, pose of body i in its parent (or world)
+  SE3Vector oMi;           // nb: X_WB, pose of body i in the world
+
+  // --- forward_kinematics (velocities) / rnea pass 1 ---------------------------------------
+  Vec6Vector v;            // nb: twist of body i, body frame
+  // --- rnea ----------------------------------------------------------------------------------
+  Vec6Vector a;            // nb: spatial acceleration of body i minus gravity, body frame
+  Vec6Vector f;            // nb: net wrench transmitted by joint i, body frame
+  VecX tau;                // nv: output of rnea (inverse dynamics)
+  VecX h;                  // nv: nonlinear effects h = C(q,u) u + g(q), output of nonlinear_effects
+
+  // --- world-frame quantities shared by crba / aba / compute_joint_jacobians ---------------
+  Mat6X J;                 // 6 x nv: column k = motion subspace of dof k in the world frame
+                           //        (spatial velocity of the world origin point per unit u_k)
+  Mat6Vector oinertia;     // nb: 6x6 spatial inertia of body i, world frame
+
+  // --- crba ---------------------------------------------------------------------------------
+  Mat6Vector oYcrb;        // nb: composite-rigid-body inertia of the subtree of i, world frame
+  Mat6X F;                 // 6 x nv: F_k = oYcrb(body of k) * J_k (RBDA Table 6.2 "F")
+  MatX M;                  // nv x nv: joint-space inertia incl. armature, full symmetric.
+                           //   After ltdl_factor: strictly lower triangle = L (unit diagonal
+                           //   implied), diagonal = D, strictly upper triangle still = M.
+  // --- ltdl_factor ---------------------------------------------------------------------------
+  VecX D;                  // nv: diagonal of the L^T D L factor
+  VecX Dinv;               // nv: 1 / D
+
+  // --- aba (world-frame variant of RBDA Table 7.1) -------------------------------------------
+  Vec6Vector ov;           // nb: twist of body i, world frame
+  Vec6Vector oc;           // nb: velocity-product acceleration c_i = S-dot_i u_i, world frame
+  Vec6Vector oa;           // nb: spatial acceleration (minus gravity), world frame
+  Vec6Vector opA;          // nb: articulated bias force p^A_i, world frame
+  Mat6Vector oYaba;        // nb: articulated-body inertia I^A_i, world frame
+  Mat6X U;                 // 6 x nv: U_i = I^A_i S_i
+  Mat6Vector Dinv_joint;   // nb: top-left nv_i x nv_i block = (S_i^T U_i + armature)^-1
+  VecX u_aba;              // nv: u_i = tau_i - S_i^T p^A_i
+  VecX udot;               // nv: output of aba (forward dynamics)
+
+  // --- energy / centre of mass / momentum ------------------------------------------------------
+  Vec3 com = Vec3::Zero();       // centre of mass, world frame
+  Vec3 vcom = Vec3::Zero();      // velocity of the centre of mass, world frame
+  Vec6 momentum = Vec6::Zero();  // [linear; angular about the WORLD origin], world frame
+  Scalar kinetic = 0, potential = 0;
+
+  // --- scratch for frame/point Jacobians ------------------------------------------------------
+  Mat6X Jframe;            // 6 x nv: output of frame_jacobian(..., data) convenience overloads
+  Mat3X Jpoint;            // 3 x nv: output of point_jacobian(..., data) convenience overloads
+};
+
+}  // namespace impulse

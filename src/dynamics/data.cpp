@@ -1,0 +1,37 @@
+#include "impulse/dynamics/data.hpp"
+
+namespace impulse {
+
+Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq) {
+  liMi.assign(nb, SE3());
+  oMi.assign(nb, SE3());
+  v.assign(nb, Vec6::Zero());
+  a.assign(nb, Vec6::Zero());
+  f.assign(nb, Vec6::Zero());
+  tau = VecX::Zero(nv);
+  h = VecX::Zero(nv);
+
+  J = Mat6X::Zero(6, nv);
+  oinertia.assign(nb, Mat6::Zero());
+
+  oYcrb.assign(nb, Mat6::Zero());
+  F = Mat6X::Zero(6, nv);
+  M = MatX::Zero(nv, nv);
+  D = VecX::Zero(nv);
+  Dinv = VecX::Zero(nv);
+
+  ov.assign(nb, Vec6::Zero());
+  oc.assign(nb, Vec6::Zero());
+  oa.assign(nb, Vec6::Zero());
+  opA.assign(nb, Vec6::Zero());
+  oYaba.assign(nb, Mat6::Zero());
+  U = Mat6X::Zero(6, nv);
+  Dinv_joint.assign(nb, Mat6::Zero());
+  u_aba = VecX::Zero(nv);
+  udot = VecX::Zero(nv);
+
+  Jframe = Mat6X::Zero(6, nv);
+  Jpoint = Mat3X::Zero(3, nv);
+}
+
+}  // namespace impulse

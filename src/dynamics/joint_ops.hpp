@@ -1,0 +1,145 @@
+// Private helpers shared by the dynamics algorithms: per-joint transform, motion subspace S and
+// its products, with a switch on the joint type (RBDA ch. 4, Table 4.1; floating-base S and c_J
+// as documented in model/joint.hpp). Not installed; included only by src/dynamics/*.cpp.
+#pragma once
+
+#include "impulse/core/check.hpp"
+#include "impulse/dynamics/data.hpp"
+
+namespace impulse {
+namespace detail {
+
+// Rotation by angle q about the unit axis a (Rodrigues): R = cI + s[a] + (1 - c) a a^T.
+inline Mat3 axis_rotation(const Vec3& a, Scalar q) {
+  const Scalar s = std::sin(q), c = std::cos(q), t = 1 - c;
+  Mat3 R;
+  const Scalar x = a.x(), y = a.y(), z = a.z();
+  R(0, 0) = c + t * x * x;     R(0, 1) = t * x * y - s * z; R(0, 2) = t * x * z + s * y;
+  R(1, 0) = t * x * y + s * z; R(1, 1) = c + t * y * y;     R(1, 2) = t * y * z - s * x;
+  R(2, 0) = t * x * z - s * y; R(2, 1) = t * y * z + s * x; R(2, 2) = c + t * z * z;
+  return R;
+}
+
+inline Mat3 quat_matrix(const Scalar* q) {  // q = (w, x, y, z), normalised here
+  return Quat(q[0], q[1], q[2], q[3]).normalized().toRotationMatrix();
+}
+
+// liMi = X_PJ * X_J(q): pose of body i in its parent.
+inline void joint_pose(const Model& model, Index i, const Scalar* q, SE3& liMi) {
+  const SE3& X_PJ = model.joint_placement[i];
+  switch (model.joint_type[i]) {
+    case JointType::Fixed: liMi = X_PJ; return;
+    case JointType::Revolute:
+      liMi.R.noalias() = X_PJ.R * axis_rotation(model.joint_axis[i], q[0]);
+      liMi.p = X_PJ.p;
+      return;
+    case JointType::Prismatic:
+      liMi.R = X_PJ.R;
+      liMi.p.noalias() = X_PJ.p + X_PJ.R * (q[0] * model.joint_axis[i]);
+      return;
+    case JointType::Spherical: liMi.R.noalias() = X_PJ.R * quat_matrix(q); liMi.p = X_PJ.p; return;
+    case JointType::Floating:
+      liMi.R.noalias() = X_PJ.R * quat_matrix(q + 3);
+      liMi.p.noalias() = X_PJ.p + X_PJ.R * Vec3(q[0], q[1], q[2]);
+      return;
+  }
+}
+
+// Forward pass over positions: liMi and oMi for every body.
+inline void fk_positions(const Model& model, Data& data, const Scalar* q) {
+  for (Index i = 0; i < model.nb; ++i) {
+    joint_pose(model, i, q + model.idx_q[i], data.liMi[i]);
+    const Index p = model.parent[i];
+    if (p < 0) {
+      data.oMi[i] = data.liMi[i];
+    } else {
+      data.oMi[i].R.noalias() = data.oMi[p].R * data.liMi[i].R;
+      data.oMi[i].p.noalias() = data.oMi[p].R * data.liMi[i].p + data.oMi[p].p;
+    }
+  }
+}
+
+// Joint velocity S_i u_i in the body frame. R_WB is the body's world rotation (floating base).
+inline Vec6 motion_body(const Model& model, Index i, const Mat3& R_WB, const Scalar* u) {
+  Vec6 m = Vec6::Zero();
+  switch (model.joint_type[i]) {
+    case JointType::Fixed: break;
+    case JointType::Revolute: m.tail<3>() = u[0] * model.joint_axis[i]; break;
+    case JointType::Prismatic: m.head<3>() = u[0] * model.joint_axis[i]; break;
+    case JointType::Spherical: m.tail<3>() = Vec3(u[0], u[1], u[2]); break;
+    case JointType::Floating:
+      // S = diag(R^T, R^T): [v; w] in the world frame -> body twist.
+      m.head<3>().noalias() = R_WB.transpose() * Vec3(u[0], u[1], u[2]);
+      m.tail<3>().noalias() = R_WB.transpose() * Vec3(u[3], u[4], u[5]);
+      break;
+  }
+  return m;
+}
+
+// tau_i = S_i^T f_i for a body-frame wrench f_i.
+inline void force_body(const Model& model, Index i, const Mat3& R_WB, const Vec6& f, Scalar* tau) {
+  switch (model.joint_type[i]) {
+    case JointType::Fixed: break;
+    case JointType::Revolute: tau[0] = model.joint_axis[i].dot(f.tail<3>()); break;
+    case JointType::Prismatic: tau[0] = model.joint_axis[i].dot(f.head<3>()); break;
+    case JointType::Spherical: tau[0] = f[3]; tau[1] = f[4]; tau[2] = f[5]; break;
+    case JointType::Floating: {
+      // S^T = diag(R, R): base wrench in the world frame (moment about the base origin).
+      Eigen::Map<Vec3>(tau).noalias() = R_WB * f.head<3>();
+      Eigen::Map<Vec3>(tau + 3).noalias() = R_WB * f.tail<3>();
+      break;
+    }
+  }
+}
+
+// World-frame motion subspace columns of joint i (X_WB S_i; for the floating base with the
+// world-frame u this is [[I, [p]x], [0, I]]), written into J.middleCols(idx_v[i], nv_i).
+template <typename Derived>
+inline void world_subspace(const Model& model, Index i, const SE3& oMi, Eigen::MatrixBase<Derived> const& J_) {
+  auto& J = const_cast<Eigen::MatrixBase<Derived>&>(J_);
+  const Index k = model.idx_v[i];
+  switch (model.joint_type[i]) {
+    case JointType::Fixed: break;
+    case JointType::Revolute: {
+      const Vec3 w = oMi.R * model.joint_axis[i];
+      J.col(k).template tail<3>() = w;
+      J.col(k).template head<3>() = oMi.p.cross(w);
+      break;
+    }
+    case JointType::Prismatic:
+      J.col(k).template head<3>() = oMi.R * model.joint_axis[i];
+      J.col(k).template tail<3>().setZero();
+      break;
+    case JointType::Spherical:
+      J.template block<3, 3>(3, k) = oMi.R;
+      J.template block<3, 3>(0, k).noalias() = skew(oMi.p) * oMi.R;
+      break;
+    case JointType::Floating:
+      J.template block<3, 3>(0, k).setIdentity();
+      J.template block<3, 3>(3, k).setZero();
+      J.template block<3, 3>(0, k + 3) = skew(oMi.p);
+      J.template block<3, 3>(3, k + 3).setIdentity();
+      break;
+  }
+}
+
+// 6x6 spatial inertia matrix of a body inertia I_B expressed in the world given X_WB.
+inline void world_inertia(const Inertia& I, const SE3& X, Mat6& out) {
+  const Vec3 c = X.R * I.c + X.p;
+  const Mat3 Ic = X.R * I.Ic * X.R.transpose();
+  const Mat3 C = skew(c);
+  const Scalar m = I.m;
+  out.topLeftCorner<3, 3>() = m * Mat3::Identity();
+  out.topRightCorner<3, 3>() = -m * C;
+  out.bottomLeftCorner<3, 3>() = m * C;
+  out.bottomRightCorner<3, 3>() = Ic - m * C * C;
+}
+
+// Number of dofs in the subtree of body i (the dofs idx_v[i] .. idx_v[i] + n - 1, contiguous).
+inline Index subtree_nv(const Model& model, Index i) {
+  const Index e = model.subtree_end[i];
+  return (e < model.nb ? model.idx_v[e] : model.nv) - model.idx_v[i];
+}
+
+}  // namespace detail
+}  // namespace impulse
