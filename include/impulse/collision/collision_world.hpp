@@ -1,0 +1,109 @@
+// CollisionWorld: the collision stage. It owns the FCL objects of every collision shape of every
+// object in a world (articulated robots, free bodies, static boxes, ground planes), the FCL
+// broadphase manager, the filters (adjacent bodies, self-collision, group/mask) and the material
+// table, and turns the world poses of all bodies into a ContactSet.
+//
+// Set-up (allocates, throws ModelError / InvalidArgument with the object, link or file named):
+//   add_object / add_free_body / add_static_box / add_ground / add_plane, set_*_filter, materials().
+// Per step (no allocation in steady state, detect() never throws):
+//   update(object, X_WB per body) for every moving object, then detect(contacts).
+//
+// Filtering, in this order (RaiSim semantics for group and mask):
+//   - two static shapes never collide; shapes of the same body never collide;
+//   - shapes of one object collide only when its self-collision switch is on (default off), and
+//     never between a parent body and its child (bodies joined by a joint);
+//   - shapes i and j collide only if (group_i & mask_j) != 0 and (group_j & mask_i) != 0.
+// Contact margin: pairs closer than margin() (default 5 mm) are reported with depth < 0.
+// Which side is A: a static object (ground, static box) is always B; otherwise A is the shape
+// added first. Planes are handled in closed form (no FCL dispatch); other pairs go through the
+// FCL DynamicAABBTree broadphase (AABBs inflated by the margin), then closed-form sphere/box
+// manifolds or fcl::collide / fcl::distance for the remaining pairs (capsules, cylinders, meshes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impulse/collision/contact.hpp"
+#include "impulse/collision/material.hpp"
+#include "impulse/model/geometry.hpp"
+#include "impulse/spatial/spatial.hpp"
+
+namespace impulse {
+
+class Model;
+
+struct CollisionFilter {
+  std::uint32_t group = 1;             // bits this shape belongs to
+  std::uint32_t mask = 0xFFFFFFFFu;    // bits of groups this shape collides with
+};
+
+struct CollisionObjectOptions {
+  CollisionFilter filter;              // applied to every shape of the object
+  bool self_collision = false;         // shapes of different, non-adjacent bodies of this object
+};
+
+class CollisionWorld {
+ public:
+  explicit CollisionWorld(Scalar margin = 0.005);
+  ~CollisionWorld();
+  CollisionWorld(CollisionWorld&&) noexcept;
+  CollisionWorld& operator=(CollisionWorld&&) noexcept;
+  CollisionWorld(const CollisionWorld&) = delete;
+  CollisionWorld& operator=(const CollisionWorld&) = delete;
+
+  // An articulated system: all of model.collision (shape k of the object is model.collision[k]);
+  // bodies follow model.parent. Meshes are loaded here. Returns the object index.
+  Index add_object(const Model& model, const CollisionObjectOptions& options = {});
+  // A single free rigid body (one pose) with the given shapes (their `body` fields are ignored).
+  Index add_free_body(const std::string& name, const std::vector<CollisionShape>& shapes,
+                      const CollisionObjectOptions& options = {});
+  // A static box of full side lengths `size` at X_WS.
+  Index add_static_box(const std::string& name, const SE3& X_WS, const Vec3& size,
+                       const std::string& material = "default", const CollisionFilter& filter = {});
+  // The infinite ground plane z = height (solid below).
+  Index add_ground(Scalar height = 0, const std::string& material = "default", const CollisionFilter& filter = {});
+  // A static half-space n . x <= offset (n is normalised here), e.g. a wall.
+  Index add_plane(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material = "default",
+                  const CollisionFilter& filter = {});
+
+  // Filters (set-up time). `shape` indexes the object's shapes; `body` its bodies.
+  void set_object_filter(Index object, const CollisionFilter& filter);
+  void set_body_filter(Index object, Index body, const CollisionFilter& filter);
+  void set_shape_filter(Index object, Index shape, const CollisionFilter& filter);
+  void set_self_collision(Index object, bool enabled);
+
+  // Contact margin >= 0 (metres).
+  void set_margin(Scalar margin);
+  Scalar margin() const;
+
+  MaterialTable& materials();
+  const MaterialTable& materials() const;
+
+  // World poses X_WB of every body of a moving object (size = its number of bodies), e.g.
+  // Data::oMi after forward kinematics. Throws InvalidArgument on a size mismatch or a non-finite
+  // pose (naming the object and body); nothing is changed then.
+  void update(Index object, const std::vector<SE3>& X_WB);
+  void update(Index object, const SE3* X_WB, Index count);
+  void update(Index object, const SE3& X_WB);  // free bodies
+
+  // All contacts at the current poses. Clears `contacts` first; sets contacts.overflow() when the
+  // capacity is exceeded. No allocation in steady state, never throws.
+  void detect(ContactSet& contacts);
+
+  // Introspection.
+  Index num_objects() const;
+  Index num_shapes(Index object) const;
+  Index num_bodies(Index object) const;
+  const std::string& object_name(Index object) const;
+  bool is_static(Index object) const;
+  // World pose of a shape at the last update.
+  SE3 shape_pose(Index object, Index shape) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace impulse

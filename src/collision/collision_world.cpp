@@ -1,0 +1,621 @@
+// CollisionWorld on FCL: closed-form shape-vs-plane manifolds, the FCL DynamicAABBTree broadphase
+// for every other pair, closed-form sphere/box narrow phase and fcl::collide / fcl::distance for
+// the rest. See collision_world.hpp and docs/collision.md.
+#include "impulse/collision/collision_world.hpp"
+
+#include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
+#include <fcl/geometry/bvh/BVH_model.h>
+#include <fcl/geometry/shape/box.h>
+#include <fcl/geometry/shape/capsule.h>
+#include <fcl/geometry/shape/cylinder.h>
+#include <fcl/geometry/shape/sphere.h>
+#include <fcl/narrowphase/collision.h>
+#include <fcl/narrowphase/distance.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "impulse/collision/manifold.hpp"
+#include "impulse/collision/mesh.hpp"
+#include "impulse/core/check.hpp"
+#include "impulse/model/model.hpp"
+
+namespace impulse {
+
+#define COL_MODEL_CHECK(cond, ...) IMPULSE_CHECK_AS(::impulse::ModelError, cond, __VA_ARGS__)
+
+namespace {
+
+using Bvh = fcl::BVHModel<fcl::OBBRSSd>;
+constexpr int kMaxFclContacts = 4;
+
+// FCL keeps the world AABB protected; the broadphase must see it inflated by the margin.
+struct MarginObject : fcl::CollisionObjectd {
+  using fcl::CollisionObjectd::CollisionObjectd;
+  void set_aabb(const Vec3& lo, const Vec3& hi) {
+    aabb.min_ = lo;
+    aabb.max_ = hi;
+  }
+};
+
+struct MeshData {
+  TriangleMesh mesh;
+  std::shared_ptr<Bvh> bvh;
+  Vec3 centre = Vec3::Zero(), half = Vec3::Zero();  // local AABB
+  Scalar bound = 0;                                  // max vertex distance from the origin
+};
+
+struct Shape {
+  Index object = -1, local = -1, body = -1;
+  ShapeType type = ShapeType::Sphere;
+  Scalar r = 0, hl = 0;  // sphere, capsule, cylinder
+  Vec3 h = Vec3::Zero();  // box half extents
+  Scalar bound = 0;       // radius of a sphere about the shape origin enclosing the shape
+  SE3 X_BS;
+  Mat3 R = Mat3::Identity();  // world pose
+  Vec3 p = Vec3::Zero();
+  CollisionFilter filter;
+  Index material = 0;
+  bool is_static = false;
+  bool active = false;     // has some partner (plane or shape) that the filters allow
+  bool in_manager = false;
+  std::shared_ptr<MeshData> mesh;
+  std::unique_ptr<MarginObject> fco;
+  std::string name;
+};
+
+struct Plane {
+  Index object = -1;
+  Vec3 n = Vec3::UnitZ();
+  Scalar offset = 0;
+  CollisionFilter filter;
+  Index material = 0;
+};
+
+struct Object {
+  std::string name;
+  bool is_static = false;
+  bool self_collision = false;
+  Index plane = -1;
+  std::vector<Index> parent;             // per body
+  std::vector<std::string> body_names;   // per body
+  std::vector<Index> shapes;             // global shape ids
+  std::vector<SE3> X_WB;                 // last poses
+};
+
+bool finite(const SE3& X) { return X.R.allFinite() && X.p.allFinite(); }
+
+bool filters_match(const CollisionFilter& a, const CollisionFilter& b) {
+  return (a.group & b.mask) != 0 && (b.group & a.mask) != 0;
+}
+
+}  // namespace
+
+struct CollisionWorld::Impl {
+  Scalar margin = 0.005;
+  MaterialTable materials;
+  std::vector<Object> objects;
+  std::vector<Shape> shapes;
+  std::vector<Plane> planes;
+  std::vector<std::pair<Index, Index>> plane_pairs;  // (plane, shape) allowed by the filters
+  bool need_broadphase = false;
+  fcl::DynamicAABBTreeCollisionManagerd manager;
+  std::map<std::string, std::shared_ptr<MeshData>> mesh_cache;
+  fcl::CollisionRequestd creq{kMaxFclContacts, true};
+  fcl::CollisionResultd cres;
+  fcl::DistanceRequestd dreq{true};
+  fcl::DistanceResultd dres;
+  ContactSet* out = nullptr;
+
+  Impl() {
+    // never fall back to the top-down rebuild (it allocates); incremental balancing only
+    manager.max_tree_nonbalanced_level = 1 << 30;
+    creq.gjk_solver_type = fcl::GST_LIBCCD;
+    dreq.gjk_solver_type = fcl::GST_LIBCCD;
+  }
+
+  Index check_object(Index o) const {
+    IMPULSE_CHECK(o >= 0 && o < static_cast<Index>(objects.size()), "collision object index ", o,
+                  " out of range [0, ", objects.size(), ")");
+    return o;
+  }
+
+  bool pair_allowed(Index i, Index j) const {
+    const Shape& a = shapes[static_cast<std::size_t>(i)];
+    const Shape& b = shapes[static_cast<std::size_t>(j)];
+    if (i == j || (a.is_static && b.is_static)) return false;
+    if (a.object == b.object) {
+      const Object& o = objects[static_cast<std::size_t>(a.object)];
+      if (!o.self_collision || a.body == b.body) return false;
+      if (o.parent[static_cast<std::size_t>(a.body)] == b.body || o.parent[static_cast<std::size_t>(b.body)] == a.body)
+        return false;
+    }
+    return filters_match(a.filter, b.filter);
+  }
+
+  // Recomputes the filtered plane pairs, the active shapes and the broadphase registration.
+  void refresh() {
+    plane_pairs.clear();
+    for (Shape& s : shapes) s.active = false;
+    for (Index pl = 0; pl < static_cast<Index>(planes.size()); ++pl) {
+      for (Index i = 0; i < static_cast<Index>(shapes.size()); ++i) {
+        Shape& s = shapes[static_cast<std::size_t>(i)];
+        if (s.is_static || !filters_match(s.filter, planes[static_cast<std::size_t>(pl)].filter)) continue;
+        plane_pairs.emplace_back(pl, i);
+        s.active = true;
+      }
+    }
+    need_broadphase = false;
+    std::vector<bool> bp(shapes.size(), false);
+    for (Index i = 0; i < static_cast<Index>(shapes.size()); ++i) {
+      for (Index j = i + 1; j < static_cast<Index>(shapes.size()); ++j) {
+        if (!pair_allowed(i, j)) continue;
+        bp[static_cast<std::size_t>(i)] = bp[static_cast<std::size_t>(j)] = true;
+        need_broadphase = true;
+      }
+    }
+    manager.clear();
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      Shape& s = shapes[i];
+      s.in_manager = bp[i];
+      s.active = s.active || bp[i];
+      // every shape at its object's last body poses (static shapes: X_BS is the world pose)
+      const Object& o = objects[static_cast<std::size_t>(s.object)];
+      set_pose(s, s.is_static ? SE3() : o.X_WB[static_cast<std::size_t>(s.body)]);
+      if (s.in_manager) manager.registerObject(s.fco.get());
+    }
+    manager.setup();
+  }
+
+  // World AABB (inflated by margin / 2 on each side) and transform of a shape's FCL object.
+  void update_fcl(Shape& s) const {
+    Vec3 c = s.p, half = Vec3::Zero();
+    switch (s.type) {
+      case ShapeType::Sphere: half.setConstant(s.r); break;
+      case ShapeType::Box: half = s.R.cwiseAbs() * s.h; break;
+      case ShapeType::Capsule: half = s.hl * s.R.col(2).cwiseAbs() + Vec3::Constant(s.r); break;
+      case ShapeType::Cylinder: {
+        const Vec3 a = s.R.col(2);
+        for (int k = 0; k < 3; ++k) half[k] = s.hl * std::abs(a[k]) + s.r * std::sqrt(std::max(0.0, 1 - a[k] * a[k]));
+        break;
+      }
+      case ShapeType::Mesh:
+        c = s.R * s.mesh->centre + s.p;
+        half = s.R.cwiseAbs() * s.mesh->half;
+        break;
+    }
+    half.array() += 0.5 * margin + 1e-9;
+    s.fco->setTransform(s.R, s.p);
+    s.fco->set_aabb(c - half, c + half);
+  }
+
+  void set_pose(Shape& s, const SE3& X_WB) {
+    s.R.noalias() = X_WB.R * s.X_BS.R;
+    s.p.noalias() = X_WB.R * s.X_BS.p;
+    s.p += X_WB.p;
+    if (s.in_manager) update_fcl(s);
+  }
+
+  void push(const Shape& a, Index object_b, Index body_b, Index shape_b, Index material_b, const ManifoldPoint* pts,
+            int count, bool flip) {
+    const MaterialPair& mp = materials.pair(a.material, material_b);
+    for (int k = 0; k < count; ++k) {
+      Contact* c = out->add();
+      if (c == nullptr) return;
+      c->object_a = a.object;
+      c->body_a = a.body;
+      c->shape_a = a.local;
+      c->object_b = object_b;
+      c->body_b = body_b;
+      c->shape_b = shape_b;
+      c->position = pts[k].position;
+      c->normal = flip ? Vec3(-pts[k].normal) : pts[k].normal;
+      c->depth = pts[k].depth;
+      c->mu = mp.mu;
+      c->restitution = mp.restitution;
+    }
+  }
+
+  void plane_pass() {
+    ManifoldPoint pts[kMaxManifoldPoints];
+    for (const auto& pair : plane_pairs) {
+      const Plane& pl = planes[static_cast<std::size_t>(pair.first)];
+      const Shape& s = shapes[static_cast<std::size_t>(pair.second)];
+      if (pl.n.dot(s.p) - pl.offset > s.bound + margin) continue;  // bounding-sphere reject
+      int k = 0;
+      switch (s.type) {
+        case ShapeType::Sphere: k = sphere_plane(s.p, s.r, pl.n, pl.offset, margin, pts); break;
+        case ShapeType::Box: k = box_plane(s.R, s.p, s.h, pl.n, pl.offset, margin, pts); break;
+        case ShapeType::Capsule: k = capsule_plane(s.R, s.p, s.r, s.hl, pl.n, pl.offset, margin, pts); break;
+        case ShapeType::Cylinder: k = cylinder_plane(s.R, s.p, s.r, s.hl, pl.n, pl.offset, margin, pts); break;
+        case ShapeType::Mesh:
+          k = vertices_plane(s.R, s.p, s.mesh->mesh.vertices.data(), static_cast<int>(s.mesh->mesh.vertices.size()),
+                             pl.n, pl.offset, margin, pts);
+          break;
+      }
+      push(s, pl.object, -1, 0, pl.material, pts, k, false);
+    }
+  }
+
+  // Narrow phase of an allowed shape pair, A first.
+  void narrow(const Shape& a, const Shape& b) {
+    ManifoldPoint pts[kMaxManifoldPoints];
+    const Index body_b = b.is_static ? -1 : b.body;
+    const ShapeType ta = a.type, tb = b.type;
+    if (ta == ShapeType::Sphere && tb == ShapeType::Sphere) {
+      push(a, b.object, body_b, b.local, b.material, pts, sphere_sphere(a.p, a.r, b.p, b.r, margin, pts), false);
+    } else if (ta == ShapeType::Sphere && tb == ShapeType::Box) {
+      push(a, b.object, body_b, b.local, b.material, pts, sphere_box(a.p, a.r, b.R, b.p, b.h, margin, pts), false);
+    } else if (ta == ShapeType::Box && tb == ShapeType::Sphere) {
+      // sphere_box gives the normal from the box into the sphere, i.e. from A into B: flip it
+      push(a, b.object, body_b, b.local, b.material, pts, sphere_box(b.p, b.r, a.R, a.p, a.h, margin, pts), true);
+    } else if (ta == ShapeType::Box && tb == ShapeType::Box) {
+      push(a, b.object, body_b, b.local, b.material, pts, box_box(a.R, a.p, a.h, b.R, b.p, b.h, margin, pts), false);
+    } else {
+      narrow_fcl(a, b, body_b);
+    }
+  }
+
+  // Generic pair through FCL: contacts when overlapping, else the distance for the margin.
+  void narrow_fcl(const Shape& a, const Shape& b, Index body_b) {
+    ManifoldPoint pts[kMaxFclContacts];
+    int k = 0;
+    cres.clear();
+    fcl::collide(a.fco.get(), b.fco.get(), creq, cres);
+    if (cres.isCollision()) {
+      for (std::size_t i = 0; i < cres.numContacts() && k < kMaxFclContacts; ++i) {
+        const fcl::Contactd& c = cres.getContact(i);
+        pts[k].position = c.pos;
+        pts[k].normal = -c.normal;  // FCL: from o1 (A) to o2 (B)
+        pts[k].depth = c.penetration_depth;
+        ++k;
+      }
+    } else if (margin > 0) {
+      dres.clear();
+      fcl::distance(a.fco.get(), b.fco.get(), dreq, dres);
+      const Scalar dist = dres.min_distance;
+      if (dist >= 0 && dist < margin) {
+        const Vec3 pa = dres.nearest_points[0], pb = dres.nearest_points[1];
+        const Vec3 d = pa - pb;
+        const Scalar len = d.norm();
+        if (len > 1e-12) {
+          pts[0].position = 0.5 * (pa + pb);
+          pts[0].normal = d / len;
+          pts[0].depth = -dist;
+          k = 1;
+        }
+      }
+    }
+    push(a, b.object, body_b, b.local, b.material, pts, k, false);
+  }
+
+  static bool broadphase_callback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data) {
+    Impl* w = static_cast<Impl*>(data);
+    Index i = static_cast<Index>(reinterpret_cast<std::intptr_t>(o1->getUserData()));
+    Index j = static_cast<Index>(reinterpret_cast<std::intptr_t>(o2->getUserData()));
+    if (!w->pair_allowed(i, j)) return false;
+    // a static shape is B; otherwise the shape added first is A
+    const bool si = w->shapes[static_cast<std::size_t>(i)].is_static;
+    const bool sj = w->shapes[static_cast<std::size_t>(j)].is_static;
+    if (si || (!sj && j < i)) std::swap(i, j);
+    w->narrow(w->shapes[static_cast<std::size_t>(i)], w->shapes[static_cast<std::size_t>(j)]);
+    return w->out->overflow();
+  }
+
+  // Validates a shape description and builds its record (and FCL geometry); throws ModelError.
+  Shape make_shape(const CollisionShape& cs, const std::string& object_name, Index nb) {
+    const std::string what = "object '" + object_name + "', link '" + cs.link + "', collision shape '" + cs.name + "'";
+    COL_MODEL_CHECK(cs.body >= 0 && cs.body < nb, what, ": body index ", cs.body, " out of range");
+    COL_MODEL_CHECK(finite(cs.X_BS), what, ": pose is not finite");
+    COL_MODEL_CHECK(cs.size.allFinite(), what, ": size ", cs.size.transpose(), " is not finite");
+    Shape s;
+    s.type = cs.type;
+    s.body = cs.body;
+    s.X_BS = cs.X_BS;
+    s.name = cs.name;
+    s.material = materials.id(cs.material.empty() ? std::string("default") : cs.material);
+    std::shared_ptr<fcl::CollisionGeometryd> geom;
+    switch (cs.type) {
+      case ShapeType::Sphere:
+        COL_MODEL_CHECK(cs.size.x() > 0, what, ": sphere radius ", cs.size.x(), " must be > 0");
+        s.r = s.bound = cs.size.x();
+        geom = std::make_shared<fcl::Sphered>(s.r);
+        break;
+      case ShapeType::Box:
+        COL_MODEL_CHECK((cs.size.array() > 0).all(), what, ": box size ", cs.size.transpose(), " must be > 0");
+        s.h = 0.5 * cs.size;
+        s.bound = s.h.norm();
+        geom = std::make_shared<fcl::Boxd>(cs.size.x(), cs.size.y(), cs.size.z());
+        break;
+      case ShapeType::Capsule:
+        COL_MODEL_CHECK(cs.size.x() > 0 && cs.size.y() >= 0, what, ": capsule radius ", cs.size.x(), " and length ",
+                        cs.size.y(), " must be > 0 and >= 0");
+        s.r = cs.size.x();
+        s.hl = 0.5 * cs.size.y();
+        s.bound = s.hl + s.r;
+        geom = std::make_shared<fcl::Capsuled>(s.r, cs.size.y());
+        break;
+      case ShapeType::Cylinder:
+        COL_MODEL_CHECK(cs.size.x() > 0 && cs.size.y() > 0, what, ": cylinder radius ", cs.size.x(), " and length ",
+                        cs.size.y(), " must be > 0");
+        s.r = cs.size.x();
+        s.hl = 0.5 * cs.size.y();
+        s.bound = std::sqrt(s.hl * s.hl + s.r * s.r);
+        geom = std::make_shared<fcl::Cylinderd>(s.r, cs.size.y());
+        break;
+      case ShapeType::Mesh: {
+        COL_MODEL_CHECK(!cs.mesh_path.empty(), what, ": mesh has no file path");
+        s.mesh = load_mesh_cached(cs.mesh_path, cs.size, what);
+        s.bound = s.mesh->bound;
+        geom = s.mesh->bvh;
+        break;
+      }
+    }
+    s.fco = std::make_unique<MarginObject>(geom);
+    return s;
+  }
+
+  std::shared_ptr<MeshData> load_mesh_cached(const std::string& path, const Vec3& scale, const std::string& what) {
+    std::ostringstream key;
+    key.precision(17);
+    key << path << '|' << scale.x() << ',' << scale.y() << ',' << scale.z();
+    auto it = mesh_cache.find(key.str());
+    if (it != mesh_cache.end()) return it->second;
+    auto md = std::make_shared<MeshData>();
+    try {
+      md->mesh = load_mesh(path, scale);
+    } catch (const ModelError& e) {
+      throw ModelError(what + ": " + e.what());
+    }
+    std::vector<fcl::Vector3d> verts(md->mesh.vertices.begin(), md->mesh.vertices.end());
+    std::vector<fcl::Triangle> tris;
+    tris.reserve(md->mesh.triangles.size());
+    for (const auto& t : md->mesh.triangles) tris.emplace_back(t[0], t[1], t[2]);
+    md->bvh = std::make_shared<Bvh>();
+    md->bvh->beginModel();
+    md->bvh->addSubModel(verts, tris);
+    md->bvh->endModel();
+    md->bvh->computeLocalAABB();
+    Vec3 lo = md->mesh.vertices[0], hi = lo;
+    for (const Vec3& v : md->mesh.vertices) {
+      lo = lo.cwiseMin(v);
+      hi = hi.cwiseMax(v);
+      md->bound = std::max(md->bound, v.norm());
+    }
+    md->centre = 0.5 * (lo + hi);
+    md->half = 0.5 * (hi - lo);
+    mesh_cache.emplace(key.str(), md);
+    return md;
+  }
+
+  // Appends an object and its shapes (already validated), then refreshes the filters.
+  Index commit(Object obj, std::vector<Shape>& new_shapes) {
+    const Index o = static_cast<Index>(objects.size());
+    for (std::size_t k = 0; k < new_shapes.size(); ++k) {
+      Shape& s = new_shapes[k];
+      s.object = o;
+      s.local = static_cast<Index>(k);
+      const Index gid = static_cast<Index>(shapes.size());
+      s.fco->setUserData(reinterpret_cast<void*>(static_cast<std::intptr_t>(gid)));
+      obj.shapes.push_back(gid);
+      shapes.push_back(std::move(s));
+    }
+    objects.push_back(std::move(obj));
+    refresh();
+    return o;
+  }
+};
+
+CollisionWorld::CollisionWorld(Scalar margin) : impl_(std::make_unique<Impl>()) { set_margin(margin); }
+CollisionWorld::~CollisionWorld() = default;
+CollisionWorld::CollisionWorld(CollisionWorld&&) noexcept = default;
+CollisionWorld& CollisionWorld::operator=(CollisionWorld&&) noexcept = default;
+
+Index CollisionWorld::add_object(const Model& model, const CollisionObjectOptions& options) {
+  Impl& w = *impl_;
+  const std::string name = model.name.empty() ? "object " + std::to_string(w.objects.size()) : model.name;
+  std::vector<Shape> shapes;
+  for (const CollisionShape& cs : model.collision) {
+    shapes.push_back(w.make_shape(cs, name, model.nb));
+    shapes.back().filter = options.filter;
+  }
+  Object obj;
+  obj.name = name;
+  obj.self_collision = options.self_collision;
+  obj.parent = model.parent;
+  obj.body_names = model.body_names;
+  obj.X_WB.assign(static_cast<std::size_t>(model.nb), SE3());
+  return w.commit(std::move(obj), shapes);
+}
+
+Index CollisionWorld::add_free_body(const std::string& name, const std::vector<CollisionShape>& shapes_in,
+                                    const CollisionObjectOptions& options) {
+  Impl& w = *impl_;
+  std::vector<Shape> shapes;
+  for (CollisionShape cs : shapes_in) {
+    cs.body = 0;
+    if (cs.link.empty()) cs.link = name;
+    shapes.push_back(w.make_shape(cs, name, 1));
+    shapes.back().filter = options.filter;
+  }
+  Object obj;
+  obj.name = name;
+  obj.self_collision = false;
+  obj.parent = {-1};
+  obj.body_names = {name};
+  obj.X_WB.assign(1, SE3());
+  return w.commit(std::move(obj), shapes);
+}
+
+Index CollisionWorld::add_static_box(const std::string& name, const SE3& X_WS, const Vec3& size,
+                                     const std::string& material, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  CollisionShape cs;
+  cs.name = name;
+  cs.link = name;
+  cs.body = 0;
+  cs.type = ShapeType::Box;
+  cs.size = size;
+  cs.X_BS = X_WS;
+  cs.material = material;
+  std::vector<Shape> shapes;
+  shapes.push_back(w.make_shape(cs, name, 1));
+  shapes.back().filter = filter;
+  shapes.back().is_static = true;
+  shapes.back().body = -1;
+  Object obj;
+  obj.name = name;
+  obj.is_static = true;
+  return w.commit(std::move(obj), shapes);
+}
+
+Index CollisionWorld::add_ground(Scalar height, const std::string& material, const CollisionFilter& filter) {
+  return add_plane("ground", Vec3::UnitZ(), height, material, filter);
+}
+
+Index CollisionWorld::add_plane(const std::string& name, const Vec3& normal, Scalar offset,
+                                const std::string& material, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  COL_MODEL_CHECK(normal.allFinite() && normal.norm() > 1e-12 && std::isfinite(offset), "plane '", name,
+                  "': normal ", normal.transpose(), " must be finite and non-zero and offset ", offset, " finite");
+  Plane pl;
+  pl.object = static_cast<Index>(w.objects.size());
+  pl.n = normal.normalized();
+  pl.offset = offset / normal.norm();
+  pl.filter = filter;
+  pl.material = w.materials.id(material.empty() ? std::string("default") : material);
+  Object obj;
+  obj.name = name;
+  obj.is_static = true;
+  obj.plane = static_cast<Index>(w.planes.size());
+  w.planes.push_back(pl);
+  std::vector<Shape> none;
+  return w.commit(std::move(obj), none);
+}
+
+void CollisionWorld::set_object_filter(Index object, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  if (o.plane >= 0) w.planes[static_cast<std::size_t>(o.plane)].filter = filter;
+  for (Index gid : o.shapes) w.shapes[static_cast<std::size_t>(gid)].filter = filter;
+  w.refresh();
+}
+
+void CollisionWorld::set_body_filter(Index object, Index body, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  IMPULSE_CHECK(body >= 0 && body < static_cast<Index>(o.parent.size()), "object '", o.name, "': body index ", body,
+                " out of range");
+  for (Index gid : o.shapes) {
+    if (w.shapes[static_cast<std::size_t>(gid)].body == body) w.shapes[static_cast<std::size_t>(gid)].filter = filter;
+  }
+  w.refresh();
+}
+
+void CollisionWorld::set_shape_filter(Index object, Index shape, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  if (o.plane >= 0 && shape == 0) {
+    w.planes[static_cast<std::size_t>(o.plane)].filter = filter;
+  } else {
+    IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ",
+                  shape, " out of range");
+    w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])].filter = filter;
+  }
+  w.refresh();
+}
+
+void CollisionWorld::set_self_collision(Index object, bool enabled) {
+  Impl& w = *impl_;
+  w.objects[static_cast<std::size_t>(w.check_object(object))].self_collision = enabled;
+  w.refresh();
+}
+
+void CollisionWorld::set_margin(Scalar margin) {
+  IMPULSE_CHECK(std::isfinite(margin) && margin >= 0, "contact margin ", margin, " must be finite and >= 0");
+  impl_->margin = margin;
+  for (Shape& s : impl_->shapes) {
+    if (s.in_manager) impl_->update_fcl(s);
+  }
+}
+
+Scalar CollisionWorld::margin() const { return impl_->margin; }
+MaterialTable& CollisionWorld::materials() { return impl_->materials; }
+const MaterialTable& CollisionWorld::materials() const { return impl_->materials; }
+
+void CollisionWorld::update(Index object, const std::vector<SE3>& X_WB) {
+  update(object, X_WB.data(), static_cast<Index>(X_WB.size()));
+}
+
+void CollisionWorld::update(Index object, const SE3& X_WB) { update(object, &X_WB, 1); }
+
+void CollisionWorld::update(Index object, const SE3* X_WB, Index count) {
+  Impl& w = *impl_;
+  Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  IMPULSE_CHECK(!o.is_static, "collision object '", o.name, "' is static: it has no poses to update");
+  IMPULSE_CHECK(count == static_cast<Index>(o.X_WB.size()), "collision object '", o.name, "': got ", count,
+                " body poses, expected ", o.X_WB.size());
+  for (Index b = 0; b < count; ++b) {
+    IMPULSE_CHECK(finite(X_WB[b]), "collision object '", o.name, "': pose of body '",
+                  o.body_names[static_cast<std::size_t>(b)], "' (index ", b, ") is not finite");
+  }
+  std::copy(X_WB, X_WB + count, o.X_WB.begin());
+  for (Index gid : o.shapes) {
+    Shape& s = w.shapes[static_cast<std::size_t>(gid)];
+    if (s.active) w.set_pose(s, o.X_WB[static_cast<std::size_t>(s.body)]);
+  }
+}
+
+void CollisionWorld::detect(ContactSet& contacts) {
+  Impl& w = *impl_;
+  contacts.clear();
+  w.out = &contacts;
+  w.plane_pass();
+  if (w.need_broadphase && !contacts.overflow()) {
+    w.manager.update();
+    w.manager.collide(&w, &Impl::broadphase_callback);
+  }
+  w.out = nullptr;
+}
+
+Index CollisionWorld::num_objects() const { return static_cast<Index>(impl_->objects.size()); }
+
+Index CollisionWorld::num_shapes(Index object) const {
+  const Object& o = impl_->objects[static_cast<std::size_t>(impl_->check_object(object))];
+  return o.plane >= 0 ? 1 : static_cast<Index>(o.shapes.size());
+}
+
+Index CollisionWorld::num_bodies(Index object) const {
+  return static_cast<Index>(impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].X_WB.size());
+}
+
+const std::string& CollisionWorld::object_name(Index object) const {
+  return impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].name;
+}
+
+bool CollisionWorld::is_static(Index object) const {
+  return impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].is_static;
+}
+
+SE3 CollisionWorld::shape_pose(Index object, Index shape) const {
+  const Impl& w = *impl_;
+  const Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  if (o.plane >= 0) {
+    const Plane& pl = w.planes[static_cast<std::size_t>(o.plane)];
+    const Vec3 x = pl.n.unitOrthogonal(), y = pl.n.cross(x);
+    Mat3 R;
+    R << x, y, pl.n;
+    return SE3(R, pl.offset * pl.n);
+  }
+  IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ",
+                shape, " out of range");
+  const Shape& s = w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])];
+  if (s.is_static) return s.X_BS;
+  return o.X_WB[static_cast<std::size_t>(s.body)] * s.X_BS;
+}
+
+}  // namespace impulse

@@ -1,0 +1,407 @@
+// CollisionWorld: shapes against the ground and each other through the full stage (closed forms
+// and FCL), filtering, materials, margin, meshes and bad input.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "impulse/collision/collision_world.hpp"
+#include "impulse/core/error.hpp"
+#include "impulse/model/model_builder.hpp"
+
+using namespace impulse;
+
+namespace {
+
+constexpr Scalar kTol = 1e-9;
+const Vec3 kUp = Vec3::UnitZ();
+
+CollisionShape shape(ShapeType t, const Vec3& size, const SE3& X_BS = SE3(), const std::string& material = "default") {
+  CollisionShape s;
+  s.name = shape_type_name(t);
+  s.type = t;
+  s.size = size;
+  s.X_BS = X_BS;
+  s.material = material;
+  return s;
+}
+
+SE3 at(Scalar x, Scalar y, Scalar z, const Mat3& R = Mat3::Identity()) { return SE3(R, Vec3(x, y, z)); }
+
+Inertia unit_inertia() { return Inertia(1.0, Vec3::Zero(), 0.01 * Mat3::Identity()); }
+
+// A floating base with a two-link chain: bodies 0 - 1 - 2, one sphere of radius 0.1 on each, all at
+// the body origins; at the identity poses every pair of spheres overlaps.
+Model chain_model() {
+  ModelBuilder b("chain");
+  const Index b0 = b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", unit_inertia());
+  const Index b1 = b.add_body(b0, "j1", JointType::Revolute, SE3(), Vec3::UnitY(), {}, "link1", unit_inertia());
+  const Index b2 = b.add_body(b1, "j2", JointType::Revolute, SE3(), Vec3::UnitY(), {}, "link2", unit_inertia());
+  for (Index body : {b0, b1, b2}) {
+    CollisionShape s = shape(ShapeType::Sphere, Vec3(0.1, 0, 0));
+    s.body = body;
+    s.link = b.body_name(body);
+    s.name = s.link + "/0";
+    b.add_collision(s);
+  }
+  return b.finalize();
+}
+
+std::string temp_path(const std::string& name) { return std::string("/tmp/impulse_col_test_") + name; }
+
+// The 8 corners and 12 triangles of the cube [-0.5, 0.5]^3.
+void cube(std::vector<Vec3>& v, std::vector<std::array<int, 3>>& t) {
+  v.clear();
+  for (int c = 0; c < 8; ++c) v.emplace_back((c & 1) ? 0.5 : -0.5, (c & 2) ? 0.5 : -0.5, (c & 4) ? 0.5 : -0.5);
+  t = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+       {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+}
+
+void write_obj(const std::string& path) {
+  std::vector<Vec3> v;
+  std::vector<std::array<int, 3>> t;
+  cube(v, t);
+  std::ofstream f(path);
+  for (const Vec3& x : v) f << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+  for (const auto& tr : t) f << "f " << tr[0] + 1 << "//1 " << tr[1] + 1 << "//1 " << tr[2] + 1 << "//1\n";
+}
+
+void write_stl(const std::string& path, bool binary) {
+  std::vector<Vec3> v;
+  std::vector<std::array<int, 3>> t;
+  cube(v, t);
+  if (binary) {
+    std::ofstream f(path, std::ios::binary);
+    char header[80] = {};
+    f.write(header, 80);
+    const std::uint32_t n = static_cast<std::uint32_t>(t.size());
+    f.write(reinterpret_cast<const char*>(&n), 4);
+    for (const auto& tr : t) {
+      float rec[12] = {};
+      for (int k = 0; k < 3; ++k)
+        for (int c = 0; c < 3; ++c) rec[3 + 3 * k + c] = static_cast<float>(v[tr[k]][c]);
+      f.write(reinterpret_cast<const char*>(rec), 48);
+      const std::uint16_t attr = 0;
+      f.write(reinterpret_cast<const char*>(&attr), 2);
+    }
+  } else {
+    std::ofstream f(path);
+    f << "solid cube\n";
+    for (const auto& tr : t) {
+      f << " facet normal 0 0 0\n  outer loop\n";
+      for (int k = 0; k < 3; ++k) f << "   vertex " << v[tr[k]].x() << ' ' << v[tr[k]].y() << ' ' << v[tr[k]].z() << '\n';
+      f << "  endloop\n endfacet\n";
+    }
+    f << "endsolid cube\n";
+  }
+}
+
+}  // namespace
+
+TEST_CASE("world: a box resting flat on the ground gives 4 contacts from B (ground) into A", "[collision]") {
+  CollisionWorld world;
+  const Index ground = world.add_ground();
+  const Index box = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
+  world.update(box, at(2, 0, 0.499));
+  ContactSet contacts(16);
+  world.detect(contacts);
+  REQUIRE(contacts.size() == 4);
+  for (const Contact& c : contacts) {
+    CHECK(c.object_a == box);
+    CHECK(c.body_a == 0);
+    CHECK(c.shape_a == 0);
+    CHECK(c.object_b == ground);
+    CHECK(c.body_b == -1);
+    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK(c.depth == Approx(0.001).margin(kTol));
+    CHECK(c.position.z() == Approx(-0.0005).margin(kTol));
+    CHECK(std::abs(std::abs(c.position.x() - 2) - 0.5) < kTol);
+    CHECK(c.mu == Approx(0.8));
+    CHECK(c.restitution == 0);
+  }
+  // lifted 1 cm: beyond the 5 mm default margin
+  world.update(box, at(2, 0, 0.51));
+  world.detect(contacts);
+  CHECK(contacts.size() == 0);
+  // the margin is configurable
+  world.set_margin(0.02);
+  world.detect(contacts);
+  CHECK(contacts.size() == 4);
+  CHECK(contacts[0].depth == Approx(-0.01).margin(kTol));
+}
+
+TEST_CASE("world: sphere, capsule, cylinder on the ground through the stage", "[collision]") {
+  CollisionWorld world;
+  world.add_ground(0.5);  // the plane z = 0.5
+  const Index s = world.add_free_body("sphere", {shape(ShapeType::Sphere, Vec3(0.2, 0, 0))});
+  const Index cap = world.add_free_body("capsule", {shape(ShapeType::Capsule, Vec3(0.1, 0.4, 0))});
+  const Index cyl = world.add_free_body("cylinder", {shape(ShapeType::Cylinder, Vec3(0.1, 0.4, 0))});
+  world.update(s, at(0, 0, 0.69));
+  world.update(cap, at(5, 0, 0.59, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
+  world.update(cyl, at(-5, 0, 0.69));
+  ContactSet contacts;
+  world.detect(contacts);
+  int n_sphere = 0, n_cap = 0, n_cyl = 0;
+  for (const Contact& c : contacts) {
+    CHECK(c.depth == Approx(0.01).margin(kTol));
+    CHECK(c.position.z() == Approx(0.495).margin(kTol));
+    CHECK((c.normal - kUp).norm() < kTol);
+    n_sphere += c.object_a == s;
+    n_cap += c.object_a == cap;
+    n_cyl += c.object_a == cyl;
+  }
+  CHECK(n_sphere == 1);
+  CHECK(n_cap == 2);
+  CHECK(n_cyl == 4);
+}
+
+TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision]") {
+  CollisionWorld world;
+  const Index table = world.add_static_box("table", at(0, 0, 0.5), Vec3(2, 2, 1));
+  const Index box = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
+  world.update(box, at(0, 0, 1.49, Eigen::AngleAxisd(0.3, kUp).toRotationMatrix()));
+  ContactSet contacts;
+  world.detect(contacts);
+  REQUIRE(contacts.size() == 4);
+  for (const Contact& c : contacts) {
+    CHECK(c.object_a == box);
+    CHECK(c.object_b == table);
+    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK(c.depth == Approx(0.01).margin(kTol));
+  }
+
+  // capsule (A) lying on the table (B): no closed form here, FCL's answer
+  CollisionWorld w2;
+  const Index t2 = w2.add_static_box("table", at(0, 0, 0.5), Vec3(2, 2, 1));
+  const Index cap = w2.add_free_body("capsule", {shape(ShapeType::Capsule, Vec3(0.1, 0.4, 0))});
+  w2.update(cap, at(0, 0, 1.09, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
+  w2.detect(contacts);
+  REQUIRE(contacts.size() >= 1);
+  for (const Contact& c : contacts) {
+    CHECK(c.object_b == t2);
+    CHECK(c.normal.dot(kUp) > 0.999);
+    CHECK(c.depth == Approx(0.01).margin(1e-6));
+  }
+  // separated by 3 mm: fcl::distance gives the margin contact
+  w2.update(cap, at(0, 0, 1.103, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
+  w2.detect(contacts);
+  REQUIRE(contacts.size() == 1);
+  CHECK(contacts[0].normal.dot(kUp) > 0.999);
+  CHECK(contacts[0].depth == Approx(-0.003).margin(1e-6));
+  CHECK(contacts[0].position.z() == Approx(1.0015).margin(1e-6));
+
+  // two free spheres: A is the one added first; the normal points from B into A
+  CollisionWorld w3;
+  const Index a = w3.add_free_body("a", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+  const Index b = w3.add_free_body("b", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+  w3.update(a, at(0.95, 0, 0));
+  w3.update(b, at(0, 0, 0));
+  w3.detect(contacts);
+  REQUIRE(contacts.size() == 1);
+  CHECK(contacts[0].object_a == a);
+  CHECK(contacts[0].object_b == b);
+  CHECK((contacts[0].normal - Vec3::UnitX()).norm() < kTol);
+  CHECK(contacts[0].depth == Approx(0.05).margin(kTol));
+  CHECK((contacts[0].position - Vec3(0.475, 0, 0)).norm() < kTol);
+}
+
+TEST_CASE("world: parent-child never collide; self-collision switch; group and mask", "[collision]") {
+  const Model model = chain_model();
+  ContactSet contacts;
+  SECTION("self-collision off (default): no contact inside the object") {
+    CollisionWorld world;
+    const Index o = world.add_object(model);
+    world.update(o, std::vector<SE3>(3, SE3()));
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+  }
+  SECTION("self-collision on: only the non-adjacent pair (base, link2)") {
+    CollisionWorld world;
+    CollisionObjectOptions opt;
+    opt.self_collision = true;
+    const Index o = world.add_object(model, opt);
+    world.update(o, {at(0, 0, 0), at(0, 0, 0.05), at(0, 0, 0.15)});
+    world.detect(contacts);
+    REQUIRE(contacts.size() == 1);
+    CHECK(contacts[0].object_a == o);
+    CHECK(contacts[0].object_b == o);
+    CHECK(contacts[0].body_a == 0);
+    CHECK(contacts[0].body_b == 2);
+    CHECK((contacts[0].normal + kUp).norm() < kTol);  // from link2 (above) into the base
+    CHECK(contacts[0].depth == Approx(0.05).margin(kTol));
+    world.set_self_collision(o, false);
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+  }
+  SECTION("group and mask: only the feet touch the ground") {
+    CollisionWorld world;
+    CollisionFilter ground_filter;
+    ground_filter.group = 2;
+    world.add_ground(0, "default", ground_filter);
+    const Index o = world.add_object(model);
+    world.update(o, {at(0, 0, 0.05), at(1, 0, 0.05), at(2, 0, 0.05)});
+    world.detect(contacts);
+    CHECK(contacts.size() == 3);
+    // bodies 0 and 1 ("torso" and "thigh") do not collide with group 2
+    CollisionFilter no_ground;
+    no_ground.mask = ~2u;
+    world.set_body_filter(o, 0, no_ground);
+    world.set_body_filter(o, 1, no_ground);
+    world.detect(contacts);
+    REQUIRE(contacts.size() == 1);
+    CHECK(contacts[0].body_a == 2);
+    // the rule is symmetric: a ground whose mask excludes the foot's group also drops it
+    CollisionFilter picky = ground_filter;
+    picky.mask = ~1u;
+    world.set_object_filter(0, picky);
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+  }
+  SECTION("group and mask between two free bodies") {
+    CollisionWorld world;
+    const Index a = world.add_free_body("a", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    const Index b = world.add_free_body("b", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    world.update(a, at(0.9, 0, 0));
+    world.detect(contacts);
+    CHECK(contacts.size() == 1);
+    CollisionFilter f;
+    f.group = 4;
+    f.mask = ~1u;  // does not collide with group 1, where b is
+    world.set_shape_filter(a, 0, f);
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+    (void)b;
+  }
+}
+
+TEST_CASE("world: materials give mu and restitution per pair, with a default pair", "[collision]") {
+  CollisionWorld world;
+  world.add_ground(0, "ice");
+  const Index s = world.add_free_body("ball", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0), SE3(), "rubber")});
+  const Index t = world.add_free_body("tile", {shape(ShapeType::Box, Vec3(1, 1, 1))});
+  world.materials().set_pair("rubber", "ice", {0.3, 0.5});
+  world.materials().set_default({0.6, 0.1});
+  world.update(s, at(0, 0, 0.49));
+  world.update(t, at(5, 0, 0.49));
+  ContactSet contacts;
+  world.detect(contacts);
+  REQUIRE(contacts.size() == 5);
+  for (const Contact& c : contacts) {
+    if (c.object_a == s) {
+      CHECK(c.mu == Approx(0.3));
+      CHECK(c.restitution == Approx(0.5));
+    } else {
+      CHECK(c.mu == Approx(0.6));  // (default, ice) is not set: default pair
+      CHECK(c.restitution == Approx(0.1));
+    }
+  }
+  CHECK(world.materials().pair("ice", "rubber").mu == Approx(0.3));
+  CHECK_THROWS_AS(world.materials().set_pair("a", "b", {-1, 0}), InvalidArgument);
+  CHECK_THROWS_AS(world.materials().set_pair("a", "b", {0.5, 1.5}), InvalidArgument);
+}
+
+TEST_CASE("world: a unit cube mesh (OBJ, ASCII STL, binary STL) rests like the box", "[collision]") {
+  const std::string obj = temp_path("cube.obj"), stl = temp_path("cube_ascii.stl"), stlb = temp_path("cube_bin.stl");
+  write_obj(obj);
+  write_stl(stl, false);
+  write_stl(stlb, true);
+  for (const std::string& path : {obj, stl, stlb}) {
+    INFO(path);
+    CollisionWorld world;
+    world.add_ground();
+    CollisionShape m = shape(ShapeType::Mesh, Vec3::Ones());
+    m.mesh_path = path;
+    const Index o = world.add_free_body("mesh", {m});
+    const Index b = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
+    const Mat3 R = Eigen::AngleAxisd(0.4, kUp).toRotationMatrix();
+    world.update(o, at(0, 0, 0.498, R));
+    world.update(b, at(3, 0, 0.498, R));
+    ContactSet contacts;
+    world.detect(contacts);
+    std::vector<Vec3> mesh_pts, box_pts;
+    for (const Contact& c : contacts) {
+      CHECK(c.depth == Approx(0.002).margin(1e-6));  // STL stores floats
+      (c.object_a == o ? mesh_pts : box_pts).push_back(c.position - (c.object_a == o ? Vec3::Zero() : Vec3(3, 0, 0)));
+    }
+    REQUIRE(mesh_pts.size() == 4);
+    REQUIRE(box_pts.size() == 4);
+    for (const Vec3& x : box_pts) {
+      bool found = false;
+      for (const Vec3& y : mesh_pts) found = found || (x - y).norm() < 1e-6;
+      CHECK(found);
+    }
+  }
+  // the mesh against a static box goes through FCL's BVH
+  CollisionWorld world;
+  world.add_static_box("table", at(0, 0, -0.5), Vec3(4, 4, 1));
+  CollisionShape m = shape(ShapeType::Mesh, Vec3::Ones());
+  m.mesh_path = obj;
+  const Index o = world.add_free_body("mesh", {m});
+  world.update(o, at(0, 0, 0.49));
+  ContactSet contacts;
+  world.detect(contacts);
+  REQUIRE(contacts.size() >= 1);
+  for (const Contact& c : contacts) CHECK(c.normal.dot(kUp) > 0.99);
+}
+
+TEST_CASE("world: bad input is a clear error and leaves the world unchanged", "[collision]") {
+  CollisionWorld world;
+  world.add_ground();
+  SECTION("missing mesh file names the file and the link") {
+    CollisionShape m = shape(ShapeType::Mesh, Vec3::Ones());
+    m.mesh_path = "/nonexistent/foot.stl";
+    m.link = "LF_FOOT";
+    m.body = 0;
+    ModelBuilder b("robot");
+    b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "base", unit_inertia());
+    b.add_collision(m);
+    const Model model = b.finalize();
+    try {
+      world.add_object(model);
+      FAIL("no exception");
+    } catch (const ModelError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("/nonexistent/foot.stl") != std::string::npos);
+      CHECK(what.find("LF_FOOT") != std::string::npos);
+    }
+    CHECK(world.num_objects() == 1);
+  }
+  SECTION("unreadable mesh content") {
+    const std::string bad = temp_path("bad.obj");
+    std::ofstream(bad) << "v 0 0 0\nf 1 2 3\n";
+    CollisionShape m = shape(ShapeType::Mesh, Vec3::Ones());
+    m.mesh_path = bad;
+    CHECK_THROWS_WITH(world.add_free_body("x", {m}), Catch::Contains(bad));
+  }
+  SECTION("zero or negative sizes") {
+    CHECK_THROWS_AS(world.add_free_body("s", {shape(ShapeType::Sphere, Vec3(0, 0, 0))}), ModelError);
+    CHECK_THROWS_AS(world.add_free_body("b", {shape(ShapeType::Box, Vec3(1, -1, 1))}), ModelError);
+    CHECK_THROWS_AS(world.add_free_body("c", {shape(ShapeType::Cylinder, Vec3(0.1, 0, 0))}), ModelError);
+    CHECK_THROWS_AS(world.add_free_body("p", {shape(ShapeType::Capsule, Vec3(-0.1, 1, 0))}), ModelError);
+    CHECK_THROWS_AS(world.add_static_box("t", SE3(), Vec3(0, 1, 1)), ModelError);
+    CHECK_THROWS_WITH(world.add_free_body("ball", {shape(ShapeType::Sphere, Vec3(-1, 0, 0))}),
+                      Catch::Contains("ball") && Catch::Contains("radius"));
+    CHECK(world.num_objects() == 1);
+  }
+  SECTION("NaN pose names the object and body") {
+    const Index s = world.add_free_body("ball", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    world.update(s, at(0, 0, 0.49));
+    SE3 bad = at(0, 0, std::nan(""));
+    CHECK_THROWS_WITH(world.update(s, bad), Catch::Contains("ball") && Catch::Contains("not finite"));
+    CHECK_THROWS_AS(world.update(s, std::vector<SE3>(2)), InvalidArgument);
+    CHECK_THROWS_AS(world.update(0, SE3()), InvalidArgument);  // the ground is static
+    ContactSet contacts;
+    world.detect(contacts);  // the last good pose is kept
+    CHECK(contacts.size() == 1);
+  }
+  SECTION("capacity overflow sets the flag, keeps the first contacts") {
+    const Index b = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
+    world.update(b, at(0, 0, 0.49));
+    ContactSet small(3);
+    world.detect(small);
+    CHECK(small.size() == 3);
+    CHECK(small.overflow());
+  }
+}
