@@ -1,0 +1,112 @@
+// Delassus assembler: contacts and joint limits -> one ContactProblem (G, c, mu), and the
+// velocity update from the solved impulses (DESIGN.md section 2; Hwangbo 2018 eq. 1-3).
+//
+// For every dynamic system s (an articulated system or a free body) with joint-space inertia
+// M~_s (M + dt Kd + dt^2 Kp when implicit PD is on, factored as L^T D L by ltdl_factor) and free
+// velocity u_free_s (the velocity after the step without constraint impulses):
+//
+//   v+ = J u+ = G lambda + c,    G = sum_s J_s M~_s^-1 J_s^T,    c = J u_free - b
+//   u_s+ = u_free_s + M~_s^-1 J_s^T lambda                                   (Hwangbo eq. 3)
+//
+// Rows: contact i has 3 rows (t_x, t_y, n) in its contact frame C_i = [t_x t_y n], n from B into
+// A; J_i = C_i^T (J_A(p) - J_B(p)) with J_X(p) the world point Jacobian of the contact point on
+// side X (zero for static objects). A joint limit is one row +-e_k on the dof (lower: +, upper: -).
+// The Delassus matrix is built through the tree-sparse factor: with Y_s = L_s^-T J_s^T (each
+// column supported on one branch), J_s M~_s^-1 J_s^T = Y_s^T D_s^-1 Y_s (RBDA sec. 6.5).
+//
+// Targets b (folded into c so that solvers see v+ >= 0, see contact_problem.hpp), per normal or
+// limit row with signed distance d = -depth (positive when apart, within the margin):
+//   apart and not reached this step (d > -v_n- dt):   b = -d / dt   (may close the gap, not pass it)
+//   otherwise:  b = max(e v_approach   [Newton restitution, when v_approach > threshold],
+//                       erp max(0, depth - slop) / dt   [optional position-error correction],
+//                       -max(d, 0) / dt)
+// with v_approach = -v_n- = -J_n u (the normal velocity before the step).
+#pragma once
+
+#include <vector>
+
+#include "impulse/collision/contact.hpp"
+#include "impulse/contact/contact_problem.hpp"
+#include "impulse/core/types.hpp"
+#include "impulse/dynamics/data.hpp"
+#include "impulse/model/model.hpp"
+
+namespace impulse {
+
+struct DelassusSettings {
+  Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
+  Scalar erp = 0.0;                     // fraction of the penetration removed per step (0: off)
+  Scalar slop = 1e-4;                   // m: penetration left uncorrected
+  Scalar limit_margin = 1e-2;           // rad or m: limit rows appear this close to a limit
+  bool joint_limits = true;             // unilateral rows for finite joint position limits
+};
+
+// What the assembler reads of one dynamic system. The caller has run, at the current q:
+// compute_joint_jacobians (data.J, data.oMi) and ltdl_factor on M~ (data.M, data.D, data.Dinv).
+struct SystemView {
+  const Model* model = nullptr;
+  const Data* data = nullptr;
+  const VecX* q = nullptr;       // configuration at the start of the step
+  const VecX* u = nullptr;       // velocity at the start of the step (restitution)
+  const VecX* u_free = nullptr;  // unconstrained velocity after the step
+};
+
+// Where the rows of one contact or limit came from, for reporting impulses.
+struct ConstraintRow {
+  enum class Kind { Contact, Limit } kind = Kind::Contact;
+  Index index = 0;   // contact index in the ContactSet, or dof for a limit
+  Index system = -1; // limit rows: the system of the dof
+  Scalar sign = 1;   // limit rows: +1 lower, -1 upper
+  Index row = 0;     // first row in the problem
+};
+
+class DelassusAssembler {
+ public:
+  DelassusAssembler() = default;
+
+  // Allocates every buffer for up to max_contacts contacts and all the limit rows the systems
+  // can have. After this, assemble() and apply() do not allocate.
+  void reserve(const std::vector<const Model*>& models, Index max_contacts);
+
+  // object_system[o]: the system index of collision object o, -1 for static objects.
+  void assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
+                const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
+
+  // The problem of the last assemble(): a view into this assembler's storage.
+  ContactProblem problem() const;
+
+  // u_next[s] = u_free_s + M~_s^-1 J_s^T lambda for every system.
+  void apply(const std::vector<SystemView>& systems, const VecXcref& lambda, std::vector<VecX>& u_next);
+
+  Index num_contacts() const { return nc_; }
+  Index num_limits() const { return nl_; }
+  Index num_rows() const { return 3 * nc_ + nl_; }
+  const std::vector<ConstraintRow>& rows() const { return rows_; }
+  // Contact frame C_i = [t_x t_y n] (world frame) of contact i.
+  const Mat3& contact_frame(Index i) const { return frames_[static_cast<std::size_t>(i)]; }
+  // Normal velocity of contact i before the step (J_n u), for reporting.
+  Scalar normal_velocity_before(Index i) const { return v_before_[3 * i + 2]; }
+
+ private:
+  void add_rows(Index system, Index row, const Mat3X& rows_in_world, const std::vector<SystemView>& systems);
+
+  Index max_rows_ = 0;
+  Index nc_ = 0, nl_ = 0;
+  MatX G_;                       // max_rows x max_rows
+  VecX c_, mu_;                  // max_rows, max_contacts
+  VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
+  std::vector<Mat3> frames_;     // max_contacts
+  std::vector<ConstraintRow> rows_;
+  // per system: Jacobian rows (max_rows x nv) and the list of rows that touch the system
+  std::vector<MatX> J_;
+  std::vector<std::vector<Index>> sys_rows_;
+  MatX Y_, W_, Gs_;              // nv_max x max_rows, nv_max x max_rows, max_rows x max_rows
+  VecX r_;                       // nv_max
+  Mat3X J3_, Jrow_;              // 3 x nv_max
+};
+
+// Orthonormal contact frame [t_x t_y n] for a unit normal n. Deterministic: for n = +z it is the
+// identity, so ground-contact impulses read as (fx, fy, fz) in the world frame.
+Mat3 contact_frame_from_normal(const Vec3& n);
+
+}  // namespace impulse

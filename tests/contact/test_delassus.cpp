@@ -1,0 +1,202 @@
+// Delassus assembler: G and c against a dense computation (M^-1 by Cholesky, Jacobians stacked
+// by hand), the velocity update against the definition v+ = G lambda + c, two-system contacts,
+// joint-limit rows and the targets folded into c.
+#include <Eigen/Cholesky>
+#include <random>
+
+#include "impulse/contact/delassus.hpp"
+#include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/jacobian.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "impulse/model/model_builder.hpp"
+#include "support/matchers.hpp"
+#include "support/random_model.hpp"
+
+using namespace impulse;
+
+namespace {
+
+Model free_box(Scalar m) {
+  ModelBuilder b("box");
+  b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "box",
+             Inertia(m, Vec3::Zero(), Vec3(0.1, 0.2, 0.25).asDiagonal()));
+  return b.finalize();
+}
+
+// One system's state prepared as the stepper does: Jacobians, M (+ diag), factor, u_free.
+struct Sys {
+  const Model* model;
+  Data data;
+  VecX q, u, u_free;
+  MatX M;  // copy of M (with the diagonal addition), for the dense oracle
+  Sys(const Model& m, std::mt19937& rng, Scalar diag_add = 0.0) : model(&m), data(m) {
+    std::normal_distribution<Scalar> n(0, 1);
+    q = m.random_configuration(rng);
+    if (m.floating_base) q[2] = 0.5;
+    u = VecX::NullaryExpr(m.nv, [&]() { return n(rng); });
+    u_free = u + 0.01 * VecX::NullaryExpr(m.nv, [&]() { return n(rng); });
+    crba(m, data, q);
+    data.M.diagonal().array() += diag_add;
+    M = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = M.transpose();
+    ltdl_factor(m, data);
+    compute_joint_jacobians(m, data, q);
+  }
+  SystemView view() const { return SystemView{model, &data, &q, &u, &u_free}; }
+  MatX point_rows(Index body, const Vec3& p_W, const Mat3& C) const {
+    MatX J3 = MatX::Zero(3, model->nv);
+    const SE3& X = data.oMi[body];
+    point_jacobian(*model, data, body, X.R.transpose() * (p_W - X.p), J3);
+    return C.transpose() * J3;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("contact frame: z along the normal, right-handed, identity for the ground", "[contact]") {
+  CHECK(contact_frame_from_normal(Vec3::UnitZ()).isApprox(Mat3::Identity()));
+  std::mt19937 rng(2);
+  std::normal_distribution<Scalar> n(0, 1);
+  for (int t = 0; t < 50; ++t) {
+    const Vec3 nrm = Vec3(n(rng), n(rng), n(rng)).normalized();
+    const Mat3 C = contact_frame_from_normal(nrm);
+    CHECK((C.transpose() * C).isApprox(Mat3::Identity(), 1e-12));
+    CHECK(C.determinant() == Approx(1.0));
+    CHECK_ALL_CLOSE(C.col(2), nrm, 1e-15, 0);
+  }
+}
+
+TEST_CASE("Delassus G and c equal the dense J M^-1 J^T and J u_free", "[contact]") {
+  std::mt19937 rng(42);
+  const Model quad = test::quadruped();
+  const Model box = free_box(3.0);
+  Sys a(quad, rng, 0.05);  // the diagonal addition plays the implicit PD terms
+  Sys b(box, rng);
+
+  // four feet-like contacts of the quadruped with the ground (static, object 2), one contact
+  // between the quadruped's base (A) and the box (B), object ids 0 and 1
+  ContactSet set(16);
+  const std::vector<Index> object_system = {0, 1, -1};
+  std::normal_distribution<Scalar> n(0, 1);
+  for (Index body : {3, 6, 9, 12}) {
+    Contact* c = set.add();
+    c->object_a = 0; c->body_a = body; c->object_b = 2; c->body_b = -1;
+    c->position = a.data.oMi[body].act_point(Vec3(0.02, 0.0, -0.3));
+    c->normal = Vec3::UnitZ();
+    c->depth = 0.002;
+    c->mu = 0.8;
+  }
+  Contact* c = set.add();
+  c->object_a = 0; c->body_a = 0; c->object_b = 1; c->body_b = 0;
+  c->position = Vec3(0.1, -0.2, 0.45);
+  c->normal = Vec3(n(rng), n(rng), n(rng)).normalized();
+  c->depth = 0.001;
+  c->mu = 0.5;
+
+  DelassusAssembler asmb;
+  asmb.reserve({&quad, &box}, 16);
+  DelassusSettings st;
+  st.joint_limits = false;
+  const std::vector<SystemView> views = {a.view(), b.view()};
+  asmb.assemble(views, object_system, set, 1e-3, st);
+  REQUIRE(asmb.num_contacts() == 5);
+  REQUIRE(asmb.num_limits() == 0);
+
+  // dense oracle: J_A (15 x 18) and J_B (15 x 6)
+  MatX JA = MatX::Zero(15, quad.nv), JB = MatX::Zero(15, box.nv);
+  for (Index i = 0; i < 5; ++i) {
+    const Mat3 C = asmb.contact_frame(i);
+    JA.middleRows(3 * i, 3) = a.point_rows(set[i].body_a, set[i].position, C);
+    if (i == 4) JB.middleRows(3 * i, 3) = -b.point_rows(0, set[i].position, C);
+  }
+  const MatX G = JA * a.M.llt().solve(JA.transpose()) + JB * b.M.llt().solve(JB.transpose());
+  const ContactProblem p = asmb.problem();
+  CHECK_ALL_CLOSE(MatX(p.G), G, 1e-12, 1e-10);
+  CHECK((MatX(p.G) - MatX(p.G).transpose()).norm() < 1e-12);
+
+  // c = J u_free - b: resting contacts (depth > 0, e = 0, erp = 0) have b = 0
+  const VecX c_dense = JA * a.u_free + JB * b.u_free;
+  CHECK_ALL_CLOSE(VecX(p.c), c_dense, 1e-12, 1e-12);
+  CHECK(p.mu[0] == 0.8);
+  CHECK(p.mu[4] == 0.5);
+
+  // u+ = u_free + M^-1 J^T lambda, so J u+ = G lambda + c
+  const VecX lambda = VecX::NullaryExpr(15, [&]() { return n(rng); });
+  std::vector<VecX> u_next = {VecX::Zero(quad.nv), VecX::Zero(box.nv)};
+  asmb.apply(views, lambda, u_next);
+  CHECK_ALL_CLOSE(VecX(JA * u_next[0] + JB * u_next[1]), VecX(G * lambda + c_dense), 1e-10, 1e-10);
+  CHECK_ALL_CLOSE(u_next[1], VecX(b.u_free + b.M.llt().solve(JB.transpose() * lambda)), 1e-12, 1e-10);
+}
+
+TEST_CASE("Delassus targets: speculative gap, restitution, position correction", "[contact]") {
+  std::mt19937 rng(5);
+  const Model box = free_box(2.0);
+  Sys s(box, rng);
+  s.u.setZero();
+  s.u[2] = -2.0;  // falling at 2 m/s
+  s.u_free = s.u;
+  const std::vector<Index> object_system = {0, -1};
+  auto one_contact = [&](Scalar depth, Scalar e, const DelassusSettings& st) {
+    ContactSet set(4);
+    Contact* c = set.add();
+    c->object_a = 0; c->body_a = 0; c->object_b = 1;
+    c->position = s.data.oMi[0].p;  // at the centre of mass: no rotation coupling
+    c->normal = Vec3::UnitZ();
+    c->depth = depth;
+    c->restitution = e;
+    DelassusAssembler asmb;
+    asmb.reserve({&box}, 4);
+    asmb.assemble({s.view()}, object_system, set, 1e-3, st);
+    return Scalar(asmb.problem().c[2]);
+  };
+  DelassusSettings st;
+  // 5 mm apart, 2 mm reachable this step: the contact only forbids passing the gap (b = -d/dt)
+  CHECK(one_contact(-0.005, 0.0, st) == Approx(-2.0 + 5.0));
+  // 1 mm apart, reachable: lands exactly (b = -d/dt = -1 m/s)
+  CHECK(one_contact(-0.001, 0.0, st) == Approx(-2.0 + 1.0));
+  // touching with e = 0.5: bounce target 1 m/s
+  CHECK(one_contact(0.0, 0.5, st) == Approx(-2.0 - 1.0));
+  // penetrating 3 mm with erp 0.2, slop 0.1 mm: push-out target 0.2 * 2.9e-3 / 1e-3
+  s.u.setZero();
+  s.u_free.setZero();
+  st.erp = 0.2;
+  CHECK(one_contact(0.003, 0.0, st) == Approx(-0.58));
+  st.erp = 0.0;
+  CHECK(one_contact(0.003, 0.0, st) == Approx(0.0).margin(1e-15));
+}
+
+TEST_CASE("Delassus joint-limit rows appear near a limit with the right sign", "[contact]") {
+  ModelBuilder mb("arm");
+  JointLimits lim;
+  lim.lower = -0.5;
+  lim.upper = 0.5;
+  mb.add_body(-1, "hinge", JointType::Revolute, SE3(), Vec3::UnitY(), lim, "link",
+              Inertia(1.0, Vec3(0, 0, -0.5), Vec3(0.01, 0.01, 0.001).asDiagonal()));
+  const Model m = mb.finalize();
+  std::mt19937 rng(1);
+  Sys s(m, rng);
+  DelassusAssembler asmb;
+  asmb.reserve({&m}, 4);
+  const std::vector<Index> object_system = {0};
+  ContactSet none(4);
+  auto run = [&](Scalar q, Scalar u) {
+    s.q[0] = q;
+    s.u[0] = s.u_free[0] = u;
+    crba(m, s.data, s.q);
+    ltdl_factor(m, s.data);
+    compute_joint_jacobians(m, s.data, s.q);
+    asmb.assemble({s.view()}, object_system, none, 1e-3, DelassusSettings());
+  };
+  run(0.0, 0.1);
+  CHECK(asmb.num_limits() == 0);
+  run(0.495, 0.0);  // 5 mm from the upper limit, inside the 10 mm margin
+  REQUIRE(asmb.num_limits() == 1);
+  CHECK(asmb.rows()[0].sign == -1);
+  const ContactProblem p = asmb.problem();
+  // row = -u, G = 1/M, c = -u_free - b with b = -dist/dt (may approach by 5 mm this step)
+  CHECK(p.G(0, 0) == Approx(1.0 / s.data.Dinv.cwiseInverse()[0]));
+  CHECK(p.c[0] == Approx(0.005 / 1e-3));
+  run(-0.3, -400.0);  // far from the limit but would cross it in this step
+  REQUIRE(asmb.num_limits() == 1);
+  CHECK(asmb.rows()[0].sign == 1);
+}
