@@ -1,0 +1,112 @@
+// ArticulatedSystem: one dynamic object of a World (a robot from URDF or a free rigid body),
+// with its state (q, u), inputs (generalized force, implicit joint PD, external wrenches) and
+// queries (mass matrix, frames, Jacobians, contact impulses).
+//
+// Every setter validates its input (size, NaN/Inf, unit quaternions) and throws
+// InvalidArgument naming the system and the problem; a failed call changes nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impulse/collision/collision_world.hpp"
+#include "impulse/core/types.hpp"
+#include "impulse/dynamics/data.hpp"
+#include "impulse/model/model.hpp"
+
+namespace impulse {
+
+class World;
+
+// A contact impulse acting on one body of a system during the last step (world frame).
+struct BodyContactImpulse {
+  Index body = -1;
+  Vec3 position = Vec3::Zero();
+  Vec3 impulse = Vec3::Zero();  // N s, acting on this body
+  Index contact = -1;           // index in World::contacts()
+};
+
+class ArticulatedSystem {
+ public:
+  ArticulatedSystem(std::string name, Model model);
+
+  const std::string& name() const { return name_; }
+  const Model& model() const { return model_; }
+  Index nq() const { return model_.nq; }
+  Index nv() const { return model_.nv; }
+
+  // state
+  const VecX& q() const { return q_; }
+  const VecX& u() const { return u_; }
+  void set_q(const VecXcref& q);
+  void set_u(const VecXcref& u);
+  void set_state(const VecXcref& q, const VecXcref& u);
+
+  // explicit generalized force tau (layout of u), held until changed
+  const VecX& generalized_force() const { return tau_; }
+  void set_generalized_force(const VecXcref& tau);
+
+  // Joint PD, applied implicitly (M + dt Kd + dt^2 Kp): tau_pd = Kp (q_target - q) + Kd (u_target - u)
+  // evaluated at the end of the step. Gains have the layout of u and must be zero on the
+  // floating base and on spherical joints; q_target has the layout of q, u_target that of u.
+  void set_pd_gains(const VecXcref& kp, const VecXcref& kd);
+  void set_pd_targets(const VecXcref& q_target, const VecXcref& u_target);
+  const VecX& kp() const { return kp_; }
+  const VecX& kd() const { return kd_; }
+  const VecX& q_target() const { return q_target_; }
+  const VecX& u_target() const { return u_target_; }
+
+  // External force (world frame, applied at the world point p) or torque on a body, for the
+  // next step only (cleared after it).
+  void set_external_force(Index body, const Vec3& force_W, const Vec3& point_W);
+  void set_external_torque(Index body, const Vec3& torque_W);
+  void clear_external_forces();
+
+  // queries at the current state (computed on demand in a separate workspace)
+  const MatX& mass_matrix() const;
+  const VecX& nonlinear_effects() const;
+  SE3 body_pose(Index body) const;
+  SE3 frame_pose(const std::string& frame) const;
+  Vec3 frame_linear_velocity(const std::string& frame) const;   // origin velocity, world frame
+  Vec3 frame_angular_velocity(const std::string& frame) const;  // world frame
+  MatX frame_jacobian(const std::string& frame) const;           // 6 x nv, world frame
+  MatX point_jacobian(Index body, const Vec3& p_B) const;        // 3 x nv, world frame
+  Scalar kinetic_energy() const;
+  Scalar potential_energy() const;
+  Vec3 center_of_mass() const;
+
+  // contact impulses on this system's bodies in the last step
+  const std::vector<BodyContactImpulse>& contact_impulses() const { return contact_impulses_; }
+
+  // collision filtering (RaiSim group/mask), for the whole system or one body
+  void set_collision_filter(std::uint32_t group, std::uint32_t mask);
+  void set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask);
+  void set_self_collision(bool enabled);
+
+  Index collision_object() const { return object_; }
+
+ private:
+  friend class World;
+  friend class Stepper;
+  void check_q(const VecXcref& q, const char* what) const;
+
+  std::string name_;
+  Model model_;
+  VecX q_, u_, tau_, kp_, kd_, q_target_, u_target_;
+  Vec6Vector f_ext_;     // body frame wrench per body, cleared after each step
+  bool has_f_ext_ = false;
+
+  // stepper workspace (allocated at construction)
+  Data data_;
+  VecX u_free_, u_next_, q_next_, rhs_, zero_;
+
+  // query workspace
+  mutable Data query_;
+  std::vector<BodyContactImpulse> contact_impulses_;
+
+  World* world_ = nullptr;
+  Index object_ = -1;
+};
+
+}  // namespace impulse

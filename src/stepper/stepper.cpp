@@ -1,0 +1,230 @@
+#include "impulse/stepper/stepper.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/jacobian.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "impulse/dynamics/rnea.hpp"
+#include "impulse/world/articulated_system.hpp"
+
+namespace impulse {
+
+const char* to_string(StepStatus s) {
+  switch (s) {
+    case StepStatus::Ok: return "ok";
+    case StepStatus::SolverNotConverged: return "solver not converged";
+    case StepStatus::SolverFailed: return "solver failed";
+    case StepStatus::NonFinite: return "non-finite state";
+    case StepStatus::ContactOverflow: return "contact overflow";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+// Dynamics stage of one system: Jacobians and poses at q, M~ factored, u_free.
+//   M~ = M + dt (Kd + D) + dt^2 Kp           (implicit PD and joint damping D, DESIGN.md sec. 2)
+//   u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h + J^T f_ext)
+// The PD torque is evaluated at the end of the step (q + dt u+, u+), which is what makes stiff
+// gains stable at 1 ms; moving its u+ terms to the left gives M~.
+void dynamics_stage(ArticulatedSystem& s, Scalar dt, VecX& rhs, const VecX& zero, const Vec6Vector& f_ext,
+                    bool has_f_ext, Data& d, VecX& u_free) {
+  const Model& m = s.model();
+  const VecX& q = s.q();
+  const VecX& u = s.u();
+  // h - sum J^T f_ext, by RNEA with zero acceleration
+  rhs = rnea(m, d, q, u, zero, has_f_ext ? &f_ext : nullptr);
+  crba(m, d, q);
+  compute_joint_jacobians(m, d, q);
+  rhs = s.generalized_force() - rhs - m.damping.cwiseProduct(u);
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    const Scalar kp = s.kp()[k], kd = s.kd()[k];
+    rhs[k] += kp * (s.q_target()[iq] - q[iq] - dt * u[k]) + kd * (s.u_target()[k] - u[k]);
+    d.M(k, k) += dt * (kd + m.damping[k]) + dt * dt * kp;
+  }
+  rhs *= dt;
+  ltdl_factor(m, d);
+  ltdl_solve(m, d, rhs);
+  u_free = u + rhs;
+}
+
+}  // namespace
+
+Stepper::Stepper() : solver_(make_contact_solver("bisection")), contacts_(256) {}
+
+void Stepper::reserve(const std::vector<ArticulatedSystem*>& systems, const std::vector<Index>& object_system,
+                      const StepSettings& st) {
+  std::vector<const Model*> models;
+  for (ArticulatedSystem* s : systems) models.push_back(&s->model());
+  contacts_.reserve(st.max_contacts);
+  assembler_.reserve(models, st.max_contacts);
+  object_system_ = object_system;
+  views_.resize(systems.size());
+  u_next_.resize(systems.size());
+  for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i]->nv());
+  Index max_rows = 3 * st.max_contacts;
+  for (const Model* m : models) max_rows += 2 * m->nv;
+  lambda_.setZero(max_rows);
+  solver_->reserve(max_rows);
+  memory_.clear();
+  memory_.reserve(static_cast<std::size_t>(st.max_contacts));
+  memory_next_.reserve(static_cast<std::size_t>(st.max_contacts));
+  limit_memory_.clear();
+  limit_memory_.reserve(static_cast<std::size_t>(max_rows));
+  limit_memory_next_.reserve(static_cast<std::size_t>(max_rows));
+  prepared_ = false;
+}
+
+void Stepper::set_solver(std::unique_ptr<ContactSolver> solver) {
+  solver->reserve(lambda_.size());
+  solver_ = std::move(solver);
+}
+
+void Stepper::prepare(const std::vector<ArticulatedSystem*>& systems, CollisionWorld& collision,
+                      const StepSettings& st) {
+  stats_ = StepStats();
+  // 1. dynamics
+  auto t0 = Clock::now();
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    ArticulatedSystem& s = *systems[i];
+    dynamics_stage(s, st.dt, s.rhs_, s.zero_, s.f_ext_, s.has_f_ext_, s.data_, s.u_free_);
+    views_[i] = SystemView{&s.model_, &s.data_, &s.q_, &s.u_, &s.u_free_};
+  }
+  stats_.times.dynamics = us_since(t0);
+
+  // 2. collision
+  t0 = Clock::now();
+  for (ArticulatedSystem* s : systems) collision.update(s->object_, s->data_.oMi);
+  collision.detect(contacts_);
+  stats_.times.collision = us_since(t0);
+
+  // 3. Delassus assembly
+  t0 = Clock::now();
+  assembler_.assemble(views_, object_system_, contacts_, st.dt, st.contact);
+  stats_.times.delassus = us_since(t0);
+  stats_.contacts = assembler_.num_contacts();
+  stats_.limits = assembler_.num_limits();
+  for (const Contact& c : contacts_) stats_.max_penetration = std::max(stats_.max_penetration, c.depth);
+  prepared_ = true;
+}
+
+StepStatus Stepper::finish(const std::vector<ArticulatedSystem*>& systems, const StepSettings& st) {
+  // 4. solve
+  auto t0 = Clock::now();
+  const ContactProblem problem = assembler_.problem();
+  const Index n = problem.size();
+  auto lambda = lambda_.head(n);
+  if (st.warm_start) {
+    warm_start(n);
+  } else {
+    lambda.setZero();
+  }
+  if (n > 0) {
+    stats_.solver = solver_->solve(problem, lambda);
+  } else {
+    stats_.solver = SolverResult{SolverStatus::Converged, 0, 0};
+  }
+  stats_.times.solve = us_since(t0);
+
+  // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+
+  t0 = Clock::now();
+  StepStatus status = StepStatus::Ok;
+  if (contacts_.overflow()) status = StepStatus::ContactOverflow;
+  if (stats_.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
+  if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
+  assembler_.apply(views_, lambda, u_next_);
+  bool finite = true;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    ArticulatedSystem& s = *systems[i];
+    s.model_.integrate(s.q_, u_next_[i], st.dt, s.q_next_);
+    finite = finite && u_next_[i].allFinite() && s.q_next_.allFinite();
+  }
+  if (finite) {
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+      ArticulatedSystem& s = *systems[i];
+      s.q_.swap(s.q_next_);
+      s.u_.swap(u_next_[i]);
+    }
+    remember();
+  } else {
+    status = StepStatus::NonFinite;
+    lambda.setZero();
+  }
+  report_impulses(systems);
+  for (ArticulatedSystem* s : systems) s->clear_external_forces();
+  stats_.times.integrate = us_since(t0);
+  stats_.status = status;
+  prepared_ = false;
+  return status;
+}
+
+Vec3 Stepper::contact_impulse(Index i) const {
+  if (i < 0 || i >= assembler_.num_contacts()) return Vec3::Zero();
+  return assembler_.contact_frame(i) * lambda_.segment<3>(3 * i);
+}
+
+// Last step's impulses for contacts with the same shapes within 2 cm (contact frames may have
+// rotated: the world-frame impulse is projected on the new frame), and for the same limit rows.
+void Stepper::warm_start(Index n) {
+  auto lambda = lambda_.head(n);
+  lambda.setZero();
+  const Scalar radius2 = 0.02 * 0.02;
+  for (Index i = 0; i < assembler_.num_contacts(); ++i) {
+    const Contact& c = contacts_[i];
+    const Memory* best = nullptr;
+    Scalar best_d2 = radius2;
+    for (const Memory& m : memory_) {
+      if (m.object_a != c.object_a || m.shape_a != c.shape_a || m.object_b != c.object_b || m.shape_b != c.shape_b)
+        continue;
+      const Scalar d2 = (m.position - c.position).squaredNorm();
+      if (d2 < best_d2) best = &m, best_d2 = d2;
+    }
+    if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
+  }
+  for (const ConstraintRow& r : assembler_.rows()) {
+    if (r.kind != ConstraintRow::Kind::Limit) continue;
+    for (const LimitMemory& m : limit_memory_) {
+      if (m.system == r.system && m.dof == r.index && m.sign == r.sign) lambda[r.row] = m.lambda;
+    }
+  }
+}
+
+void Stepper::remember() {
+  memory_next_.clear();
+  for (Index i = 0; i < assembler_.num_contacts(); ++i) {
+    const Contact& c = contacts_[i];
+    memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
+  }
+  memory_.swap(memory_next_);
+  limit_memory_next_.clear();
+  for (const ConstraintRow& r : assembler_.rows()) {
+    if (r.kind == ConstraintRow::Kind::Limit) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
+  }
+  limit_memory_.swap(limit_memory_next_);
+}
+
+void Stepper::report_impulses(const std::vector<ArticulatedSystem*>& systems) {
+  for (ArticulatedSystem* s : systems) s->contact_impulses_.clear();
+  for (Index i = 0; i < assembler_.num_contacts(); ++i) {
+    const Contact& c = contacts_[i];
+    const Vec3 p = contact_impulse(i);
+    const Index sides[2][2] = {{c.object_a, c.body_a}, {c.object_b, c.body_b}};
+    for (int side = 0; side < 2; ++side) {
+      const Index obj = sides[side][0];
+      if (obj < 0 || obj >= static_cast<Index>(object_system_.size())) continue;
+      const Index sys = object_system_[static_cast<std::size_t>(obj)];
+      if (sys < 0) continue;
+      auto& list = systems[static_cast<std::size_t>(sys)]->contact_impulses_;
+      if (list.size() < list.capacity()) list.push_back({sides[side][1], c.position, side == 0 ? p : Vec3(-p), i});
+    }
+  }
+}
+
+}  // namespace impulse

@@ -1,0 +1,211 @@
+#include "impulse/world/articulated_system.hpp"
+
+#include <cmath>
+
+#include "impulse/core/check.hpp"
+#include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/energy.hpp"
+#include "impulse/dynamics/jacobian.hpp"
+#include "impulse/dynamics/kinematics.hpp"
+#include "impulse/dynamics/rnea.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse {
+
+ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
+    : name_(std::move(name)), model_(std::move(model)), data_(model_), query_(model_) {
+  const Index nq = model_.nq, nv = model_.nv;
+  q_ = model_.neutral_configuration();
+  q_target_ = q_;
+  u_.setZero(nv);
+  tau_.setZero(nv);
+  kp_.setZero(nv);
+  kd_.setZero(nv);
+  u_target_.setZero(nv);
+  f_ext_.assign(static_cast<std::size_t>(model_.nb), Vec6::Zero());
+  u_free_.setZero(nv);
+  u_next_.setZero(nv);
+  q_next_.setZero(nq);
+  rhs_.setZero(nv);
+  zero_.setZero(nv);
+  contact_impulses_.reserve(64);
+}
+
+void ArticulatedSystem::check_q(const VecXcref& q, const char* what) const {
+  check_vector(q, model_.nq, "system '" + name_ + "': " + what);
+  for (Index i = 0; i < model_.nb; ++i) {
+    Index k = -1;
+    if (model_.joint_type[i] == JointType::Floating) k = model_.idx_q[i] + 3;
+    if (model_.joint_type[i] == JointType::Spherical) k = model_.idx_q[i];
+    if (k < 0) continue;
+    const Scalar n = q.segment<4>(k).norm();
+    IMPULSE_CHECK(std::abs(n - 1) < 1e-3, "system '", name_, "': ", what, " quaternion of joint '",
+                  model_.joint_names[i], "' (q[", k, "..", k + 3, "], order w x y z) has norm ", n,
+                  ", expected 1");
+  }
+}
+
+namespace {
+// Normalises the quaternions of q exactly (inputs are checked to be unit to 1e-3).
+void normalise(const Model& m, VecX& q) {
+  for (Index i = 0; i < m.nb; ++i) {
+    Index k = -1;
+    if (m.joint_type[i] == JointType::Floating) k = m.idx_q[i] + 3;
+    if (m.joint_type[i] == JointType::Spherical) k = m.idx_q[i];
+    if (k >= 0) q.segment<4>(k).normalize();
+  }
+}
+}  // namespace
+
+void ArticulatedSystem::set_q(const VecXcref& q) {
+  check_q(q, "q");
+  q_ = q;
+  normalise(model_, q_);
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_u(const VecXcref& u) {
+  check_vector(u, model_.nv, "system '" + name_ + "': u");
+  u_ = u;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
+  check_q(q, "q");
+  check_vector(u, model_.nv, "system '" + name_ + "': u");
+  q_ = q;
+  normalise(model_, q_);
+  u_ = u;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_generalized_force(const VecXcref& tau) {
+  check_vector(tau, model_.nv, "system '" + name_ + "': generalized force");
+  tau_ = tau;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
+  check_vector(kp, model_.nv, "system '" + name_ + "': kp");
+  check_vector(kd, model_.nv, "system '" + name_ + "': kd");
+  for (Index i = 0; i < model_.nb; ++i) {
+    for (Index k = model_.idx_v[i]; k < model_.idx_v[i] + model_.nv_joint[i]; ++k) {
+      IMPULSE_CHECK(kp[k] >= 0 && kd[k] >= 0, "system '", name_, "': PD gains must be >= 0 (dof ", k, ")");
+      IMPULSE_CHECK(model_.nv_joint[i] == 1 || (kp[k] == 0 && kd[k] == 0), "system '", name_,
+                    "': PD gains must be zero on the ", joint_type_name(model_.joint_type[i]), " joint '",
+                    model_.joint_names[i], "' (dof ", k, "); only 1-dof joints are PD-controlled");
+    }
+  }
+  kp_ = kp;
+  kd_ = kd;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref& u_target) {
+  check_vector(q_target, model_.nq, "system '" + name_ + "': q_target");
+  check_vector(u_target, model_.nv, "system '" + name_ + "': u_target");
+  q_target_ = q_target;
+  u_target_ = u_target;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, const Vec3& point_W) {
+  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
+  IMPULSE_CHECK(force_W.allFinite() && point_W.allFinite(), "system '", name_, "': external force on body '",
+                model_.body_names[body], "' is not finite");
+  forward_kinematics(model_, query_, q_);
+  const SE3& X = query_.oMi[body];
+  const Vec3 f_B = X.R.transpose() * force_W;
+  const Vec3 r_B = X.R.transpose() * (point_W - X.p);
+  f_ext_[body].head<3>() += f_B;
+  f_ext_[body].tail<3>() += r_B.cross(f_B);
+  has_f_ext_ = true;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
+  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
+  IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_.body_names[body],
+                "' is not finite");
+  forward_kinematics(model_, query_, q_);
+  f_ext_[body].tail<3>() += query_.oMi[body].R.transpose() * torque_W;
+  has_f_ext_ = true;
+  if (world_) world_->prepared_ = false;
+}
+
+void ArticulatedSystem::clear_external_forces() {
+  for (Vec6& f : f_ext_) f.setZero();
+  has_f_ext_ = false;
+}
+
+const MatX& ArticulatedSystem::mass_matrix() const {
+  crba(model_, query_, q_);
+  query_.M.triangularView<Eigen::StrictlyLower>() = query_.M.transpose();
+  return query_.M;
+}
+
+const VecX& ArticulatedSystem::nonlinear_effects() const { return impulse::nonlinear_effects(model_, query_, q_, u_); }
+
+SE3 ArticulatedSystem::body_pose(Index body) const {
+  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
+  forward_kinematics(model_, query_, q_);
+  return query_.oMi[body];
+}
+
+SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
+  const Index f = model_.frame_id(frame);
+  forward_kinematics(model_, query_, q_);
+  return frame_placement(model_, query_, f);
+}
+
+Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
+  const Frame& f = model_.frames[model_.frame_id(frame)];
+  if (f.body < 0) return Vec3::Zero();
+  forward_kinematics(model_, query_, q_, u_);
+  return point_velocity(query_, f.body, f.X_BF.p);
+}
+
+Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
+  const Frame& f = model_.frames[model_.frame_id(frame)];
+  if (f.body < 0) return Vec3::Zero();
+  forward_kinematics(model_, query_, q_, u_);
+  return body_angular_velocity(query_, f.body);
+}
+
+MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
+  const Index f = model_.frame_id(frame);
+  MatX J = MatX::Zero(6, model_.nv);
+  if (model_.frames[f].body < 0) return J;
+  compute_joint_jacobians(model_, query_, q_);
+  impulse::frame_jacobian(model_, query_, f, J);
+  return J;
+}
+
+MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
+  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
+  MatX J = MatX::Zero(3, model_.nv);
+  compute_joint_jacobians(model_, query_, q_);
+  impulse::point_jacobian(model_, query_, body, p_B, J);
+  return J;
+}
+
+Scalar ArticulatedSystem::kinetic_energy() const { return impulse::kinetic_energy(model_, query_, q_, u_); }
+Scalar ArticulatedSystem::potential_energy() const { return impulse::potential_energy(model_, query_, q_); }
+Vec3 ArticulatedSystem::center_of_mass() const { return impulse::center_of_mass(model_, query_, q_); }
+
+void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {
+  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
+  world_->collision_.set_object_filter(object_, CollisionFilter{group, mask});
+}
+
+void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
+  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
+  world_->collision_.set_body_filter(object_, model_.body_id(body), CollisionFilter{group, mask});
+}
+
+void ArticulatedSystem::set_self_collision(bool enabled) {
+  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
+  world_->collision_.set_self_collision(object_, enabled);
+}
+
+}  // namespace impulse
