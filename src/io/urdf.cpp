@@ -362,6 +362,11 @@ class TreeBuilder {
     b.joint_urdf_type = j.type;
     b.type = joint_type(j, parent < 0);
     b.X_PJ = X_PL * to_se3(uj->parent_to_joint_origin_transform);
+    if (b.type == JointType::Floating && !b.X_PJ.isApprox(SE3())) {
+      // q of a floating base is the pose of the body in the world (docs/conventions.md)
+      fail(source_, "joint '", j.name, "': a floating root joint must have an identity <origin> (its q is the pose ",
+           "of link '", j.child, "' in the world)");
+    }
     b.axis = Vec3(uj->axis.x, uj->axis.y, uj->axis.z);
     b.link = j.child;
     if (uj->limits) {

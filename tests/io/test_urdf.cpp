@@ -248,6 +248,8 @@ TEST_CASE("URDF: a world link makes its child joint the root joint", "[io]") {
   CHECK(floating.floating_base);
   CHECK(floating.joint_names[0] == "free");
   CHECK(floating.nv == 6);
+  require_model_error(robot(frame("world") + joint("free", "floating", "world", "body", "0 0 1") + link("body")),
+                      {"joint 'free'", "identity <origin>"});
 }
 
 TEST_CASE("URDF: joint limits and dynamics are kept", "[io]") {
