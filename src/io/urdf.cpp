@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -219,6 +220,9 @@ urdf::ModelInterfaceSharedPtr parse_urdfdom(const std::string& xml, const std::s
   urdf::ModelInterfaceSharedPtr model;
   std::string why;
   {
+    // console_bridge's handler is process-wide: one urdfdom parse at a time
+    static std::mutex mutex;
+    const std::lock_guard<std::mutex> lock(mutex);
     CapturedLog log;
     try {
       model = urdf::parseURDF(xml);
