@@ -39,6 +39,14 @@ SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda)
     return empty;
   }
   if (!lambda.allFinite()) lambda.setZero();  // a poisoned warm start is worse than none
+  // Non-finite input: solvers compare with max/min, which would silently drop NaNs.
+  if (!problem.c.allFinite() || !problem.mu.head(problem.nc).allFinite() ||
+      !problem.G.allFinite()) {
+    lambda.setZero();
+    SolverResult bad;
+    bad.status = SolverStatus::NumericalIssue;
+    return bad;
+  }
   SolverResult result = solve_impl(problem, lambda);
   if (!lambda.allFinite()) {
     lambda.setZero();

@@ -90,20 +90,24 @@ Vec3 todorov_f(const Vec3& z, Scalar mu, Mat3* dF) {
 void LmSolver::reserve_impl(Index max_rows) {
   const Index n = max_rows;
   for (VecX* v : {&x_, &f_, &r_, &x_trial_, &f_trial_, &r_trial_, &g_, &dx_, &Jdx_}) v->setZero(n);
+  kappa_.setOnes(n);
+  scaled_f_.setZero(n);
   b_.setZero(2 * n);
   v_.setZero(2 * n);
   J_.setZero(n, n);
   H_.setZero(2 * n, n);
 }
 
-Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) const {
+Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) {
   const Index n = problem.size(), nc = problem.nc;
   for (Index i = 0; i < nc; ++i) {
     f.segment<3>(3 * i) = todorov_f(x.segment<3>(3 * i), problem.mu[i], nullptr);
   }
   for (Index j = 3 * nc; j < n; ++j) f[j] = std::max<Scalar>(0, -x[j]);
   // eq. 55-56: r = G f - f - x + c
-  r.head(n).noalias() = problem.G * f.head(n);
+  // with the diagonal scaling K (see the header): r = G K^-1 f - f - x + c
+  scaled_f_.head(n) = f.head(n).cwiseQuotient(kappa_.head(n));
+  r.head(n).noalias() = problem.G * scaled_f_.head(n);
   r.head(n) += problem.c - f.head(n) - x.head(n);
   return 0.5 * r.head(n).squaredNorm();
 }
@@ -114,12 +118,12 @@ void LmSolver::jacobian(const ContactProblem& problem, const VecX& x) {
   for (Index i = 0; i < nc; ++i) {
     Mat3 dF;
     todorov_f(x.segment<3>(3 * i), problem.mu[i], &dF);
-    J_.block(0, 3 * i, n, 3).noalias() = problem.G.middleCols<3>(3 * i) * dF;
+    J_.block(0, 3 * i, n, 3).noalias() = problem.G.middleCols<3>(3 * i) * (dF / kappa_[3 * i]);
     J_.block<3, 3>(3 * i, 3 * i) -= dF + Mat3::Identity();
   }
   for (Index j = 3 * nc; j < n; ++j) {
     const Scalar df = x[j] < 0 ? -1 : 0;
-    J_.col(j).head(n) = problem.G.col(j) * df;
+    J_.col(j).head(n) = problem.G.col(j) * (df / kappa_[j]);
     J_(j, j) -= df + 1;
   }
 }
@@ -133,9 +137,17 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
   for (Index i = 0; i < n; ++i) G_norm = std::max(G_norm, G.row(i).cwiseAbs().sum());
   const Scalar c_norm = problem.c.cwiseAbs().maxCoeff();
 
-  // warm start: x = v - f with v = G lambda + c
+  // diagonal scaling K: one factor per contact (mean of its G_ii diagonal), one per limit row
+  for (Index i = 0; i < problem.nc; ++i) {
+    const Scalar k = settings_.scale ? G.block<3, 3>(3 * i, 3 * i).trace() / 3 : Scalar(1);
+    kappa_.segment<3>(3 * i).setConstant(k > 0 ? k : Scalar(1));
+  }
+  for (Index j = 3 * problem.nc; j < n; ++j) {
+    kappa_[j] = settings_.scale && G(j, j) > 0 ? G(j, j) : Scalar(1);
+  }
+  // warm start: x = v - f with v = G lambda + c and f = K lambda
   x_.head(n).noalias() = G * lambda;
-  x_.head(n) += problem.c - lambda;
+  x_.head(n) += problem.c - lambda.cwiseProduct(kappa_.head(n));
   Scalar psi = residual(problem, x_, f_, r_);
   Scalar damping = s.variant == LmVariant::Regular ? s.damping : s.plm_damping;
 
@@ -224,7 +236,7 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
   }
   result.iterations = solves;
   result.residual = psi;
-  lambda = f_.head(n);
+  lambda = f_.head(n).cwiseQuotient(kappa_.head(n));
   return result;
 }
 

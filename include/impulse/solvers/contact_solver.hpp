@@ -9,8 +9,8 @@
 // workspace first (one allocation, then allocation-free again), so reserve up front in hot loops.
 //
 // solve() validates sizes (throws InvalidArgument on a mismatch: that is a programming error) and
-// never throws on numerical trouble: if the solver produces a non-finite lambda, lambda is reset
-// to zero and the status is NumericalIssue.
+// never throws on numerical trouble: for non-finite G, c or mu, or if the solver produces a
+// non-finite lambda, lambda is reset to zero and the status is NumericalIssue.
 #pragma once
 
 #include <memory>

@@ -16,6 +16,10 @@ enum class LmVariant {
 
 struct LmSettings {
   LmVariant variant = LmVariant::Regular;
+  // Solve for the scaled impulse f = K lambda, K = mean diagonal of G per contact (and G_jj per
+  // limit row), so that impulse and velocity parts of x have the same units (m/s). The solution
+  // set is unchanged; false gives Todorov's unscaled r(x) = (G - I) f(x) - x + c.
+  bool scale = true;
   Index max_iterations = 100;  // linear solves (accepted or rejected)
   Scalar tolerance = 1e-30;    // stop when psi = |r|^2 / 2 < tolerance (sec. 5: eps = 1e-30)
   // Also stop when |r|_inf <= roundoff * (|c| + |x| + |G| |f|): the residual is at rounding
@@ -50,14 +54,14 @@ class LmSolver final : public ContactSolver {
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
 
  private:
-  // Todorov's f(x) (eq. 49-50) into f_, and r(x) = (G - I) f(x) - x + c (eq. 55-56) into r.
+  // Todorov's f(x) (eq. 49-50) into f, and r(x) = G K^-1 f(x) - f(x) - x + c (eq. 55-56) into r.
   // Returns psi = |r|^2 / 2.
-  Scalar residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) const;
-  // Jacobian eq. 58-59: J = (G - I) dF/dx - I, into J_.
+  Scalar residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r);
+  // Jacobian eq. 58-59: J = (G K^-1 - I) dF/dx - I, into J_.
   void jacobian(const ContactProblem& problem, const VecX& x);
 
   LmSettings settings_;
-  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_;
+  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, scaled_f_;
   MatX J_, H_;
 };
 
