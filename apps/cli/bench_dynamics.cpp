@@ -24,8 +24,6 @@
 
 namespace impulse::cli {
 
-std::string default_model_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
-
 namespace {
 
 constexpr int kBatch = 100;

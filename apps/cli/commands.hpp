@@ -1,24 +1,23 @@
-// The subcommands of the `impulse` CLI. Each returns the process exit code; impulse::Error
-// escaping them is printed as one line `error: ...` (exit 1, or 2 for cli::UsageError).
+// The subcommands of the `impulse` CLI. Each add_*_command registers one subcommand on the app;
+// when that subcommand is parsed, its callback stores in `run` the function that does the work
+// and returns the exit code. impulse::Error escaping it is printed as one line `error: ...`
+// (exit 1, or 2 for cli::UsageError). To add a command: one file in cli/, one line here, one
+// line in impulse.cpp.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 
 namespace impulse::cli {
 
-struct InspectOptions {
-  std::string model;
-  bool json = false;
-  bool fixed_base = false;
-};
-int run_inspect(const InspectOptions& o);
+using Runner = std::function<int()>;
 
-struct DynamicsOptions {
-  std::string model;
-  bool fixed_base = false;
-};
-int run_dynamics(const DynamicsOptions& o);
+void add_inspect_command(CLI::App& app, Runner& run);   // inspect.cpp
+void add_dynamics_command(CLI::App& app, Runner& run);  // dynamics.cpp
+void add_bench_command(CLI::App& app, Runner& run);     // bench.cpp
 
+// The benchmarks of `impulse bench WHAT` (bench.cpp dispatches on WHAT).
 struct BenchOptions {
   std::string what;   // "dynamics", ...
   std::string model;  // URDF (default: models/anymal/anymal.urdf)
@@ -26,8 +25,9 @@ struct BenchOptions {
   long calls = 100000;
   unsigned seed = 1;
 };
-int run_bench_dynamics(const BenchOptions& o);
+int run_bench_dynamics(const BenchOptions& o);  // bench_dynamics.cpp
 
+// The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();
 
 }  // namespace impulse::cli

@@ -1,6 +1,7 @@
 // `impulse dynamics MODEL.urdf` < {"q": [...], "u": [...], "tau": [...]}: the dynamics of one state.
 #include <iostream>
 #include <iterator>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
@@ -55,10 +56,11 @@ void normalise_quaternions(const Model& m, VecX& q) {
 
 }  // namespace
 
-int run_dynamics(const DynamicsOptions& o) {
+namespace {
+int run_dynamics(const std::string& model_path, bool fixed_base) {
   UrdfOptions uo;
-  uo.fixed_base = o.fixed_base;
-  const Model m = load_urdf(o.model, uo);
+  uo.fixed_base = fixed_base;
+  const Model m = load_urdf(model_path, uo);
 
   const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   json state;
@@ -87,6 +89,17 @@ int run_dynamics(const DynamicsOptions& o) {
   out["poses"] = poses;
   std::cout << out.dump(2) << "\n";
   return 0;
+}
+}  // namespace
+
+void add_dynamics_command(CLI::App& app, Runner& run) {
+  auto model = std::make_shared<std::string>();
+  auto fixed = std::make_shared<bool>(false);
+  auto* c = app.add_subcommand("dynamics",
+                               "Read {\"q\",\"u\",\"tau\"} JSON on stdin; print M, h, udot, energies, com, poses");
+  c->add_option("model", *model, "URDF file")->required();
+  c->add_flag("--fixed-base", *fixed, "Weld the root body to the world");
+  c->callback([=, &run]() { run = [=]() { return run_dynamics(*model, *fixed); }; });
 }
 
 }  // namespace impulse::cli

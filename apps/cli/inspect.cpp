@@ -1,6 +1,7 @@
 // `impulse inspect MODEL.urdf [--json]`: what the loader made of a robot description.
 #include <iomanip>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
@@ -127,16 +128,30 @@ void print_text(const Model& m, std::ostream& os) {
 
 }  // namespace
 
-int run_inspect(const InspectOptions& o) {
-  UrdfOptions uo;
-  uo.fixed_base = o.fixed_base;
-  const Model m = load_urdf(o.model, uo);
-  if (o.json) {
-    std::cout << model_json(m).dump(2) << "\n";
-  } else {
-    print_text(m, std::cout);
-  }
-  return 0;
+void add_inspect_command(CLI::App& app, Runner& run) {
+  struct Options {
+    std::string model;
+    bool json = false;
+    bool fixed_base = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand("inspect", "Summarise a URDF model (joints, bodies, frames, collision)");
+  c->add_option("model", o->model, "URDF file")->required();
+  c->add_flag("--json", o->json, "Print one JSON object");
+  c->add_flag("--fixed-base", o->fixed_base, "Weld the root body to the world");
+  c->callback([o, &run]() {
+    run = [o]() {
+      UrdfOptions uo;
+      uo.fixed_base = o->fixed_base;
+      const Model m = load_urdf(o->model, uo);
+      if (o->json) {
+        std::cout << model_json(m).dump(2) << "\n";
+      } else {
+        print_text(m, std::cout);
+      }
+      return 0;
+    };
+  });
 }
 
 }  // namespace impulse::cli

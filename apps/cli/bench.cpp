@@ -1,0 +1,34 @@
+// `impulse bench WHAT [--model PATH] [--json]`: benchmarks that print medians.
+#include <map>
+#include <memory>
+
+#include "cli/commands.hpp"
+
+namespace impulse::cli {
+
+std::string default_model_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
+
+void add_bench_command(CLI::App& app, Runner& run) {
+  // WHAT -> benchmark; each lives in its own bench_<what>.cpp
+  static const std::map<std::string, int (*)(const BenchOptions&)> benches = {
+      {"dynamics", &run_bench_dynamics},
+  };
+  std::vector<std::string> names;
+  for (const auto& b : benches) names.push_back(b.first);
+  auto o = std::make_shared<BenchOptions>();
+  auto* c = app.add_subcommand("bench", "Benchmarks (medians over many calls)");
+  c->add_option("what", o->what, "What to measure")->required()->check(CLI::IsMember(names));
+  c->add_option("--model", o->model, "URDF file (default: the project's ANYmal)");
+  c->add_flag("--json", o->json, "Print one JSON object");
+  c->add_option("--calls", o->calls, "Calls per measured function (default 100000)")
+      ->check(CLI::Range(1000L, 100000000L));
+  c->add_option("--seed", o->seed, "Seed of the random states");
+  c->callback([o, &run]() {
+    run = [o]() {
+      if (o->model.empty()) o->model = default_model_path();
+      return benches.at(o->what)(*o);
+    };
+  });
+}
+
+}  // namespace impulse::cli
