@@ -53,10 +53,7 @@
 
 namespace impulse {
 
-namespace {
-
-// Todorov's f(x) for one contact (eq. 49-50) and, if dF != nullptr, its Jacobian (eq. 59).
-Vec3 todorov_f(const Vec3& z, Scalar mu, Mat3* dF) {
+Vec3 todorov_impulse(const Vec3& z, Scalar mu, Mat3* dF) {
   const Scalar F_n = std::max<Scalar>(0, -z.z());
   const Scalar dFn = z.z() < 0 ? -1 : 0;
   const Scalar t = std::hypot(z.x(), z.y());
@@ -85,8 +82,6 @@ Vec3 todorov_f(const Vec3& z, Scalar mu, Mat3* dF) {
   return F;
 }
 
-}  // namespace
-
 void LmSolver::reserve_impl(Index max_rows) {
   const Index n = max_rows;
   for (VecX* v : {&x_, &f_, &r_, &x_trial_, &f_trial_, &r_trial_, &g_, &dx_, &Jdx_}) v->setZero(n);
@@ -101,7 +96,7 @@ void LmSolver::reserve_impl(Index max_rows) {
 Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) {
   const Index n = problem.size(), nc = problem.nc;
   for (Index i = 0; i < nc; ++i) {
-    f.segment<3>(3 * i) = todorov_f(x.segment<3>(3 * i), problem.mu[i], nullptr);
+    f.segment<3>(3 * i) = todorov_impulse(x.segment<3>(3 * i), problem.mu[i], nullptr);
   }
   for (Index j = 3 * nc; j < n; ++j) f[j] = std::max<Scalar>(0, -x[j]);
   // eq. 55-56: r = G f - f - x + c
@@ -117,7 +112,7 @@ void LmSolver::jacobian(const ContactProblem& problem, const VecX& x) {
   // eq. 58: J = (G - I) dF/dx - I, column block by column block (dF/dx is block diagonal)
   for (Index i = 0; i < nc; ++i) {
     Mat3 dF;
-    todorov_f(x.segment<3>(3 * i), problem.mu[i], &dF);
+    todorov_impulse(x.segment<3>(3 * i), problem.mu[i], &dF);
     J_.block(0, 3 * i, n, 3).noalias() = problem.G.middleCols<3>(3 * i) * (dF / kappa_[3 * i]);
     J_.block<3, 3>(3 * i, 3 * i) -= dF + Mat3::Identity();
   }

@@ -115,7 +115,8 @@ SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lam
   }
 
   // --- Algorithm 1, modified PPM I on w = F z + e ---------------------------------------------
-  const Scalar w_tol = s.tolerance * std::max<Scalar>(1, nU > 0 ? e_.head(nU).cwiseAbs().maxCoeff() : 0);
+  const Scalar w_tol =
+      s.tolerance * std::max<Scalar>(1, nU > 0 ? e_.head(nU).cwiseAbs().maxCoeff() : 0);
   B_.clear();
   for (Index u = 0; u < nU; ++u) {
     in_B_[u] = 0;
@@ -126,59 +127,57 @@ SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lam
   // lines 2-8 are the first pass of the loop below: with B empty, z = 0 and w = e, so the
   // trivial solution is returned at once when e >= 0, else argmin e enters B.
   result.status = SolverStatus::MaxIterations;
-  {
-    for (Index pivot = 1; pivot <= s.max_pivots; ++pivot) {
-      result.iterations = pivot;
-      const Index nB = static_cast<Index>(B_.size());
-      // lines 10-12: z_B = -F_BB^-1 e_B
-      for (Index a = 0; a < nB; ++a) {
-        for (Index b = 0; b <= a; ++b) A_(a, b) = F_(B_[a], B_[b]);
-      }
-      if (!detail::cholesky_in_place(A_, nB, 1e-12)) {
-        // F_BB singular: the newest index is dependent on the others (Theorem 1 says it needs
-        // no impulse); drop it for the rest of this solve.
-        const Index last = B_.back();
-        B_.pop_back();
-        in_B_[last] = 0;
-        excluded_[last] = 1;
-        continue;
-      }
-      for (Index a = 0; a < nB; ++a) tmp_[a] = -e_[B_[a]];
-      detail::cholesky_solve_in_place(A_, nB, tmp_);
-      // lines 13-14: w = F_:B z_B + e
-      for (Index u = 0; u < nU; ++u) {
-        Scalar w = e_[u];
-        for (Index a = 0; a < nB; ++a) w += F_(u, B_[a]) * tmp_[a];
-        w_[u] = in_B_[u] ? Scalar(0) : w;
-      }
-      const Scalar z_tol =
-          s.tolerance * std::max<Scalar>(1, nB > 0 ? tmp_.head(nB).cwiseAbs().maxCoeff() : 0);
-      Index j_min = -1;  // most negative z in B
-      for (Index a = 0; a < nB; ++a) {
-        if (j_min < 0 || tmp_[a] < tmp_[j_min]) j_min = a;
-      }
-      const bool z_negative = j_min >= 0 && tmp_[j_min] < -z_tol;
-      // line 15: most negative w outside B
-      Index i = -1;
-      for (Index u = 0; u < nU; ++u) {
-        if (in_B_[u] || excluded_[u]) continue;
-        if (i < 0 || w_[u] < w_[i]) i = u;
-      }
-      const bool w_negative = i >= 0 && w_[i] < -w_tol;
-      if (!w_negative && !z_negative) {  // lines 24-29: solution found
-        for (Index u = 0; u < nU; ++u) z_[u] = 0;
-        for (Index a = 0; a < nB; ++a) z_[B_[a]] = tmp_[a];
-        result.status = SolverStatus::Converged;
-        break;
-      }
-      if (z_negative) {  // lines 19-22 and 34-38: move B(j) back to the basic set
-        in_B_[B_[j_min]] = 0;
-        B_.erase(B_.begin() + j_min);
-      }
-      if (w_negative) {  // lines 32-33: move i into the non-basic set
-        B_.push_back(i);
-        in_B_[i] = 1;
-      }
+  for (Index pivot = 1; pivot <= s.max_pivots; ++pivot) {
+    result.iterations = pivot;
+    const Index nB = static_cast<Index>(B_.size());
+    // lines 10-12: z_B = -F_BB^-1 e_B
+    for (Index a = 0; a < nB; ++a) {
+      for (Index b = 0; b <= a; ++b) A_(a, b) = F_(B_[a], B_[b]);
+    }
+    if (!detail::cholesky_in_place(A_, nB, 1e-12)) {
+      // F_BB singular: the newest index is dependent on the others (Theorem 1 says it needs
+      // no impulse); drop it for the rest of this solve.
+      const Index last = B_.back();
+      B_.pop_back();
+      in_B_[last] = 0;
+      excluded_[last] = 1;
+      continue;
+    }
+    for (Index a = 0; a < nB; ++a) tmp_[a] = -e_[B_[a]];
+    detail::cholesky_solve_in_place(A_, nB, tmp_);
+    // lines 13-14: w = F_:B z_B + e
+    for (Index u = 0; u < nU; ++u) {
+      Scalar w = e_[u];
+      for (Index a = 0; a < nB; ++a) w += F_(u, B_[a]) * tmp_[a];
+      w_[u] = in_B_[u] ? Scalar(0) : w;
+    }
+    const Scalar z_tol =
+        s.tolerance * std::max<Scalar>(1, nB > 0 ? tmp_.head(nB).cwiseAbs().maxCoeff() : 0);
+    Index j_min = -1;  // most negative z in B
+    for (Index a = 0; a < nB; ++a) {
+      if (j_min < 0 || tmp_[a] < tmp_[j_min]) j_min = a;
+    }
+    const bool z_negative = j_min >= 0 && tmp_[j_min] < -z_tol;
+    // line 15: most negative w outside B
+    Index i = -1;
+    for (Index u = 0; u < nU; ++u) {
+      if (in_B_[u] || excluded_[u]) continue;
+      if (i < 0 || w_[u] < w_[i]) i = u;
+    }
+    const bool w_negative = i >= 0 && w_[i] < -w_tol;
+    if (!w_negative && !z_negative) {  // lines 24-29: solution found
+      for (Index u = 0; u < nU; ++u) z_[u] = 0;
+      for (Index a = 0; a < nB; ++a) z_[B_[a]] = tmp_[a];
+      result.status = SolverStatus::Converged;
+      break;
+    }
+    if (z_negative) {  // lines 19-22 and 34-38: move B(j) back to the basic set
+      in_B_[B_[j_min]] = 0;
+      B_.erase(B_.begin() + j_min);
+    }
+    if (w_negative) {  // lines 32-33: move i into the non-basic set
+      B_.push_back(i);
+      in_B_[i] = 1;
     }
   }
   result.residual = 0;

@@ -42,8 +42,8 @@ inline MatX random_mass_matrix(std::mt19937& rng, Index dof) {
   return B * B.transpose() / Scalar(dof) + 0.05 * MatX::Identity(dof, dof);
 }
 
-// nc contacts + nl limit rows on a dof-DOF system. Normal (and limit) velocities of c are
-// -b with b ~ U(-0.5, 1) (mostly closing) when 2 nc... rows allow it, tangential ones random.
+// nc contacts + nl limit rows on a dof-DOF system (nc + nl <= dof). The normal and limit
+// velocities of c are -b with b ~ U(-0.5, 1) (mostly closing), the tangential ones random.
 inline OwnedProblem make_physical_problem(std::mt19937& rng, Index nc, Index nl, Index dof,
                                           Scalar mu_lo, Scalar mu_hi) {
   OwnedProblem p;

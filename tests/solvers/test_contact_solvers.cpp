@@ -316,3 +316,34 @@ TEST_CASE("LM on Todorov's 16-contact, mu = 1 problem converges in a handful of 
     CHECK(median <= 10);
   }
 }
+
+TEST_CASE("Todorov parametrization: contact conditions for every z, Jacobian eq. 59 by differences",
+          "[solvers][lm]") {
+  std::mt19937 rng(59);
+  for (int k = 0; k < 2000; ++k) {
+    const Vec3 z = test::random_normal(rng, 3, 1);
+    const Scalar mu = test::uniform(rng, 0.1, 2.0);
+    Mat3 dF;
+    const Vec3 f = todorov_impulse(z, mu, &dF);
+    const Vec3 v = f + z;  // eq. 51
+    INFO("z = " << z.transpose() << ", mu = " << mu);
+    // the conditions hold by construction: Signorini, cone, Coulomb
+    CHECK(f.z() >= 0);
+    CHECK(v.z() >= 0);
+    CHECK(f.z() * v.z() == 0);
+    CHECK(cone_violation(f, mu) <= 1e-12);
+    CHECK(coulomb_violation(f, v, mu) <= 1e-12);
+    // central differences, away from the kinks (z_n = 0 and mu F_n = |z_t|)
+    const Scalar h = 1e-6;
+    const Scalar margin = std::min(std::abs(z.z()), std::abs(mu * std::max<Scalar>(0, -z.z()) -
+                                                             z.head<2>().norm()));
+    if (margin < 1e-3) continue;
+    Mat3 fd;
+    for (int j = 0; j < 3; ++j) {
+      Vec3 dz = Vec3::Zero();
+      dz[j] = h;
+      fd.col(j) = (todorov_impulse(z + dz, mu) - todorov_impulse(z - dz, mu)) / (2 * h);
+    }
+    CHECK((fd - dF).norm() <= 1e-7);
+  }
+}

@@ -42,6 +42,10 @@ struct LmSettings {
   Index max_line_search = 40;
 };
 
+// Todorov's impulse f(z) of one contact (Mylapilli & Jain eq. 49-50; z = (z_t, z_n)) and, if
+// dF is given, its Jacobian dF/dz (eq. 59). The velocity is v(z) = f(z) + z (eq. 51).
+Vec3 todorov_impulse(const Vec3& z, Scalar mu, Mat3* dF = nullptr);
+
 class LmSolver final : public ContactSolver {
  public:
   explicit LmSolver(const LmSettings& settings = LmSettings()) : settings_(settings) {}
