@@ -45,10 +45,10 @@ const VecX& aba(const Model& model, Data& data, const VecXcref& q, const VecXcre
       }
     }
     if (n == 0) v = p < 0 ? Vec6::Zero().eval() : data.ov[p];
-    Mat6& I = data.oYaba[i];
+    WorldInertia& I = data.oinertia[i];
     detail::world_inertia(model.inertia[i], oMi, I);
-    data.oinertia[i] = I;
-    data.opA[i] = cross_force(v, I * v);
+    I.to_matrix(data.oYaba[i]);
+    data.opA[i] = cross_force(v, I.apply(v));
     if (f_ext) data.opA[i] -= oMi.act_force((*f_ext)[i]);
   }
 

@@ -19,19 +19,17 @@ const MatX& crba(const Model& model, Data& data, const VecXcref& q) {
     const Index k = model.idx_v[i], n = model.nv_joint[i];
     if (n > 0) {
       const Index ns = detail::subtree_nv(model, i);
-      data.F.middleCols(k, n).noalias() = data.oYcrb[i] * data.J.middleCols(k, n);
-      // M_{i, subtree(i)} = S_i^T F_subtree (F of descendants was written earlier in this pass)
-      if (n == 1) {
-        M.block(k, k, 1, ns).noalias() = data.J.col(k).transpose() * data.F.middleCols(k, ns);
-      } else {
-        M.block(k, k, n, ns).noalias() = data.J.middleCols(k, n).transpose() * data.F.middleCols(k, ns);
+      for (Index r = k; r < k + n; ++r) data.F.col(r) = data.oYcrb[i].apply(data.J.col(r));
+      // M_{i, subtree(i)} = S_i^T F_subtree (F of descendants was written earlier in this pass),
+      // mirrored into the lower triangle; M_ij for the ancestors j of i is row block j
+      for (Index r = k; r < k + n; ++r) {
+        const Vec6 Sr = data.J.col(r);
+        for (Index c = r; c < k + ns; ++c) {
+          const Scalar Mrc = Sr.dot(data.F.col(c));
+          M(r, c) = Mrc;
+          M(c, r) = Mrc;
+        }
       }
-      // symmetric copy into the lower triangle
-      M.block(k + n, k, ns - n, n) = M.block(k, k + n, n, ns - n).transpose();
-      for (Index r = 1; r < n; ++r) {
-        for (Index c = 0; c < r; ++c) M(k + r, k + c) = M(k + c, k + r);
-      }
-      // M_ij for the ancestors j of i: S_j^T F_i is written when j is processed (row block j)
     }
     const Index p = model.parent[i];
     if (p >= 0) data.oYcrb[p] += data.oYcrb[i];

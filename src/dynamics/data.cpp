@@ -12,9 +12,9 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq) {
   h = VecX::Zero(nv);
 
   J = Mat6X::Zero(6, nv);
-  oinertia.assign(nb, Mat6::Zero());
+  oinertia.assign(nb, WorldInertia());
 
-  oYcrb.assign(nb, Mat6::Zero());
+  oYcrb.assign(nb, WorldInertia());
   F = Mat6X::Zero(6, nv);
   M = MatX::Zero(nv, nv);
   D = VecX::Zero(nv);

@@ -123,16 +123,17 @@ inline void world_subspace(const Model& model, Index i, const SE3& oMi, Eigen::M
   }
 }
 
-// 6x6 spatial inertia matrix of a body inertia I_B expressed in the world given X_WB.
-inline void world_inertia(const Inertia& I, const SE3& X, Mat6& out) {
+// Body inertia I_B (body frame) expressed in the world given X_WB, as moments about the origin.
+inline void world_inertia(const Inertia& I, const SE3& X, WorldInertia& out) {
   const Vec3 c = X.R * I.c + X.p;
-  const Mat3 Ic = X.R * I.Ic * X.R.transpose();
-  const Mat3 C = skew(c);
   const Scalar m = I.m;
-  out.topLeftCorner<3, 3>() = m * Mat3::Identity();
-  out.topRightCorner<3, 3>() = -m * C;
-  out.bottomLeftCorner<3, 3>() = m * C;
-  out.bottomRightCorner<3, 3>() = Ic - m * C * C;
+  out.m = m;
+  out.h = m * c;
+  const Mat3 IcRt = I.Ic * X.R.transpose();
+  out.I_O.noalias() = X.R * IcRt;  // R Ic R^T
+  // parallel axis to the origin: I_O = Ic + m (|c|^2 1 - c c^T)
+  out.I_O.noalias() -= out.h * c.transpose();
+  out.I_O.diagonal().array() += out.h.dot(c);
 }
 
 // Number of dofs in the subtree of body i (the dofs idx_v[i] .. idx_v[i] + n - 1, contiguous).

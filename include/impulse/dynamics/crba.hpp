@@ -6,7 +6,7 @@
 // an ancestor of the other (branch-induced sparsity, sec. 6.5); the other entries stay zero.
 // The armature (rotor inertia) of every dof is added to the diagonal.
 //
-// Writes: data.liMi, data.oMi, data.J, data.oinertia, data.oYcrb, data.F, data.M (both triangles).
+// Writes: data.liMi, data.oMi, data.J, data.oYcrb, data.F, data.M (both triangles).
 #pragma once
 
 #include "impulse/dynamics/data.hpp"

@@ -19,6 +19,36 @@
 
 namespace impulse {
 
+// Rigid-body spatial inertia in the world frame, stored by its moments about the world origin:
+// mass m, first moment h = m c (c = centre of mass) and rotational inertia I_O about the origin.
+// Sums of bodies are plain sums of (m, h, I_O), with no parallel-axis shift (used by CRBA).
+struct WorldInertia {
+  Scalar m = 0;
+  Vec3 h = Vec3::Zero();
+  Mat3 I_O = Mat3::Zero();
+
+  // f = I v: [m v - h x w; I_O w + h x v] for the twist v = [v; w] at the world origin.
+  Vec6 apply(const Vec6& v) const {
+    Vec6 f;
+    f.head<3>() = m * v.head<3>() - h.cross(v.tail<3>());
+    f.tail<3>() = I_O * v.tail<3>() + h.cross(v.head<3>());
+    return f;
+  }
+  WorldInertia& operator+=(const WorldInertia& o) {
+    m += o.m;
+    h += o.h;
+    I_O += o.I_O;
+    return *this;
+  }
+  // The 6x6 matrix [[m 1, -[h]]; [[h], I_O]].
+  void to_matrix(Mat6& out) const {
+    out.topLeftCorner<3, 3>() = m * Mat3::Identity();
+    out.topRightCorner<3, 3>() = -skew(h);
+    out.bottomLeftCorner<3, 3>() = skew(h);
+    out.bottomRightCorner<3, 3>() = I_O;
+  }
+};
+
 using Vec6Vector = std::vector<Vec6>;  // one spatial vector per body (Eigen >= 3.4 + C++17: aligned)
 using Mat6Vector = std::vector<Mat6>;
 using SE3Vector = std::vector<SE3>;
@@ -44,10 +74,10 @@ class Data {
   // --- world-frame quantities shared by crba / aba / compute_joint_jacobians ---------------
   Mat6X J;                 // 6 x nv: column k = motion subspace of dof k in the world frame
                            //        (spatial velocity of the world origin point per unit u_k)
-  Mat6Vector oinertia;     // nb: 6x6 spatial inertia of body i, world frame
+  std::vector<WorldInertia> oinertia;  // nb: spatial inertia of body i, world frame
 
   // --- crba ---------------------------------------------------------------------------------
-  Mat6Vector oYcrb;        // nb: composite-rigid-body inertia of the subtree of i, world frame
+  std::vector<WorldInertia> oYcrb;  // nb: composite-rigid-body inertia of subtree(i), world frame
   Mat6X F;                 // 6 x nv: F_k = oYcrb(body of k) * J_k (RBDA Table 6.2 "F")
   MatX M;                  // nv x nv: joint-space inertia incl. armature, full symmetric.
                            //   After ltdl_factor: strictly lower triangle = L (unit diagonal
