@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   add_inspect_command(app, run);
   add_dynamics_command(app, run);
   add_bench_command(app, run);
+  add_run_command(app, run);
+  add_contacts_command(app, run);
+  add_demo_command(app, run);
 
   try {
     app.parse(argc, argv);

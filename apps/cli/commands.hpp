@@ -16,6 +16,9 @@ using Runner = std::function<int()>;
 void add_inspect_command(CLI::App& app, Runner& run);   // inspect.cpp
 void add_dynamics_command(CLI::App& app, Runner& run);  // dynamics.cpp
 void add_bench_command(CLI::App& app, Runner& run);     // bench.cpp
+void add_run_command(CLI::App& app, Runner& run);       // run.cpp
+void add_contacts_command(CLI::App& app, Runner& run);  // contacts.cpp
+void add_demo_command(CLI::App& app, Runner& run);      // demo.cpp (apps/scenarios/)
 
 // The benchmarks of `impulse bench WHAT` (bench.cpp dispatches on WHAT).
 struct BenchOptions {

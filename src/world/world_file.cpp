@@ -1,0 +1,611 @@
+// World files (docs/world-format.md): tinyxml2 -> WorldDescription (all checks) -> World.
+#include "impulse/world/world_file.hpp"
+
+#include <tinyxml2.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+#include "impulse/io/urdf.hpp"
+#include "impulse/model/joint.hpp"
+
+namespace impulse {
+
+namespace {
+
+using tinyxml2::XMLElement;
+
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// One world file being read: every message is "path:line: <element> ...".
+class Parser {
+ public:
+  explicit Parser(std::string path) : path_(std::move(path)), dir_(directory_of(path_)) {}
+
+  [[noreturn]] void fail(int line, const std::string& msg) const {
+    throw WorldFileError(path_ + ":" + std::to_string(line) + ": " + msg);
+  }
+  [[noreturn]] void fail(const XMLElement* e, const std::string& msg) const {
+    fail(e->GetLineNum(), "<" + std::string(e->Name()) + ">" + label(e) + ": " + msg);
+  }
+  [[noreturn]] void fail_attr(const XMLElement* e, const char* attr, const std::string& msg) const {
+    fail(e, "attribute '" + std::string(attr) + "': " + msg);
+  }
+
+  static std::string label(const XMLElement* e) {
+    const char* n = e->Attribute("name");
+    return n ? " '" + std::string(n) + "'" : std::string();
+  }
+
+  void check_attributes(const XMLElement* e, std::initializer_list<const char*> allowed) const {
+    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next()) {
+      bool ok = false;
+      for (const char* k : allowed) ok = ok || std::string(k) == a->Name();
+      if (!ok) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        fail(e, "unknown attribute '" + std::string(a->Name()) + "' (valid: " + join(names) + ")");
+      }
+    }
+  }
+  void check_no_children(const XMLElement* e) const {
+    if (const XMLElement* c = e->FirstChildElement()) fail(c, "unexpected element inside <" + std::string(e->Name()) + ">");
+  }
+
+  static bool has(const XMLElement* e, const char* attr) { return e->Attribute(attr) != nullptr; }
+
+  std::string text(const XMLElement* e, const char* attr, const std::string& def = "") const {
+    const char* v = e->Attribute(attr);
+    return v ? std::string(v) : def;
+  }
+  std::string name(const XMLElement* e, const char* attr) const {
+    const std::string n = text(e, attr);
+    if (!has(e, attr)) fail(e, "missing attribute '" + std::string(attr) + "'");
+    if (n.empty() || n.find_first_of(" \t\n\r,") != std::string::npos) {
+      fail_attr(e, attr, "'" + n + "' is not a valid name (non-empty, no spaces or commas)");
+    }
+    return n;
+  }
+
+  // Parses a whitespace-separated list of finite numbers.
+  std::vector<Scalar> numbers(const XMLElement* e, const char* what, const std::string& s, bool is_attr) const {
+    std::vector<Scalar> out;
+    std::istringstream in(s);
+    std::string tok;
+    while (in >> tok) {
+      errno = 0;
+      char* end = nullptr;
+      const double x = std::strtod(tok.c_str(), &end);
+      const bool bad = end == tok.c_str() || *end != '\0' || errno == ERANGE;
+      const std::string where = is_attr ? "attribute '" + std::string(what) + "'" : std::string(what);
+      if (bad) fail(e, where + ": '" + tok + "' is not a number");
+      if (!std::isfinite(x)) fail(e, where + ": '" + tok + "' is not finite");
+      out.push_back(x);
+    }
+    return out;
+  }
+  VecX vector(const XMLElement* e, const char* attr, Index n) const {
+    const std::vector<Scalar> v = numbers(e, attr, text(e, attr), true);
+    if (static_cast<Index>(v.size()) != n) {
+      fail_attr(e, attr, "expected " + std::to_string(n) + " numbers, got " + std::to_string(v.size()) + " ('" +
+                             text(e, attr) + "')");
+    }
+    return Eigen::Map<const VecX>(v.data(), n);
+  }
+  Scalar number(const XMLElement* e, const char* attr, Scalar def) const {
+    return has(e, attr) ? vector(e, attr, 1)[0] : def;
+  }
+  Vec3 vec3(const XMLElement* e, const char* attr, const Vec3& def) const {
+    return has(e, attr) ? Vec3(vector(e, attr, 3)) : def;
+  }
+  Scalar positive(const XMLElement* e, const char* attr, Scalar def, bool required = false) const {
+    if (required && !has(e, attr)) fail(e, "missing attribute '" + std::string(attr) + "'");
+    const Scalar x = number(e, attr, def);
+    if (!(x > 0)) fail_attr(e, attr, "must be > 0, got " + text(e, attr));
+    return x;
+  }
+  Scalar nonnegative(const XMLElement* e, const char* attr, Scalar def) const {
+    const Scalar x = number(e, attr, def);
+    if (!(x >= 0)) fail_attr(e, attr, "must be >= 0, got " + text(e, attr));
+    return x;
+  }
+  Index count(const XMLElement* e, const char* attr, Index def) const {
+    if (!has(e, attr)) return def;
+    const std::string s = text(e, attr);
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(s.c_str(), &end, 10);
+    if (end == s.c_str() || *end != '\0' || errno == ERANGE || x <= 0) {
+      fail_attr(e, attr, "'" + s + "' is not a positive integer");
+    }
+    return static_cast<Index>(x);
+  }
+  std::uint32_t bits(const XMLElement* e, const char* attr, std::uint32_t def) const {
+    if (!has(e, attr)) return def;
+    const std::string s = text(e, attr);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+    if (s.empty() || s[0] == '-' || end == s.c_str() || *end != '\0' || errno == ERANGE || x > 0xFFFFFFFFull) {
+      fail_attr(e, attr, "'" + s + "' is not a 32-bit unsigned integer (decimal or 0x hex)");
+    }
+    return static_cast<std::uint32_t>(x);
+  }
+  bool boolean(const XMLElement* e, const char* attr, bool def) const {
+    if (!has(e, attr)) return def;
+    const std::string s = text(e, attr);
+    if (s == "true" || s == "1") return true;
+    if (s == "false" || s == "0") return false;
+    fail_attr(e, attr, "'" + s + "' is not a boolean (true, false, 1, 0)");
+  }
+  CollisionFilter filter(const XMLElement* e) const {
+    CollisionFilter f;
+    f.group = bits(e, "group", f.group);
+    f.mask = bits(e, "mask", f.mask);
+    return f;
+  }
+  // Orientation from quat="w x y z" (normalised; must have norm ~1) or rpy="r p y" (URDF order).
+  Quat orientation(const XMLElement* e) const {
+    if (has(e, "quat") && has(e, "rpy")) fail(e, "give either 'quat' or 'rpy', not both");
+    if (has(e, "rpy")) {
+      const Vec3 r = vector(e, "rpy", 3);
+      return Quat(rpy_to_matrix(r.x(), r.y(), r.z()));
+    }
+    if (has(e, "quat")) {
+      const VecX q = vector(e, "quat", 4);
+      const Scalar n = q.norm();
+      if (std::abs(n - 1) > 1e-3) {
+        fail_attr(e, "quat", "has norm " + std::to_string(n) + ", expected a unit quaternion (order w x y z)");
+      }
+      return Quat(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
+    }
+    return Quat::Identity();
+  }
+  std::string resolve(const std::string& file) const {
+    if (file.empty() || file[0] == '/') return file;
+    return dir_ + file;
+  }
+
+  WorldDescription parse(const std::string& xml);
+
+ private:
+  void parse_solver(const XMLElement* e, WorldDescription& w) const;
+  void parse_contact(const XMLElement* e, WorldDescription& w) const;
+  MaterialPairDescription parse_material(const XMLElement* e, bool is_default) const;
+  BodyDescription parse_body(const XMLElement* e) const;
+  RobotDescription parse_robot(const XMLElement* e) const;
+  void joint_values(const XMLElement* e, const Model& m, bool velocities, VecX& out) const;
+
+  std::string path_, dir_;
+};
+
+void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
+  check_no_children(e);
+  WorldSolverDescription& s = w.solver;
+  s.name = text(e, "name", "bisection");
+  const auto& valid = contact_solver_names();
+  if (std::find(valid.begin(), valid.end(), s.name) == valid.end()) {
+    fail_attr(e, "name", "unknown contact solver '" + s.name + "'; valid names are: " + join(valid));
+  }
+  if (s.name == "bisection") {
+    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1", "beta2", "beta3",
+                         "bisection_tolerance", "regularization"});
+    BisectionSettings& b = s.bisection;
+    b.max_iterations = count(e, "max_iterations", b.max_iterations);
+    b.tolerance = positive(e, "tolerance", b.tolerance);
+    b.alpha = positive(e, "alpha", b.alpha);
+    b.gamma = positive(e, "gamma", b.gamma);
+    b.alpha_min = positive(e, "alpha_min", b.alpha_min);
+    b.beta1 = positive(e, "beta1", b.beta1);
+    b.beta2 = positive(e, "beta2", b.beta2);
+    b.beta3 = positive(e, "beta3", b.beta3);
+    b.bisection_tolerance = positive(e, "bisection_tolerance", b.bisection_tolerance);
+    b.regularization = nonnegative(e, "regularization", b.regularization);
+    if (b.alpha > 2 || b.gamma > 1 || b.alpha_min > b.alpha) {
+      fail(e, "need 0 < alpha_min <= alpha <= 2 and 0 < gamma <= 1");
+    }
+  } else if (s.name == "pgs") {
+    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha"});
+    PgsSettings& p = s.pgs;
+    p.max_iterations = count(e, "max_iterations", p.max_iterations);
+    p.tolerance = positive(e, "tolerance", p.tolerance);
+    p.alpha = positive(e, "alpha", p.alpha);
+    if (p.alpha > 2) fail_attr(e, "alpha", "must be in (0, 2]");
+  } else if (s.name == "lm") {
+    check_attributes(e, {"name", "variant", "max_iterations", "tolerance", "damping", "scale"});
+    LmSettings& l = s.lm;
+    const std::string v = text(e, "variant", "regular");
+    if (v == "regular") {
+      l.variant = LmVariant::Regular;
+    } else if (v == "projected") {
+      l.variant = LmVariant::Projected;
+    } else {
+      fail_attr(e, "variant", "'" + v + "' is not one of: regular, projected");
+    }
+    l.max_iterations = count(e, "max_iterations", l.max_iterations);
+    l.tolerance = positive(e, "tolerance", l.tolerance);
+    l.damping = positive(e, "damping", l.damping);
+    l.scale = boolean(e, "scale", l.scale);
+  } else {  // noslip
+    check_attributes(e, {"name", "tolerance", "rank_tolerance", "max_pivots"});
+    NoSlipSettings& n = s.noslip;
+    n.tolerance = positive(e, "tolerance", n.tolerance);
+    n.rank_tolerance = positive(e, "rank_tolerance", n.rank_tolerance);
+    n.max_pivots = count(e, "max_pivots", n.max_pivots);
+  }
+}
+
+void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
+  check_no_children(e);
+  check_attributes(e, {"margin", "erp", "slop", "restitution_threshold", "limit_margin", "joint_limits", "max_contacts"});
+  w.margin = nonnegative(e, "margin", w.margin);
+  DelassusSettings& c = w.contact;
+  c.erp = nonnegative(e, "erp", c.erp);
+  if (c.erp > 1) fail_attr(e, "erp", "must be in [0, 1], got " + text(e, "erp"));
+  c.slop = nonnegative(e, "slop", c.slop);
+  c.restitution_threshold = nonnegative(e, "restitution_threshold", c.restitution_threshold);
+  c.limit_margin = nonnegative(e, "limit_margin", c.limit_margin);
+  c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
+  w.max_contacts = count(e, "max_contacts", w.max_contacts);
+  if (w.max_contacts > 100000) fail_attr(e, "max_contacts", "must be <= 100000");
+}
+
+MaterialPairDescription Parser::parse_material(const XMLElement* e, bool is_default) const {
+  check_no_children(e);
+  MaterialPairDescription m;
+  if (is_default) {
+    check_attributes(e, {"friction", "restitution"});
+  } else {
+    check_attributes(e, {"a", "b", "friction", "restitution"});
+    m.a = name(e, "a");
+    m.b = name(e, "b");
+  }
+  m.friction = nonnegative(e, "friction", m.friction);
+  m.restitution = nonnegative(e, "restitution", m.restitution);
+  if (m.restitution > 1) fail_attr(e, "restitution", "must be in [0, 1], got " + text(e, "restitution"));
+  return m;
+}
+
+BodyDescription Parser::parse_body(const XMLElement* e) const {
+  check_no_children(e);
+  BodyDescription b;
+  b.line = e->GetLineNum();
+  const std::string tag = e->Name();
+  b.name = name(e, "name");
+  b.is_static = boolean(e, "static", false);
+  if (tag == "box") {
+    check_attributes(e, {"name", "size", "static", "mass", "pos", "quat", "rpy", "vel", "angvel", "material", "group",
+                         "mask"});
+    b.shape = BodyDescription::Shape::Box;
+    if (!has(e, "size")) fail(e, "missing attribute 'size' (full side lengths x y z)");
+    b.size = vec3(e, "size", Vec3::Zero());
+    if (!(b.size.minCoeff() > 0)) fail_attr(e, "size", "sides must be > 0");
+  } else {
+    check_attributes(e, {"name", "radius", "length", "static", "mass", "pos", "quat", "rpy", "vel", "angvel",
+                         "material", "group", "mask"});
+    if (b.is_static) fail_attr(e, "static", "only boxes can be static");
+    b.size.x() = positive(e, "radius", 0, true);
+    if (tag == "sphere") {
+      b.shape = BodyDescription::Shape::Sphere;
+      if (has(e, "length")) fail(e, "unknown attribute 'length' (a sphere has only a radius)");
+    } else {
+      b.shape = tag == "capsule" ? BodyDescription::Shape::Capsule : BodyDescription::Shape::Cylinder;
+      b.size.y() = positive(e, "length", 0, true);
+    }
+  }
+  b.position = vec3(e, "pos", Vec3::Zero());
+  b.orientation = orientation(e);
+  b.material = has(e, "material") ? name(e, "material") : "default";
+  b.filter = filter(e);
+  if (b.is_static) {
+    for (const char* a : {"mass", "vel", "angvel"}) {
+      if (has(e, a)) fail_attr(e, a, "a static box has no " + std::string(a));
+    }
+  } else {
+    b.mass = positive(e, "mass", 0, true);
+    b.linear_velocity = vec3(e, "vel", Vec3::Zero());
+    b.angular_velocity = vec3(e, "angvel", Vec3::Zero());
+  }
+  return b;
+}
+
+// Joint positions (or velocities) of a <q>, <u> or <pd_target> element into `out` (layout of q or
+// u): the text holds every joint coordinate after the floating base, in joint order; attributes
+// named after 1-dof joints set single joints (after the text).
+void Parser::joint_values(const XMLElement* e, const Model& m, bool velocities, VecX& out) const {
+  check_no_children(e);
+  const Index base = m.floating_base ? (velocities ? 6 : 7) : 0;
+  const Index n = (velocities ? m.nv : m.nq) - base;
+  if (const char* t = e->GetText()) {
+    const std::vector<Scalar> v = numbers(e, "text", t, false);
+    if (!v.empty()) {
+      if (static_cast<Index>(v.size()) != n) {
+        fail(e, "expected " + std::to_string(n) + " joint " + (velocities ? "velocities" : "positions") +
+                    " in joint order, got " + std::to_string(v.size()));
+      }
+      out.segment(base, n) = Eigen::Map<const VecX>(v.data(), n);
+    }
+  }
+  for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next()) {
+    const Index j = m.find_joint(a->Name());
+    if (j < 0 || m.nv_joint[j] != 1 || joint_nq(m.joint_type[j]) != 1) {
+      std::vector<std::string> names;
+      for (Index i = 0; i < m.nb; ++i) {
+        if (m.nv_joint[i] == 1 && joint_nq(m.joint_type[i]) == 1) names.push_back(m.joint_names[i]);
+      }
+      fail(e, "unknown attribute '" + std::string(a->Name()) + "': not a 1-dof joint of '" + m.name +
+                  "' (joints: " + join(names) + ")");
+    }
+    out[velocities ? m.idx_v[j] : m.idx_q[j]] = vector(e, a->Name(), 1)[0];
+  }
+}
+
+RobotDescription Parser::parse_robot(const XMLElement* e) const {
+  check_attributes(e, {"name", "urdf", "pos", "quat", "rpy", "vel", "angvel", "fixed_base", "self_collision", "group",
+                       "mask"});
+  RobotDescription r;
+  r.line = e->GetLineNum();
+  if (!has(e, "urdf")) fail(e, "missing attribute 'urdf' (path relative to the world file)");
+  r.urdf = resolve(text(e, "urdf"));
+  r.fixed_base = boolean(e, "fixed_base", false);
+  r.self_collision = boolean(e, "self_collision", false);
+  r.filter = filter(e);
+  const Vec3 pos = vec3(e, "pos", Vec3::Zero());
+  const Quat rot = orientation(e);
+  const Vec3 vel = vec3(e, "vel", Vec3::Zero()), angvel = vec3(e, "angvel", Vec3::Zero());
+
+  if (!std::ifstream(r.urdf).good()) fail_attr(e, "urdf", "cannot open URDF file '" + r.urdf + "'");
+  UrdfOptions uo;
+  uo.fixed_base = r.fixed_base;
+  try {
+    r.model = load_urdf(r.urdf, uo);
+  } catch (const Error& err) {
+    fail_attr(e, "urdf", err.what());
+  }
+  Model& m = r.model;
+  r.name = has(e, "name") ? name(e, "name") : m.name;
+  if (!m.floating_base) {
+    // a fixed base: place the root joint (the base pose is constant)
+    if (has(e, "vel") || has(e, "angvel")) fail(e, "a fixed-base robot has no base velocity");
+    m.joint_placement[0] = SE3(rot.toRotationMatrix(), pos) * m.joint_placement[0];
+  } else if (m.joint_type[0] != JointType::Floating) {
+    fail(e, "unexpected root joint");
+  }
+
+  r.q = m.neutral_configuration();
+  r.u = VecX::Zero(m.nv);
+  if (m.floating_base) {
+    r.q.head<3>() = pos;
+    r.q.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
+    r.u.head<3>() = vel;
+    r.u.segment<3>(3) = angvel;
+  }
+  bool has_target = false;
+  VecX target = r.q;
+  VecX kp = VecX::Zero(m.nv), kd = VecX::Zero(m.nv);
+  bool has_pd = false;
+  for (const XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string tag = c->Name();
+    if (tag == "q") {
+      joint_values(c, m, false, r.q);
+    } else if (tag == "u") {
+      joint_values(c, m, true, r.u);
+    } else if (tag == "pd_target") {
+      joint_values(c, m, false, target);
+      has_target = true;
+    } else if (tag == "pd") {
+      check_no_children(c);
+      check_attributes(c, {"kp", "kd", "joint"});
+      has_pd = true;
+      const Scalar p = nonnegative(c, "kp", 0), d = nonnegative(c, "kd", 0);
+      if (has(c, "joint")) {
+        const std::string jn = text(c, "joint");
+        const Index j = m.find_joint(jn);
+        if (j < 0 || m.nv_joint[j] != 1) fail_attr(c, "joint", "'" + jn + "' is not a 1-dof joint of '" + m.name + "'");
+        kp[m.idx_v[j]] = p;
+        kd[m.idx_v[j]] = d;
+      } else {
+        for (Index j = 0; j < m.nb; ++j) {
+          if (m.nv_joint[j] != 1) continue;
+          kp[m.idx_v[j]] = p;
+          kd[m.idx_v[j]] = d;
+        }
+      }
+    } else {
+      fail(c, "unknown element inside <robot> (valid: q, u, pd, pd_target)");
+    }
+  }
+  if (has_pd) {
+    r.kp = kp;
+    r.kd = kd;
+    // without <pd_target>, PD holds the initial joint positions
+    r.q_target = has_target ? target : r.q;
+    r.u_target = VecX::Zero(m.nv);
+  } else if (has_target) {
+    fail(e, "<pd_target> without <pd> gains");
+  }
+  return r;
+}
+
+WorldDescription Parser::parse(const std::string& xml) {
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
+    fail(doc.ErrorLineNum(), std::string("malformed XML: ") + doc.ErrorName() +
+                                 (doc.ErrorStr() ? std::string(" (") + doc.ErrorStr() + ")" : std::string()));
+  }
+  const XMLElement* root = doc.RootElement();
+  if (!root) fail(1, "empty file (expected a <world> element)");
+  if (std::string(root->Name()) != "world") fail(root, "the root element must be <world>");
+  check_attributes(root, {"dt", "gravity", "name"});
+
+  WorldDescription w;
+  w.path = path_;
+  w.dt = positive(root, "dt", w.dt);
+  if (w.dt > 0.1) fail_attr(root, "dt", "must be in (0, 0.1] s, got " + text(root, "dt"));
+  w.gravity = vec3(root, "gravity", w.gravity);
+
+  std::set<std::string> names;
+  bool seen_solver = false, seen_contact = false;
+  for (const XMLElement* e = root->FirstChildElement(); e; e = e->NextSiblingElement()) {
+    const std::string tag = e->Name();
+    if (tag == "solver") {
+      if (seen_solver) fail(e, "only one <solver> is allowed");
+      seen_solver = true;
+      parse_solver(e, w);
+    } else if (tag == "contact") {
+      if (seen_contact) fail(e, "only one <contact> is allowed");
+      seen_contact = true;
+      parse_contact(e, w);
+    } else if (tag == "default_material") {
+      w.has_default_material = true;
+      w.default_material = parse_material(e, true);
+    } else if (tag == "material") {
+      w.materials.push_back(parse_material(e, false));
+    } else if (tag == "ground") {
+      check_no_children(e);
+      check_attributes(e, {"height", "material", "group", "mask"});
+      GroundDescription g;
+      g.height = number(e, "height", 0);
+      g.material = has(e, "material") ? name(e, "material") : "default";
+      g.filter = filter(e);
+      w.grounds.push_back(g);
+    } else if (tag == "plane") {
+      check_no_children(e);
+      check_attributes(e, {"name", "normal", "offset", "material", "group", "mask"});
+      PlaneDescription p;
+      p.name = name(e, "name");
+      if (!has(e, "normal")) fail(e, "missing attribute 'normal'");
+      p.normal = vec3(e, "normal", Vec3::UnitZ());
+      if (!(p.normal.norm() > 1e-9)) fail_attr(e, "normal", "must be non-zero");
+      p.offset = number(e, "offset", 0);
+      p.material = has(e, "material") ? name(e, "material") : "default";
+      p.filter = filter(e);
+      if (!names.insert(p.name).second) fail_attr(e, "name", "'" + p.name + "' is already used");
+      w.planes.push_back(p);
+    } else if (tag == "box" || tag == "sphere" || tag == "capsule" || tag == "cylinder") {
+      BodyDescription b = parse_body(e);
+      if (!names.insert(b.name).second) fail_attr(e, "name", "'" + b.name + "' is already used");
+      w.bodies.push_back(b);
+    } else if (tag == "robot") {
+      RobotDescription r = parse_robot(e);
+      if (!names.insert(r.name).second) {
+        fail(e, "name '" + r.name + "' is already used" + (has(e, "name") ? "" : " (set the attribute 'name')"));
+      }
+      w.robots.push_back(std::move(r));
+    } else {
+      fail(e, "unknown element (valid: solver, contact, default_material, material, ground, plane, box, sphere, "
+              "capsule, cylinder, robot)");
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
+WorldDescription parse_world_string(const std::string& xml, const std::string& path) {
+  return Parser(path).parse(xml);
+}
+
+WorldDescription parse_world_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw WorldFileError(path + ": cannot open world file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_world_string(ss.str(), path);
+}
+
+std::unique_ptr<ContactSolver> make_contact_solver(const WorldSolverDescription& s) {
+  if (s.name == "bisection") return std::make_unique<BisectionSolver>(s.bisection);
+  if (s.name == "pgs") return std::make_unique<PgsSolver>(s.pgs);
+  if (s.name == "lm") return std::make_unique<LmSolver>(s.lm);
+  if (s.name == "noslip") return std::make_unique<NoSlipSolver>(s.noslip);
+  return make_contact_solver(s.name);  // throws, listing the valid names
+}
+
+void build_world(const WorldDescription& d, World& world) {
+  auto at = [&](int line, const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const WorldFileError&) {
+      throw;
+    } catch (const Error& e) {
+      throw WorldFileError(d.path + ":" + std::to_string(line) + ": " + e.what());
+    }
+  };
+  world.set_time_step(d.dt);
+  world.set_gravity(d.gravity);
+  world.set_contact_margin(d.margin);
+  world.set_contact_settings(d.contact);
+  world.set_max_contacts(d.max_contacts);
+  world.set_contact_solver(make_contact_solver(d.solver));
+  if (d.has_default_material) world.set_default_material(d.default_material.friction, d.default_material.restitution);
+  for (const auto& m : d.materials) world.set_material_pair(m.a, m.b, m.friction, m.restitution);
+  for (const auto& g : d.grounds) world.add_ground(g.height, g.material, g.filter);
+  for (const auto& p : d.planes) world.add_wall(p.name, p.normal, p.offset, p.material, p.filter);
+  for (const auto& b : d.bodies) {
+    at(b.line, [&]() {
+      if (b.is_static) {
+        world.add_static_box(b.name, SE3(b.orientation.toRotationMatrix(), b.position), b.size, b.material, b.filter);
+        return;
+      }
+      ArticulatedSystem* s = nullptr;
+      switch (b.shape) {
+        case BodyDescription::Shape::Box: s = &world.add_box(b.name, b.size, b.mass, b.material, b.filter); break;
+        case BodyDescription::Shape::Sphere:
+          s = &world.add_sphere(b.name, b.size.x(), b.mass, b.material, b.filter);
+          break;
+        case BodyDescription::Shape::Capsule:
+          s = &world.add_capsule(b.name, b.size.x(), b.size.y(), b.mass, b.material, b.filter);
+          break;
+        case BodyDescription::Shape::Cylinder:
+          s = &world.add_cylinder(b.name, b.size.x(), b.size.y(), b.mass, b.material, b.filter);
+          break;
+      }
+      VecX q(7), u(6);
+      q << b.position, b.orientation.w(), b.orientation.x(), b.orientation.y(), b.orientation.z();
+      u << b.linear_velocity, b.angular_velocity;
+      s->set_state(q, u);
+    });
+  }
+  for (const auto& r : d.robots) {
+    at(r.line, [&]() {
+      SystemOptions o;
+      o.name = r.name;
+      o.filter = r.filter;
+      o.self_collision = r.self_collision;
+      o.urdf.fixed_base = r.fixed_base;
+      ArticulatedSystem& s = world.add_articulated_system(r.model, o);
+      s.set_state(r.q, r.u);
+      if (r.kp.size() > 0) {
+        s.set_pd_gains(r.kp, r.kd);
+        s.set_pd_targets(r.q_target, r.u_target);
+      }
+    });
+  }
+}
+
+void load_world(const std::string& path, World& world) { build_world(parse_world_file(path), world); }
+
+std::unique_ptr<World> load_world(const std::string& path) {
+  const WorldDescription d = parse_world_file(path);
+  auto world = std::make_unique<World>();
+  build_world(d, *world);
+  return world;
+}
+
+}  // namespace impulse
