@@ -72,29 +72,32 @@ const VecX& aba(const Model& model, Data& data, const VecXcref& q, const VecXcre
         data.opA[p] += pA + Ia * data.oc[i] + (Dinv * ui) * U;
         data.oYaba[p] += Ia;
       }
-    } else if (n > 1) {
-      auto S = data.J.middleCols(k, n);
-      auto U = data.U.middleCols(k, n);
+    } else if (n == 3) {
+      // spherical: D = S^T U + armature (3x3), inverted explicitly
+      const auto S = data.J.middleCols<3>(k);
+      auto U = data.U.middleCols<3>(k);
       U.noalias() = IA * S;
-      Mat6 Dm = Mat6::Zero();
-      Dm.topLeftCorner(n, n).noalias() = S.transpose() * U;
-      Dm.diagonal().head(n) += model.armature.segment(k, n);
-      Mat6& Dinv = data.Dinv_joint[i];
-      Dinv.setZero();
-      if (n == 3) {
-        Dinv.topLeftCorner<3, 3>() = Dm.topLeftCorner<3, 3>().inverse();
-      } else {
-        Dinv = Dm.llt().solve(Mat6::Identity());
-      }
-      data.u_aba.segment(k, n) = tau.segment(k, n);
-      data.u_aba.segment(k, n).noalias() -= S.transpose() * pA;
+      Mat3 Dm = S.transpose() * U;
+      Dm.diagonal() += model.armature.segment<3>(k);
+      const Mat3 Dinv = Dm.inverse();
+      data.Dinv_joint[i].topLeftCorner<3, 3>() = Dinv;
+      data.u_aba.segment<3>(k) = tau.segment<3>(k) - S.transpose() * pA;
       if (p >= 0) {
-        const Eigen::Matrix<Scalar, 6, 3> UDinv = U * Dinv.topLeftCorner<3, 3>();  // spherical
+        const Eigen::Matrix<Scalar, 6, 3> UDinv = U * Dinv;
         Mat6 Ia = IA;
         Ia.noalias() -= UDinv * U.transpose();
         data.opA[p] += pA + Ia * data.oc[i] + UDinv * data.u_aba.segment<3>(k);
         data.oYaba[p] += Ia;
       }
+    } else if (n == 6) {
+      // floating root (no parent): keep D = S^T U + armature; pass 3 solves with it (Cholesky)
+      const auto S = data.J.middleCols<6>(k);
+      auto U = data.U.middleCols<6>(k);
+      U.noalias() = IA * S;
+      Mat6& Dm = data.Dinv_joint[i];  // holds D itself for the floating root
+      Dm.noalias() = S.transpose() * U;
+      Dm.diagonal() += model.armature.segment<6>(k);
+      data.u_aba.segment<6>(k) = tau.segment<6>(k) - S.transpose() * pA;
     } else if (p >= 0) {
       data.opA[p] += pA + IA * data.oc[i];
       data.oYaba[p] += IA;
@@ -111,13 +114,16 @@ const VecX& aba(const Model& model, Data& data, const VecXcref& q, const VecXcre
       const Scalar qdd = data.Dinv_joint[i](0, 0) * (data.u_aba[k] - data.U.col(k).dot(a));
       data.udot[k] = qdd;
       a += data.J.col(k) * qdd;
-    } else if (n > 1) {
-      auto ud = data.udot.segment(k, n);
-      Vec6 r = Vec6::Zero();
-      r.head(n) = data.u_aba.segment(k, n);
-      r.head(n).noalias() -= data.U.middleCols(k, n).transpose() * a;
-      ud.noalias() = data.Dinv_joint[i].topLeftCorner(n, n) * r.head(n);
-      a.noalias() += data.J.middleCols(k, n) * ud;
+    } else if (n == 3) {
+      auto ud = data.udot.segment<3>(k);
+      ud.noalias() = data.Dinv_joint[i].topLeftCorner<3, 3>() *
+                     (data.u_aba.segment<3>(k) - data.U.middleCols<3>(k).transpose() * a);
+      a.noalias() += data.J.middleCols<3>(k) * ud;
+    } else if (n == 6) {
+      auto ud = data.udot.segment<6>(k);
+      const Vec6 r = data.u_aba.segment<6>(k) - data.U.middleCols<6>(k).transpose() * a;
+      ud = data.Dinv_joint[i].llt().solve(r);  // D udot = u - U^T a
+      a.noalias() += data.J.middleCols<6>(k) * ud;
     }
   }
   return data.udot;

@@ -3,6 +3,17 @@
 namespace impulse {
 
 Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq) {
+  rev_A.assign(nb, Mat3::Zero());
+  rev_B.assign(nb, Mat3::Zero());
+  rev_C.assign(nb, Mat3::Zero());
+  for (Index i = 0; i < nb; ++i) {
+    if (model.joint_type[i] != JointType::Revolute) continue;
+    const Mat3& R_P = model.joint_placement[i].R;
+    const Vec3& ax = model.joint_axis[i];
+    rev_C[i] = R_P * ax * ax.transpose();
+    rev_A[i] = R_P - rev_C[i];
+    rev_B[i] = R_P * skew(ax);
+  }
   liMi.assign(nb, SE3());
   oMi.assign(nb, SE3());
   v.assign(nb, Vec6::Zero());

@@ -25,14 +25,17 @@ inline Mat3 quat_matrix(const Scalar* q) {  // q = (w, x, y, z), normalised here
 }
 
 // liMi = X_PJ * X_J(q): pose of body i in its parent.
-inline void joint_pose(const Model& model, Index i, const Scalar* q, SE3& liMi) {
+inline void joint_pose(const Model& model, const Data& data, Index i, const Scalar* q, SE3& liMi) {
   const SE3& X_PJ = model.joint_placement[i];
   switch (model.joint_type[i]) {
     case JointType::Fixed: liMi = X_PJ; return;
-    case JointType::Revolute:
-      liMi.R.noalias() = X_PJ.R * axis_rotation(model.joint_axis[i], q[0]);
+    case JointType::Revolute: {
+      // X_PJ.R Rot(a, q) = cos(q) A + sin(q) B + C (constants precomputed in Data)
+      const Scalar s = std::sin(q[0]), c = std::cos(q[0]);
+      liMi.R = c * data.rev_A[i] + s * data.rev_B[i] + data.rev_C[i];
       liMi.p = X_PJ.p;
       return;
+    }
     case JointType::Prismatic:
       liMi.R = X_PJ.R;
       liMi.p.noalias() = X_PJ.p + X_PJ.R * (q[0] * model.joint_axis[i]);
@@ -48,7 +51,7 @@ inline void joint_pose(const Model& model, Index i, const Scalar* q, SE3& liMi) 
 // Forward pass over positions: liMi and oMi for every body.
 inline void fk_positions(const Model& model, Data& data, const Scalar* q) {
   for (Index i = 0; i < model.nb; ++i) {
-    joint_pose(model, i, q + model.idx_q[i], data.liMi[i]);
+    joint_pose(model, data, i, q + model.idx_q[i], data.liMi[i]);
     const Index p = model.parent[i];
     if (p < 0) {
       data.oMi[i] = data.liMi[i];

@@ -15,7 +15,7 @@ const SE3Vector& forward_kinematics(const Model& model, Data& data, const VecXcr
   IMPULSE_ASSERT(q.size() == model.nq && u.size() == model.nv);
   for (Index i = 0; i < model.nb; ++i) {
     // positions: X_{lambda(i), i} and X_W,i
-    detail::joint_pose(model, i, q.data() + model.idx_q[i], data.liMi[i]);
+    detail::joint_pose(model, data, i, q.data() + model.idx_q[i], data.liMi[i]);
     const Index p = model.parent[i];
     const SE3& liMi = data.liMi[i];
     if (p < 0) {

@@ -14,7 +14,7 @@ void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u,
   const Vec6 a_world(-model.gravity[0], -model.gravity[1], -model.gravity[2], 0, 0, 0);  // a_0 = -g
   // forward pass: poses, v_i, a_i, f_i
   for (Index i = 0; i < model.nb; ++i) {
-    detail::joint_pose(model, i, q + model.idx_q[i], data.liMi[i]);
+    detail::joint_pose(model, data, i, q + model.idx_q[i], data.liMi[i]);
     const Index p = model.parent[i];
     const SE3& liMi = data.liMi[i];
     if (p < 0) {

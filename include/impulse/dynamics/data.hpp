@@ -59,6 +59,11 @@ class Data {
 
   Index nb = 0, nv = 0, nq = 0;
 
+  // --- constants derived from the Model at construction ----------------------------------------
+  // Revolute joint i: R_{parent,i}(q) = X_PJ.R Rot(axis, q) = cos(q) rev_A + sin(q) rev_B + rev_C
+  // with rev_A = R_P (1 - a a^T), rev_B = R_P [a], rev_C = R_P a a^T (Rodrigues, RBDA Table 2.2).
+  std::vector<Mat3> rev_A, rev_B, rev_C;  // nb (identity/zero for other joints)
+
   // --- forward_kinematics (positions): also run by rnea, crba, aba, jacobians -------------
   SE3Vector liMi;          // nb: X_{parent(i), i}, pose of body i in its parent (or world)
   SE3Vector oMi;           // nb: X_WB, pose of body i in the world
@@ -93,7 +98,8 @@ class Data {
   Vec6Vector opA;          // nb: articulated bias force p^A_i, world frame
   Mat6Vector oYaba;        // nb: articulated-body inertia I^A_i, world frame
   Mat6X U;                 // 6 x nv: U_i = I^A_i S_i
-  Mat6Vector Dinv_joint;   // nb: top-left nv_i x nv_i block = (S_i^T U_i + armature)^-1
+  Mat6Vector Dinv_joint;   // nb: top-left nv_i x nv_i block = (S_i^T U_i + armature)^-1; for the
+                           //     floating root (nv = 6) it holds D = S^T U + armature itself
   VecX u_aba;              // nv: u_i = tau_i - S_i^T p^A_i
   VecX udot;               // nv: output of aba (forward dynamics)
 
