@@ -25,36 +25,100 @@ void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u,
     }
     const Mat3& R = data.oMi[i].R;
     const Index iv = model.idx_v[i];
-    Vec6& v = data.v[i];
-    Vec6& a = data.a[i];
-    // a_i = iX_lambda a_lambda + S_i udot_i
-    a = liMi.inv_act_motion(p < 0 ? a_world : data.a[p]);
-    if (udot) a += detail::motion_body(model, i, R, udot + iv);
-    if (u) {
-      const Vec6 vJ = detail::motion_body(model, i, R, u + iv);  // S_i u_i
-      v = vJ;
-      if (p >= 0) v += liMi.inv_act_motion(data.v[p]);
-      if (model.joint_type[i] == JointType::Floating) {
-        // c_J = S-dot u = [-R^T (w x v); 0] with world-frame u = [v; w]; v_i x S_i u_i = 0 here
-        const Vec3 vw(u[iv], u[iv + 1], u[iv + 2]), ww(u[iv + 3], u[iv + 4], u[iv + 5]);
-        a.head<3>().noalias() -= R.transpose() * ww.cross(vw);
-      } else {
-        a += cross_motion(v, vJ);  // v_i x S_i u_i (c_J = 0 for the other joints)
-      }
+    // parent twist and acceleration moved into this body: x_i = [R^T (x_lin - p x x_ang); R^T x_ang]
+    Vec3 vl, wl, al, aw;  // linear / angular parts of v_i and a_i
+    if (p < 0) {
+      vl.setZero();
+      wl.setZero();
+      aw.setZero();
+      al.noalias() = liMi.R.transpose() * a_world.head<3>();
     } else {
-      v.setZero();
+      const Vec6& vp = data.v[p];
+      const Vec6& ap = data.a[p];
+      wl.noalias() = liMi.R.transpose() * vp.tail<3>();
+      vl.noalias() = liMi.R.transpose() * (vp.head<3>() - liMi.p.cross(vp.tail<3>()));
+      aw.noalias() = liMi.R.transpose() * ap.tail<3>();
+      al.noalias() = liMi.R.transpose() * (ap.head<3>() - liMi.p.cross(ap.tail<3>()));
     }
-    // f_i = I_i a_i + v_i x* I_i v_i - f_ext,i
+    // joint terms: v_i += S u, a_i += S udot + c_J + v_i x S u
+    switch (model.joint_type[i]) {
+      case JointType::Fixed: break;
+      case JointType::Revolute: {
+        const Vec3& ax = model.joint_axis[i];
+        if (udot) aw += udot[iv] * ax;
+        if (u) {
+          const Vec3 wJ = u[iv] * ax;
+          wl += wJ;
+          al += vl.cross(wJ);  // v x [0; wJ] = [v_lin x wJ; w x wJ]
+          aw += wl.cross(wJ);
+        }
+        break;
+      }
+      case JointType::Prismatic: {
+        const Vec3& ax = model.joint_axis[i];
+        if (udot) al += udot[iv] * ax;
+        if (u) {
+          const Vec3 vJ = u[iv] * ax;
+          vl += vJ;
+          al += wl.cross(vJ);  // v x [vJ; 0] = [w x vJ; 0]
+        }
+        break;
+      }
+      case JointType::Spherical: {
+        if (udot) aw += Vec3(udot[iv], udot[iv + 1], udot[iv + 2]);
+        if (u) {
+          const Vec3 wJ(u[iv], u[iv + 1], u[iv + 2]);
+          wl += wJ;
+          al += vl.cross(wJ);
+          aw += wl.cross(wJ);
+        }
+        break;
+      }
+      case JointType::Floating: {
+        // S = diag(R^T, R^T); c_J = [-R^T (w x v); 0]; v_i x S u = v_i x v_i = 0
+        if (udot) {
+          al.noalias() += R.transpose() * Vec3(udot[iv], udot[iv + 1], udot[iv + 2]);
+          aw.noalias() += R.transpose() * Vec3(udot[iv + 3], udot[iv + 4], udot[iv + 5]);
+        }
+        if (u) {
+          const Vec3 vw(u[iv], u[iv + 1], u[iv + 2]), ww(u[iv + 3], u[iv + 4], u[iv + 5]);
+          vl.noalias() += R.transpose() * vw;
+          wl.noalias() += R.transpose() * ww;
+          al.noalias() -= R.transpose() * ww.cross(vw);
+        }
+        break;
+      }
+    }
+    data.v[i] << vl, wl;
+    data.a[i] << al, aw;
+    // f_i = I_i a_i + v_i x* I_i v_i - f_ext,i with I = (m, c, Ic):
+    //   I x = [m (x_lin - c x x_ang); Ic x_ang + c x (m (x_lin - c x x_ang))]
+    //   v x* h = [w x h_lin; w x h_ang + v_lin x h_lin]
     const Inertia& I = model.inertia[i];
-    data.f[i] = I.apply(a);
-    if (u) data.f[i] += cross_force(v, I.apply(v));
-    if (f_ext) data.f[i] -= (*f_ext)[i];
+    const Vec3 fa = I.m * (al - I.c.cross(aw));
+    Vec3 fl = fa;
+    Vec3 fw = I.Ic * aw + I.c.cross(fa);
+    if (u) {
+      const Vec3 hl = I.m * (vl - I.c.cross(wl));
+      const Vec3 hw = I.Ic * wl + I.c.cross(hl);
+      fl += wl.cross(hl);
+      fw += wl.cross(hw) + vl.cross(hl);
+    }
+    Vec6& f = data.f[i];
+    f << fl, fw;
+    if (f_ext) f -= (*f_ext)[i];
   }
   // backward pass: tau_i = S_i^T f_i, f_lambda += lambda X*_i f_i
   for (Index i = model.nb - 1; i >= 0; --i) {
     detail::force_body(model, i, data.oMi[i].R, data.f[i], tau + model.idx_v[i]);
     const Index p = model.parent[i];
-    if (p >= 0) data.f[p] += data.liMi[i].act_force(data.f[i]);
+    if (p >= 0) {
+      // f_lambda += [R f_lin; R f_ang + p x (R f_lin)]
+      const SE3& X = data.liMi[i];
+      const Vec3 Rfl = X.R * data.f[i].head<3>();
+      data.f[p].head<3>() += Rfl;
+      data.f[p].tail<3>() += X.R * data.f[i].tail<3>() + X.p.cross(Rfl);
+    }
   }
   // rotor inertia: tau += armature .* udot (M includes the armature on its diagonal)
   if (udot) {
