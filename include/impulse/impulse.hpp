@@ -1,0 +1,22 @@
+// Umbrella header: everything a user of Impulse needs.
+#pragma once
+
+#include "impulse/core/error.hpp"
+#include "impulse/core/types.hpp"
+#include "impulse/dynamics/aba.hpp"
+#include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/data.hpp"
+#include "impulse/dynamics/energy.hpp"
+#include "impulse/dynamics/jacobian.hpp"
+#include "impulse/dynamics/kinematics.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "impulse/dynamics/rnea.hpp"
+#include "impulse/io/urdf.hpp"
+#include "impulse/model/model.hpp"
+#include "impulse/model/model_builder.hpp"
+#include "impulse/spatial/spatial.hpp"
+#include "impulse/collision/collision_world.hpp"
+#include "impulse/contact/delassus.hpp"
+#include "impulse/solvers/contact_solver.hpp"
+#include "impulse/stepper/stepper.hpp"
+#include "impulse/world/world.hpp"
