@@ -103,6 +103,8 @@ class World {
 
   // contacts of the last integrate1 (with impulses after integrate2)
   const ContactSet& contacts() const { return stepper_.contacts(); }
+  // The contact problem of the last integrate1 (G, c, mu: assembler().problem()), its rows and frames.
+  const DelassusAssembler& assembler() const { return stepper_.assembler(); }
   std::vector<ContactReport> contact_reports() const;
   const std::string& object_name(Index collision_object) const { return collision_.object_name(collision_object); }
 

@@ -1,0 +1,48 @@
+// Table II and Fig. 6 of Hwangbo, Lee, Hutter, RA-L 2018 (sec. V-C), on our engine:
+//
+//   Table II  seconds per 100k steps of trot, hang, drop and random with bisection and with PGS.
+//             Ours is the engine's own time (the sum of the stepper's stage timers: dynamics,
+//             collision, Delassus, solve, integrate), without controller or logging, like the
+//             paper's run "without logging".
+//   Fig. 6    while simulating with bisection, every `fig6_every`-th contact problem (the
+//             assembled G, c, mu before the solve) is copied and solved again from zero by
+//             bisection (default settings) and by PGS run to tolerance 1e-20; per contact the
+//             relative difference |lambda_b - lambda_p| / |lambda_p| goes into a histogram.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.hpp"
+
+namespace impulse::scenarios {
+
+struct Table2Options {
+  long steps = 100000;      // per scenario and solver
+  unsigned seed = 1;
+  long fig6_every = 100;    // sample every n-th step that has contacts
+  Index pgs_max_iterations = 200000;
+  // Called every 1000 steps: (label "trot/bisection", steps done, steps total).
+  std::function<void(const std::string&, long, long)> progress;
+};
+
+// The paper's Table II (seconds per 100k steps, one core of a Xeon E5-1620 at 3.6 GHz).
+const std::map<std::string, std::map<std::string, double>>& paper_table2();
+
+struct Table2Result {
+  // solver -> scenario -> seconds per 100k steps (engine stage time) and wall time of the loop
+  std::map<std::string, std::map<std::string, double>> seconds_per_100k, wall_seconds_per_100k;
+  std::map<std::string, std::map<std::string, double>> iterations_mean;
+  long failed_steps = 0;  // SolverFailed or NonFinite over all runs
+  // Fig. 6
+  long fig6_samples = 0;             // contact impulses compared
+  double fig6_within_1pct = 0;       // fraction with relative difference < 1e-2
+  std::vector<double> fig6_edges;    // histogram bin upper edges (last: +inf)
+  std::vector<double> fig6_fraction; // fraction per bin
+};
+
+Table2Result run_table2(const Table2Options& options);
+
+}  // namespace impulse::scenarios

@@ -1,0 +1,90 @@
+// The ANYmal scenarios of Hwangbo 2018 sec. V (apps/scenarios/): hang physics (feet hold the robot,
+// penetration, energy), every scenario with every solver (finite, no solver failure), determinism.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "impulse/solvers/contact_solver.hpp"
+#include "scenarios/scenario.hpp"
+
+using namespace impulse;
+using namespace impulse::scenarios;
+
+namespace {
+
+#ifdef NDEBUG
+constexpr long kSteps = 2000;  // per scenario and solver
+#else
+constexpr long kSteps = 400;   // Debug / sanitizer builds are ~30x slower
+#endif
+
+bool failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepStatus::NonFinite; }
+
+}  // namespace
+
+TEST_CASE("hang (bisection): the feet hold the robot below the plane, shallow contacts, energy never increases",
+          "[scenarios]") {
+  auto s = make_scenario("hang", {"bisection", 1});
+  const long fall = 1500;  // the robot has landed and the torso passed the plane by then
+  const long total = 3000;
+  Scalar e_prev = s->robot().kinetic_energy() + s->robot().potential_energy();
+  Scalar worst_increase = -1e300, penetration_sum = 0;
+  long foot_contacts = 0, steps_all_four = 0;
+  for (long k = 0; k < total; ++k) {
+    const StepStatus st = s->step();
+    REQUIRE_FALSE(failed(st));
+    const Scalar e = s->robot().kinetic_energy() + s->robot().potential_energy();
+    worst_increase = std::max(worst_increase, (e - e_prev) / std::max(1.0, std::abs(e_prev)));
+    e_prev = e;
+    if (k < fall) continue;
+    Index in_contact = 0;
+    for (const Contact& c : s->world().contacts()) {
+      CHECK(s->robot().model().collision[c.shape_a].type == ShapeType::Sphere);  // only feet collide
+      if (c.depth > 0) ++in_contact;
+      penetration_sum += std::max(0.0, c.depth);
+      ++foot_contacts;
+    }
+    if (in_contact == 4) ++steps_all_four;
+  }
+  INFO("largest relative one-step energy increase " << worst_increase);
+  CHECK(worst_increase <= 1e-9);
+  CHECK(steps_all_four == total - fall);          // all four feet stay in contact after the fall
+  CHECK(s->robot().q()[2] < -0.1);               // the base hangs below the plane
+  REQUIRE(foot_contacts > 0);
+  const Scalar mean_penetration = penetration_sum / static_cast<Scalar>(foot_contacts);
+  INFO("mean foot penetration " << mean_penetration << " m");
+  CHECK(mean_penetration < 1e-4);
+}
+
+TEST_CASE("every ANYmal scenario runs with every solver: finite state, no solver failure", "[scenarios]") {
+  for (const std::string& name : scenario_names()) {
+    for (const std::string& solver : contact_solver_names()) {
+      INFO(name << " with " << solver);
+      auto s = make_scenario(name, {solver, 3});
+      long failures = 0;
+      for (long k = 0; k < kSteps; ++k) failures += failed(s->step()) ? 1 : 0;
+      CHECK(failures == 0);
+      CHECK(s->robot().q().allFinite());
+      CHECK(s->robot().u().allFinite());
+    }
+  }
+}
+
+TEST_CASE("random: two runs with the same seed end in bit-identical states", "[scenarios]") {
+  auto run = [](unsigned seed) {
+    auto s = make_scenario("random", {"bisection", seed});
+    for (long k = 0; k < kSteps; ++k) s->step();
+    VecX x(s->robot().nq() + s->robot().nv());
+    x << s->robot().q(), s->robot().u();
+    return x;
+  };
+  const VecX a = run(11), b = run(11), c = run(12);
+  CHECK(a.size() == b.size());
+  CHECK((a.array() == b.array()).all());
+  CHECK_FALSE((a.array() == c.array()).all());
+}
+
+TEST_CASE("scenario and solver names are checked", "[scenarios]") {
+  CHECK_THROWS_WITH(make_scenario("walk", {}), Catch::Contains("trot, hang, drop, random"));
+  CHECK_THROWS_WITH(make_scenario("trot", {"newton", 1}), Catch::Contains("bisection"));
+}
