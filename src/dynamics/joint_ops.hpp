@@ -9,17 +9,6 @@
 namespace impulse {
 namespace detail {
 
-// Rotation by angle q about the unit axis a (Rodrigues): R = cI + s[a] + (1 - c) a a^T.
-inline Mat3 axis_rotation(const Vec3& a, Scalar q) {
-  const Scalar s = std::sin(q), c = std::cos(q), t = 1 - c;
-  Mat3 R;
-  const Scalar x = a.x(), y = a.y(), z = a.z();
-  R(0, 0) = c + t * x * x;     R(0, 1) = t * x * y - s * z; R(0, 2) = t * x * z + s * y;
-  R(1, 0) = t * x * y + s * z; R(1, 1) = c + t * y * y;     R(1, 2) = t * y * z - s * x;
-  R(2, 0) = t * x * z - s * y; R(2, 1) = t * y * z + s * x; R(2, 2) = c + t * z * z;
-  return R;
-}
-
 inline Mat3 quat_matrix(const Scalar* q) {  // q = (w, x, y, z), normalised here
   return Quat(q[0], q[1], q[2], q[3]).normalized().toRotationMatrix();
 }

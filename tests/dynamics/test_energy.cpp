@@ -131,9 +131,9 @@ TEST_CASE("energy: spinning free-falling body follows a parabola with constant a
   {
     const VecX udot = aba(model, data, q, u, VecX::Zero(6));
     const Mat3 R = data.oMi[0].R;
-    const Vec3 r = R * I.c, v = u.head<3>(), w = u.tail<3>();
+    const Vec3 r = R * I.c, w = u.tail<3>();
     const Vec3 vd = udot.head<3>(), wd = udot.tail<3>();
-    // v_c = v + w x r  =>  a_c = vdot + wdot x r + w x (w x r)
+    // v_c = v + w x r  =>  a_c = vdot + wdot x r + w x (w x r)  (vdot: world-frame base accel.)
     CHECK(rel_err(Vec3(vd + wd.cross(r) + w.cross(w.cross(r))), model.gravity) < 1e-13);
     const Mat3 Iw = R * I.Ic * R.transpose();
     CHECK((Iw * wd + w.cross(Iw * w)).norm() < 1e-12);
