@@ -1,43 +1,14 @@
-// The per-step collision calls (update + detect) do not allocate in steady state: counted by a
-// replacement of the global operator new that is active only inside a CountAllocations scope.
-// (If another test file needs the same counter, move it to tests/support/ and share it.)
+// The per-step collision calls (update + detect) do not allocate in steady state: counted with the
+// shared malloc counter of tests/support/alloc_counter.hpp.
 #include <catch2/catch.hpp>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "impulse/collision/collision_world.hpp"
 #include "impulse/model/model_builder.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "support/alloc_counter.hpp"
 
 using namespace impulse;
 
 namespace {
-
-struct CountAllocations {
-  CountAllocations() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~CountAllocations() { g_counting = false; }
-  long count() const { return g_allocations.load(); }
-};
 
 CollisionShape make(ShapeType t, const Vec3& size) {
   CollisionShape s;
@@ -50,6 +21,7 @@ CollisionShape make(ShapeType t, const Vec3& size) {
 }  // namespace
 
 TEST_CASE("collision update + detect do not allocate in steady state", "[collision]") {
+  if (!test::alloc_counter_available()) return;
   CollisionWorld world;
   world.add_ground();
   world.add_static_box("table", SE3(Mat3::Identity(), Vec3(5, 0, 0.5)), Vec3(2, 2, 1));
@@ -79,9 +51,9 @@ TEST_CASE("collision update + detect do not allocate in steady state", "[collisi
   };
   for (int k = 0; k < 10; ++k) step(k);  // warm-up: FCL result buffers reach their capacity
   REQUIRE(contacts.size() >= 8);
-  CountAllocations counter;
+  test::alloc_counter_start();
   for (int k = 0; k < 100; ++k) step(k);
-  const long n = counter.count();
+  const long n = test::alloc_counter_stop();
   CHECK(n == 0);
   CHECK_FALSE(contacts.overflow());
 }
