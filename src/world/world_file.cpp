@@ -50,7 +50,7 @@ class Parser {
 
   static std::string label(const XMLElement* e) {
     const char* n = e->Attribute("name");
-    return n ? " '" + std::string(n) + "'" : std::string();
+    return n && std::string(e->Name()) != "solver" ? " '" + std::string(n) + "'" : std::string();
   }
 
   void check_attributes(const XMLElement* e, std::initializer_list<const char*> allowed) const {
