@@ -3,24 +3,18 @@
 // the rest. See collision_world.hpp and docs/collision.md.
 #include "impulse/collision/collision_world.hpp"
 
+#include "world_types.hpp"
+
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
-#include <fcl/geometry/bvh/BVH_model.h>
-#include <fcl/geometry/shape/box.h>
-#include <fcl/geometry/shape/capsule.h>
-#include <fcl/geometry/shape/cylinder.h>
-#include <fcl/geometry/shape/sphere.h>
 #include <fcl/narrowphase/collision.h>
 #include <fcl/narrowphase/distance.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
-#include <sstream>
 #include <utility>
 
 #include "impulse/collision/manifold.hpp"
-#include "impulse/collision/mesh.hpp"
 #include "impulse/core/check.hpp"
 #include "impulse/model/model.hpp"
 
@@ -28,72 +22,7 @@ namespace impulse {
 
 #define COL_MODEL_CHECK(cond, ...) IMPULSE_CHECK_AS(::impulse::ModelError, cond, __VA_ARGS__)
 
-namespace {
-
-using Bvh = fcl::BVHModel<fcl::OBBRSSd>;
-constexpr int kMaxFclContacts = 4;
-
-// FCL keeps the world AABB protected; the broadphase must see it inflated by the margin.
-struct MarginObject : fcl::CollisionObjectd {
-  using fcl::CollisionObjectd::CollisionObjectd;
-  void set_aabb(const Vec3& lo, const Vec3& hi) {
-    aabb.min_ = lo;
-    aabb.max_ = hi;
-  }
-};
-
-struct MeshData {
-  TriangleMesh mesh;
-  std::shared_ptr<Bvh> bvh;
-  Vec3 centre = Vec3::Zero(), half = Vec3::Zero();  // local AABB
-  Scalar bound = 0;                                  // max vertex distance from the origin
-};
-
-struct Shape {
-  Index object = -1, local = -1, body = -1;
-  ShapeType type = ShapeType::Sphere;
-  Scalar r = 0, hl = 0;  // sphere, capsule, cylinder
-  Vec3 h = Vec3::Zero();  // box half extents
-  Scalar bound = 0;       // radius of a sphere about the shape origin enclosing the shape
-  SE3 X_BS;
-  Mat3 R = Mat3::Identity();  // world pose
-  Vec3 p = Vec3::Zero();
-  CollisionFilter filter;
-  Index material = 0;
-  bool is_static = false;
-  bool active = false;     // has some partner (plane or shape) that the filters allow
-  bool in_manager = false;
-  std::shared_ptr<MeshData> mesh;
-  std::unique_ptr<MarginObject> fco;
-  std::string name;
-};
-
-struct Plane {
-  Index object = -1;
-  Vec3 n = Vec3::UnitZ();
-  Scalar offset = 0;
-  CollisionFilter filter;
-  Index material = 0;
-};
-
-struct Object {
-  std::string name;
-  bool is_static = false;
-  bool self_collision = false;
-  Index plane = -1;
-  std::vector<Index> parent;             // per body
-  std::vector<std::string> body_names;   // per body
-  std::vector<Index> shapes;             // global shape ids
-  std::vector<SE3> X_WB;                 // last poses
-};
-
-bool finite(const SE3& X) { return X.R.allFinite() && X.p.allFinite(); }
-
-bool filters_match(const CollisionFilter& a, const CollisionFilter& b) {
-  return (a.group & b.mask) != 0 && (b.group & a.mask) != 0;
-}
-
-}  // namespace
+using namespace detail;
 
 struct CollisionWorld::Impl {
   Scalar margin = 0.005;
@@ -104,7 +33,7 @@ struct CollisionWorld::Impl {
   std::vector<std::pair<Index, Index>> plane_pairs;  // (plane, shape) allowed by the filters
   bool need_broadphase = false;
   fcl::DynamicAABBTreeCollisionManagerd manager;
-  std::map<std::string, std::shared_ptr<MeshData>> mesh_cache;
+  MeshCache mesh_cache;
   fcl::CollisionRequestd creq{kMaxFclContacts, true};
   fcl::CollisionResultd cres;
   fcl::DistanceRequestd dreq{true};
@@ -306,92 +235,6 @@ struct CollisionWorld::Impl {
     return w->out->overflow();
   }
 
-  // Validates a shape description and builds its record (and FCL geometry); throws ModelError.
-  Shape make_shape(const CollisionShape& cs, const std::string& object_name, Index nb) {
-    const std::string what = "object '" + object_name + "', link '" + cs.link + "', collision shape '" + cs.name + "'";
-    COL_MODEL_CHECK(cs.body >= 0 && cs.body < nb, what, ": body index ", cs.body, " out of range");
-    COL_MODEL_CHECK(finite(cs.X_BS), what, ": pose is not finite");
-    COL_MODEL_CHECK(cs.size.allFinite(), what, ": size ", cs.size.transpose(), " is not finite");
-    Shape s;
-    s.type = cs.type;
-    s.body = cs.body;
-    s.X_BS = cs.X_BS;
-    s.name = cs.name;
-    s.material = materials.id(cs.material.empty() ? std::string("default") : cs.material);
-    std::shared_ptr<fcl::CollisionGeometryd> geom;
-    switch (cs.type) {
-      case ShapeType::Sphere:
-        COL_MODEL_CHECK(cs.size.x() > 0, what, ": sphere radius ", cs.size.x(), " must be > 0");
-        s.r = s.bound = cs.size.x();
-        geom = std::make_shared<fcl::Sphered>(s.r);
-        break;
-      case ShapeType::Box:
-        COL_MODEL_CHECK((cs.size.array() > 0).all(), what, ": box size ", cs.size.transpose(), " must be > 0");
-        s.h = 0.5 * cs.size;
-        s.bound = s.h.norm();
-        geom = std::make_shared<fcl::Boxd>(cs.size.x(), cs.size.y(), cs.size.z());
-        break;
-      case ShapeType::Capsule:
-        COL_MODEL_CHECK(cs.size.x() > 0 && cs.size.y() >= 0, what, ": capsule radius ", cs.size.x(), " and length ",
-                        cs.size.y(), " must be > 0 and >= 0");
-        s.r = cs.size.x();
-        s.hl = 0.5 * cs.size.y();
-        s.bound = s.hl + s.r;
-        geom = std::make_shared<fcl::Capsuled>(s.r, cs.size.y());
-        break;
-      case ShapeType::Cylinder:
-        COL_MODEL_CHECK(cs.size.x() > 0 && cs.size.y() > 0, what, ": cylinder radius ", cs.size.x(), " and length ",
-                        cs.size.y(), " must be > 0");
-        s.r = cs.size.x();
-        s.hl = 0.5 * cs.size.y();
-        s.bound = std::sqrt(s.hl * s.hl + s.r * s.r);
-        geom = std::make_shared<fcl::Cylinderd>(s.r, cs.size.y());
-        break;
-      case ShapeType::Mesh: {
-        COL_MODEL_CHECK(!cs.mesh_path.empty(), what, ": mesh has no file path");
-        s.mesh = load_mesh_cached(cs.mesh_path, cs.size, what);
-        s.bound = s.mesh->bound;
-        geom = s.mesh->bvh;
-        break;
-      }
-    }
-    s.fco = std::make_unique<MarginObject>(geom);
-    return s;
-  }
-
-  std::shared_ptr<MeshData> load_mesh_cached(const std::string& path, const Vec3& scale, const std::string& what) {
-    std::ostringstream key;
-    key.precision(17);
-    key << path << '|' << scale.x() << ',' << scale.y() << ',' << scale.z();
-    auto it = mesh_cache.find(key.str());
-    if (it != mesh_cache.end()) return it->second;
-    auto md = std::make_shared<MeshData>();
-    try {
-      md->mesh = load_mesh(path, scale);
-    } catch (const ModelError& e) {
-      throw ModelError(what + ": " + e.what());
-    }
-    std::vector<fcl::Vector3d> verts(md->mesh.vertices.begin(), md->mesh.vertices.end());
-    std::vector<fcl::Triangle> tris;
-    tris.reserve(md->mesh.triangles.size());
-    for (const auto& t : md->mesh.triangles) tris.emplace_back(t[0], t[1], t[2]);
-    md->bvh = std::make_shared<Bvh>();
-    md->bvh->beginModel();
-    md->bvh->addSubModel(verts, tris);
-    md->bvh->endModel();
-    md->bvh->computeLocalAABB();
-    Vec3 lo = md->mesh.vertices[0], hi = lo;
-    for (const Vec3& v : md->mesh.vertices) {
-      lo = lo.cwiseMin(v);
-      hi = hi.cwiseMax(v);
-      md->bound = std::max(md->bound, v.norm());
-    }
-    md->centre = 0.5 * (lo + hi);
-    md->half = 0.5 * (hi - lo);
-    mesh_cache.emplace(key.str(), md);
-    return md;
-  }
-
   // Appends an object and its shapes (already validated), then refreshes the filters.
   Index commit(Object obj, std::vector<Shape>& new_shapes) {
     const Index o = static_cast<Index>(objects.size());
@@ -420,7 +263,7 @@ Index CollisionWorld::add_object(const Model& model, const CollisionObjectOption
   const std::string name = model.name.empty() ? "object " + std::to_string(w.objects.size()) : model.name;
   std::vector<Shape> shapes;
   for (const CollisionShape& cs : model.collision) {
-    shapes.push_back(w.make_shape(cs, name, model.nb));
+    shapes.push_back(make_shape(cs, name, model.nb, w.materials, w.mesh_cache));
     shapes.back().filter = options.filter;
   }
   Object obj;
@@ -439,7 +282,7 @@ Index CollisionWorld::add_free_body(const std::string& name, const std::vector<C
   for (CollisionShape cs : shapes_in) {
     cs.body = 0;
     if (cs.link.empty()) cs.link = name;
-    shapes.push_back(w.make_shape(cs, name, 1));
+    shapes.push_back(make_shape(cs, name, 1, w.materials, w.mesh_cache));
     shapes.back().filter = options.filter;
   }
   Object obj;
@@ -463,7 +306,7 @@ Index CollisionWorld::add_static_box(const std::string& name, const SE3& X_WS, c
   cs.X_BS = X_WS;
   cs.material = material;
   std::vector<Shape> shapes;
-  shapes.push_back(w.make_shape(cs, name, 1));
+  shapes.push_back(make_shape(cs, name, 1, w.materials, w.mesh_cache));
   shapes.back().filter = filter;
   shapes.back().is_static = true;
   shapes.back().body = -1;

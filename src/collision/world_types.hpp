@@ -1,0 +1,89 @@
+// Internal records of the collision world (src/collision only; includes FCL).
+#pragma once
+
+#include <fcl/geometry/bvh/BVH_model.h>
+#include <fcl/narrowphase/collision_object.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impulse/collision/collision_world.hpp"
+#include "impulse/collision/mesh.hpp"
+
+namespace impulse {
+namespace detail {
+
+using Bvh = fcl::BVHModel<fcl::OBBRSSd>;
+constexpr int kMaxFclContacts = 4;
+
+// FCL keeps the world AABB protected; the broadphase must see it inflated by the margin.
+struct MarginObject : fcl::CollisionObjectd {
+  using fcl::CollisionObjectd::CollisionObjectd;
+  void set_aabb(const Vec3& lo, const Vec3& hi) {
+    aabb.min_ = lo;
+    aabb.max_ = hi;
+  }
+};
+
+struct MeshData {
+  TriangleMesh mesh;
+  std::shared_ptr<Bvh> bvh;
+  Vec3 centre = Vec3::Zero(), half = Vec3::Zero();  // local AABB
+  Scalar bound = 0;                                  // max vertex distance from the origin
+};
+
+struct Shape {
+  Index object = -1, local = -1, body = -1;
+  ShapeType type = ShapeType::Sphere;
+  Scalar r = 0, hl = 0;  // sphere, capsule, cylinder
+  Vec3 h = Vec3::Zero();  // box half extents
+  Scalar bound = 0;       // radius of a sphere about the shape origin enclosing the shape
+  SE3 X_BS;
+  Mat3 R = Mat3::Identity();  // world pose
+  Vec3 p = Vec3::Zero();
+  CollisionFilter filter;
+  Index material = 0;
+  bool is_static = false;
+  bool active = false;     // has some partner (plane or shape) that the filters allow
+  bool in_manager = false;
+  std::shared_ptr<MeshData> mesh;
+  std::unique_ptr<MarginObject> fco;
+  std::string name;
+};
+
+struct Plane {
+  Index object = -1;
+  Vec3 n = Vec3::UnitZ();
+  Scalar offset = 0;
+  CollisionFilter filter;
+  Index material = 0;
+};
+
+struct Object {
+  std::string name;
+  bool is_static = false;
+  bool self_collision = false;
+  Index plane = -1;
+  std::vector<Index> parent;             // per body
+  std::vector<std::string> body_names;   // per body
+  std::vector<Index> shapes;             // global shape ids
+  std::vector<SE3> X_WB;                 // last poses
+};
+
+inline bool filters_match(const CollisionFilter& a, const CollisionFilter& b) {
+  return (a.group & b.mask) != 0 && (b.group & a.mask) != 0;
+}
+
+using MeshCache = std::map<std::string, std::shared_ptr<MeshData>>;
+
+bool finite(const SE3& X);
+
+// Validates a shape description of `object_name` (bodies 0..nb-1) and builds its record with its
+// FCL geometry; meshes are loaded once per (file, scale) through `cache`. Throws ModelError.
+Shape make_shape(const CollisionShape& cs, const std::string& object_name, Index nb, MaterialTable& materials,
+                 MeshCache& cache);
+
+}  // namespace detail
+}  // namespace impulse
