@@ -7,12 +7,21 @@
 #include <iomanip>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 namespace impulse::cli {
 
 namespace {
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+double median(std::vector<double> t) {
+  if (t.empty()) return 0;
+  const std::size_t k = t.size() / 2;
+  std::nth_element(t.begin(), t.begin() + static_cast<long>(k), t.end());
+  if (t.size() % 2 == 1) return t[k];
+  const double hi = t[k];
+  return 0.5 * (hi + *std::max_element(t.begin(), t.begin() + static_cast<long>(k)));
 }
 }  // namespace
 
@@ -48,14 +57,16 @@ void RunRecorder::record(const StepStats& s) {
   if (s.status == StepStatus::SolverFailed || s.status == StepStatus::NonFinite) ++failed_;
 }
 
-double RunRecorder::us_per_step_median() const {
-  if (total_.empty()) return 0;
-  std::vector<double> t = total_;
-  const std::size_t k = t.size() / 2;
-  std::nth_element(t.begin(), t.begin() + static_cast<long>(k), t.end());
-  if (t.size() % 2 == 1) return t[k];
-  const double hi = t[k];
-  return 0.5 * (hi + *std::max_element(t.begin(), t.begin() + static_cast<long>(k)));
+double RunRecorder::us_per_step_median() const { return median(total_); }
+
+StageTimes RunRecorder::stage_medians() const {
+  StageTimes s;
+  s.dynamics = median(dynamics_);
+  s.collision = median(collision_);
+  s.delassus = median(delassus_);
+  s.solve = median(solve_);
+  s.integrate = median(integrate_);
+  return s;
 }
 
 double RunRecorder::us_per_step_mean() const { return mean(total_); }
@@ -89,7 +100,7 @@ double RunRecorder::penetration_max() const {
 double RunRecorder::penetration_mean() const { return mean(penetration_); }
 
 nlohmann::json RunRecorder::json() const {
-  const StageTimes st = stage_means();
+  const StageTimes st = stage_means(), sm = stage_medians();
   return nlohmann::json{
       {"steps", steps()},
       {"us_per_step_median", us_per_step_median()},
@@ -100,6 +111,12 @@ nlohmann::json RunRecorder::json() const {
         {"delassus", st.delassus},
         {"solve", st.solve},
         {"integrate", st.integrate}}},
+      {"stages_us_median",
+       {{"dynamics", sm.dynamics},
+        {"collision", sm.collision},
+        {"delassus", sm.delassus},
+        {"solve", sm.solve},
+        {"integrate", sm.integrate}}},
       {"iterations_mean", iterations_mean()},
       {"contacts_mean", contacts_mean()},
       {"contacts_max", contacts_max()},
@@ -111,7 +128,7 @@ nlohmann::json RunRecorder::json() const {
 }
 
 void RunRecorder::print_table(std::ostream& out, const std::string& title) const {
-  const StageTimes st = stage_means();
+  const StageTimes st = stage_means(), sm = stage_medians();
   const double total = us_per_step_mean();
   auto pct = [&](double x) { return total > 0 ? 100.0 * x / total : 0.0; };
   std::ostringstream o;
@@ -121,15 +138,16 @@ void RunRecorder::print_table(std::ostream& out, const std::string& title) const
   o << std::setprecision(2);
   o << "  us/step median        " << std::setw(10) << us_per_step_median() << "\n";
   o << "  us/step mean          " << std::setw(10) << total << "\n";
-  const std::pair<const char*, double> stages[] = {{"dynamics", st.dynamics},
-                                                   {"collision", st.collision},
-                                                   {"delassus", st.delassus},
-                                                   {"solve", st.solve},
-                                                   {"integrate", st.integrate}};
+  o << "  by stage                  mean   share     median\n";
+  const std::tuple<const char*, double, double> stages[] = {{"dynamics", st.dynamics, sm.dynamics},
+                                                            {"collision", st.collision, sm.collision},
+                                                            {"delassus", st.delassus, sm.delassus},
+                                                            {"solve", st.solve, sm.solve},
+                                                            {"integrate", st.integrate, sm.integrate}};
   for (const auto& s : stages) {
-    o << "    " << std::left << std::setw(20) << s.first << std::right << std::setw(8) << s.second << " us  "
-      << std::setw(5) << std::setprecision(1) << pct(s.second) << " %\n"
-      << std::setprecision(2);
+    o << "    " << std::left << std::setw(18) << std::get<0>(s) << std::right << std::setw(10) << std::get<1>(s)
+      << " us " << std::setw(5) << std::setprecision(1) << pct(std::get<1>(s)) << " % " << std::setprecision(2)
+      << std::setw(8) << std::get<2>(s) << " us\n";
   }
   o << "  solver iterations     " << std::setw(10) << iterations_mean() << "  (mean)\n";
   o << "  contacts per step     " << std::setw(10) << contacts_mean() << "  (mean, max " << contacts_max() << ")\n";

@@ -4,6 +4,7 @@
 //
 //   { "steps", "us_per_step_median", "us_per_step_mean",
 //     "stages_us": {"dynamics", "collision", "delassus", "solve", "integrate"},   (means)
+//     "stages_us_median": {...same keys...},   (medians, robust on a loaded machine)
 //     "iterations_mean", "contacts_mean", "contacts_max", "penetration_max_m", "penetration_mean_m",
 //     "not_converged_steps", "failed_steps" }
 //
@@ -40,6 +41,7 @@ class RunRecorder {
   double us_per_step_median() const;
   double us_per_step_mean() const;
   StageTimes stage_means() const;
+  StageTimes stage_medians() const;  // per stage (their sum is not the median step)
   double iterations_mean() const;
   double contacts_mean() const;
   long contacts_max() const;

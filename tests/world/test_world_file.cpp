@@ -211,3 +211,13 @@ TEST_CASE("world file error: a missing world file is named", "[world]") {
   World world;
   CHECK_THROWS_WITH(load_world("/no/such/world.xml", world), Catch::Contains("/no/such/world.xml: cannot open"));
 }
+
+TEST_CASE("world file: anymal_stand.xml stands on its four feet", "[world]") {
+  std::unique_ptr<World> world = load_world(source_path("models/worlds/anymal_stand.xml"));
+  ArticulatedSystem& a = world->system("anymal");
+  for (int k = 0; k < 1000; ++k) world->integrate();
+  CHECK(world->contacts().size() == 4);
+  CHECK(a.q()[2] == Approx(0.541).margin(5e-3));         // base height, m
+  CHECK(std::abs(a.q()[3]) == Approx(1.0).margin(1e-4));  // level
+  CHECK(a.u().norm() < 1e-2);
+}
