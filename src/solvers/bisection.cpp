@@ -21,7 +21,8 @@
 //   Mbar (3x2), cbar      Mbar, cbar       hybrid quantities of eq. 16
 //   D0                    D0               sign of dE/dtheta at the initial guess
 //   alpha (Alg. 1)        step             angular step; beta1..3 its initial size/shrink/growth
-//   gamma (Alg. 1)        bisection_tolerance   impulse interval at which bisection stops
+//   gamma (Alg. 1)        bisection_tolerance   impulse interval, relative to |lambda|, at which
+//                                               bisection stops
 //   alpha, gamma, alpha_min (Alg. 2)   relaxation factor, its decay and floor
 //
 // Departures from the paper:
@@ -44,6 +45,11 @@
 //     loops are capped by max_bisection_steps, D0 = 0 returns the initial guess, and bisection
 //     also stops when the theta interval reaches the resolution of double (|lambda| ~ 1e5 N s
 //     cannot be resolved to an absolute 1e-12 N s).
+//   * The bisection tolerance is relative (|lambda^p - lambda| < tol |lambda|, default 1e-10)
+//     instead of the paper's absolute 1e-6 N s, and the returned impulse is one regula-falsi
+//     step on the final bracket [prev, p] (the gradient changes sign across it), not one of its
+//     ends: a sliding sphere then keeps |v_y| < 1e-9 m/s (tests/world), where the absolute
+//     tolerance let the friction direction wander by 5e-4 rad.
 //   * Rank-deficient G_ii (footnote 2: "a 1D or 2D problem where the solution can be trivially
 //     obtained"): instead of special-casing 1D/2D, G_ii is regularized by eps * max_eig * I, which
 //     keeps every step finite and changes velocities by O(eps |G| |lambda|). If the normal row of
@@ -212,7 +218,7 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
   if (!bracketed) return p.lambda;  // step shrank to nothing: the minimum is at p
   // lines 24-33: bisection on theta between prev (gradient sign of D0) and p (opposite sign)
   for (Index k = 0; k < s.max_bisection_steps; ++k) {
-    if ((prev.lambda - p.lambda).norm() < s.bisection_tolerance) break;
+    if ((prev.lambda - p.lambda).norm() < s.bisection_tolerance * p.lambda.norm()) break;
     // the angle interval cannot shrink below the resolution of double (huge impulses)
     if (std::abs(p.theta - prev.theta) <= 4 * std::numeric_limits<Scalar>::epsilon() *
                                               std::max<Scalar>(1, std::abs(p.theta))) break;
@@ -223,6 +229,15 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
       prev = mid;
     } else {
       p = mid;
+    }
+  }
+  // regula falsi on the final bracket: the zero of the gradient interpolated linearly in theta
+  const Scalar g0 = search.gradient(prev), g1 = search.gradient(p);
+  if (g0 != g1 && std::isfinite(g0) && std::isfinite(g1)) {
+    const Scalar t = g0 / (g0 - g1);
+    if (t > 0 && t < 1) {
+      const ConicPoint rf = search.at(prev.theta + t * (p.theta - prev.theta));
+      if (rf.valid) return rf.lambda;
     }
   }
   return p.lambda;

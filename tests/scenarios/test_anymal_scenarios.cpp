@@ -23,7 +23,9 @@ bool failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepSta
 }  // namespace
 
 // The fall: landing, the legs giving way, the torso passing the plane, and the big first swings
-// during which single feet still lift off take about 7 s with this start pose (the paper: 2 s).
+// during which single feet still lift off (a physical lift-off: the count decays with the swing
+// energy, from 680 steps in the first second to none from 9 s on) take about 9 s with this start
+// pose (the paper shows 2 s).
 // During the leg collapse (t < 1 s) single steps gain up to ~1e-3 of the energy: semi-implicit
 // Euler with explicit Coriolis terms does that without any contact too (reported); later, while
 // joint-limit rows and the position-error correction (erp) act, single steps still gain up to
@@ -32,7 +34,7 @@ bool failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepSta
 TEST_CASE("hang (bisection): the feet hold the robot below the plane, shallow contacts, energy never increases",
           "[scenarios]") {
   auto s = make_scenario("hang", {"bisection", 1});
-  const long collapse = 2000, fall = 8000, total = 10000;
+  const long collapse = 2000, fall = 10000, total = 12000;
   const Scalar e0 = s->robot().kinetic_energy() + s->robot().potential_energy();
   Scalar e_prev = e0, e_max = e0, worst_increase = -1e300, penetration_sum = 0;
   long foot_contacts = 0, steps_all_four = 0;

@@ -1,0 +1,259 @@
+// World and stepper: analytic contact scenarios, conservation, validation of every setter,
+// determinism, independent worlds on threads, and no allocation in integrate().
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "impulse/core/error.hpp"
+#include "impulse/world/world.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+
+const std::string kAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
+
+// ANYmal standing pose: HFE +-0.4, KFE -+0.8 (front legs bend backwards, hind legs forwards).
+VecX anymal_stand_q(const ArticulatedSystem& robot, Scalar height) {
+  VecX q = robot.model().neutral_configuration();
+  q[2] = height;
+  const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
+  for (int leg = 0; leg < 4; ++leg) {
+    q[7 + 3 * leg + 1] = hfe[leg];
+    q[7 + 3 * leg + 2] = kfe[leg];
+  }
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("box dropped on the ground rests on 4 contacts carrying m g dt, without drift", "[world]") {
+  World w;
+  w.add_ground();
+  const Scalar m = 2.0;
+  ArticulatedSystem& box = w.add_box("box", Vec3(0.4, 0.3, 0.2), m);
+  VecX q = box.q();
+  q[2] = 0.3;
+  // a small tilt so that the landing is not face-flat
+  const Quat r(Eigen::AngleAxis<Scalar>(0.05, Vec3(1, 1, 0).normalized()));
+  q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
+  box.set_q(q);
+  // The corner impact gives 4 coplanar contacts on one rigid body: G (12 x 12) has rank 6 and
+  // block Gauss-Seidel converges slowly there, so a few impact steps may end at the iteration
+  // limit (SolverNotConverged, state still exact to the solver's last iterate); none may fail.
+  Scalar max_pen = 0;
+  int not_converged = 0;
+  for (int k = 0; k < 10000; ++k) {  // 10 s
+    const StepStatus st = w.integrate();
+    REQUIRE((st == StepStatus::Ok || st == StepStatus::SolverNotConverged));
+    not_converged += st == StepStatus::SolverNotConverged;
+    if (k > 1000) max_pen = std::max(max_pen, w.stats().max_penetration);
+  }
+  CHECK(not_converged <= 5);
+  CHECK(w.stats().contacts == 4);
+  Scalar fz = 0;
+  for (const ContactReport& c : w.contact_reports()) fz += c.impulse.z();
+  CHECK(fz == Approx(m * 9.81 * w.time_step()).epsilon(1e-6));
+  CHECK(box.q()[2] == Approx(0.1).margin(1e-4));  // half height, no sinking
+  CHECK(box.u().norm() < 1e-6);
+  CHECK(max_pen < 1e-4);
+}
+
+TEST_CASE("sphere on a plane: slide-to-roll time and rolling velocities (Mylapilli & Jain 6.1)", "[world]") {
+  // m = 1, r = 1, mu = 0.2, v0 = 2: slides until t = 2 v0 / (7 mu g), then vx = wy r = 5/7 v0
+  const Scalar mu = 0.2, v0 = 2.0, g = 9.81;
+  const Scalar t_roll = 2 * v0 / (7 * mu * g);
+  for (const char* solver : {"bisection", "lm"}) {
+    INFO("solver " << solver);
+    World w;
+    w.add_ground();
+    w.set_default_material(mu, 0.0);
+    w.set_contact_solver(solver);
+    ArticulatedSystem& s = w.add_sphere("ball", 1.0, 1.0);
+    VecX q = s.q(), u = VecX::Zero(6);
+    q[2] = 1.0;
+    u[0] = v0;
+    s.set_state(q, u);
+    Scalar t_detect = -1, vy_max = 0, wx_max = 0, wz_max = 0;
+    for (int k = 0; k < 600; ++k) {
+      REQUIRE(w.integrate() == StepStatus::Ok);
+      if (t_detect < 0 && std::abs(s.u()[0] - s.u()[4]) < 1e-6) t_detect = w.time();
+      vy_max = std::max(vy_max, std::abs(s.u()[1]));
+      wx_max = std::max(wx_max, std::abs(s.u()[3]));
+      wz_max = std::max(wz_max, std::abs(s.u()[5]));
+    }
+    CHECK(std::abs(t_detect - t_roll) < 2e-3);
+    CHECK(s.u()[0] == Approx(5.0 / 7.0 * v0).epsilon(5e-3));
+    CHECK(s.u()[4] == Approx(5.0 / 7.0 * v0).epsilon(5e-3));
+    CHECK(vy_max < 1e-9);
+    CHECK(wx_max < 1e-9);
+    CHECK(wz_max < 1e-9);
+  }
+}
+
+TEST_CASE("two free spheres colliding without gravity conserve linear and angular momentum", "[world]") {
+  for (const char* solver : {"bisection", "pgs", "lm", "noslip"}) {
+    INFO("solver " << solver);
+    World w;
+    w.set_gravity(Vec3::Zero());
+    w.set_contact_solver(solver);
+    w.set_default_material(0.5, 0.5);
+    ArticulatedSystem& a = w.add_sphere("a", 0.1, 1.0);
+    ArticulatedSystem& b = w.add_sphere("b", 0.2, 3.0);
+    VecX qa = a.q(), qb = b.q(), ua = VecX::Zero(6), ub = VecX::Zero(6);
+    qa.head<3>() << -0.5, 0.05, 0.0;
+    qb.head<3>() << 0.5, -0.05, 0.02;
+    ua << 2.0, 0.1, 0.0, 0.0, 3.0, 1.0;
+    ub << -1.0, 0.0, 0.1, 2.0, 0.0, 0.0;
+    a.set_state(qa, ua);
+    b.set_state(qb, ub);
+    auto momentum = [&]() {
+      Vec6 p = Vec6::Zero();
+      for (ArticulatedSystem* s : {&a, &b}) {
+        const Scalar m = s->model().inertia[0].m, I = s->model().inertia[0].Ic(0, 0);
+        const Vec3 x = s->q().head<3>(), v = s->u().head<3>(), om = s->u().segment<3>(3);
+        p.head<3>() += m * v;
+        p.tail<3>() += x.cross(m * v) + I * om;
+      }
+      return p;
+    };
+    const Vec6 p0 = momentum();
+    bool touched = false;
+    for (int k = 0; k < 600; ++k) {
+      REQUIRE(w.integrate() != StepStatus::NonFinite);
+      touched = touched || w.stats().contacts > 0;
+    }
+    CHECK(touched);
+    // the collision changed the velocities...
+    CHECK(std::abs(a.u()[0] - 2.0) > 0.1);
+    // ...but not the total momentum (angular about the world origin; spheres' inertia is isotropic)
+    CHECK_ALL_CLOSE(momentum(), p0, 1e-10, 1e-10);
+  }
+}
+
+TEST_CASE("World setters validate input and leave the World unchanged", "[world]") {
+  World w;
+  w.add_ground();
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  const VecX q0 = anymal_stand_q(robot, 0.6);
+  robot.set_q(q0);
+  const Scalar nan = std::numeric_limits<Scalar>::quiet_NaN();
+
+  CHECK_THROWS_WITH(robot.set_q(VecX::Zero(5)), Catch::Contains("q has size 5, expected 19"));
+  VecX bad = VecX::Zero(18);
+  bad[3] = nan;
+  CHECK_THROWS_WITH(robot.set_generalized_force(bad), Catch::Contains("generalized force[3] is not finite"));
+  VecX q_bad = q0;
+  q_bad[3] = 0.3;  // not a unit quaternion
+  CHECK_THROWS_WITH(robot.set_q(q_bad), Catch::Contains("quaternion") && Catch::Contains("root"));
+  VecX kp = VecX::Zero(18);
+  kp[0] = 10;  // the floating base is not PD-controlled
+  CHECK_THROWS_WITH(robot.set_pd_gains(kp, VecX::Zero(18)), Catch::Contains("floating joint 'root'"));
+  CHECK_THROWS_AS(robot.set_u(VecX::Constant(18, std::numeric_limits<Scalar>::infinity())), InvalidArgument);
+  CHECK_THROWS_WITH(w.set_contact_solver("gauss"),
+                    Catch::Contains("bisection") && Catch::Contains("pgs") && Catch::Contains("lm") &&
+                        Catch::Contains("noslip"));
+  CHECK_THROWS_AS(w.add_articulated_system("/nonexistent/robot.urdf"), ModelError);
+  CHECK_THROWS_WITH(w.add_sphere("s", -1.0, 1.0), Catch::Contains("free body 's'"));
+  CHECK_THROWS_AS(w.set_time_step(0.0), InvalidArgument);
+  CHECK_THROWS_AS(robot.frame_pose("no_such_frame"), InvalidArgument);
+
+  // nothing of the above changed the World
+  CHECK(w.num_systems() == 1);
+  CHECK(robot.q() == q0);
+  CHECK(robot.u() == VecX::Zero(18));
+  CHECK(robot.generalized_force() == VecX::Zero(18));
+  CHECK(std::string(w.contact_solver().name()) == "bisection");
+  CHECK(w.time_step() == 1e-3);
+  CHECK(w.integrate() == StepStatus::Ok);
+}
+
+namespace {
+// A short drop of ANYmal with PD and a random throw; returns the final state.
+VecX anymal_run(unsigned seed, int steps, const std::string& solver) {
+  World w;
+  w.add_ground();
+  w.set_contact_solver(solver);
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  std::mt19937 rng(seed);
+  std::normal_distribution<Scalar> n(0, 1);
+  VecX q = anymal_stand_q(robot, 0.8), u = VecX::Zero(18);
+  for (int k = 0; k < 6; ++k) u[k] = 0.5 * n(rng);
+  robot.set_state(q, u);
+  VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
+  kp.tail<12>().setConstant(80.0);
+  kd.tail<12>().setConstant(2.0);
+  robot.set_pd_gains(kp, kd);
+  VecX target = q;
+  for (int k = 7; k < 19; ++k) target[k] += 0.5 * n(rng);
+  robot.set_pd_targets(target, VecX::Zero(18));
+  for (int k = 0; k < steps; ++k) w.integrate();
+  VecX out(37);
+  out << robot.q(), robot.u();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("stepping is deterministic and worlds are independent across threads", "[world]") {
+  const VecX a = anymal_run(3, 400, "bisection");
+  const VecX b = anymal_run(3, 400, "bisection");
+  CHECK(a == b);  // bit-identical
+  CHECK(a.allFinite());
+  std::vector<VecX> results(4);
+  std::vector<std::thread> threads;
+  const char* solvers[4] = {"bisection", "pgs", "lm", "noslip"};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &results, &solvers]() { results[t] = anymal_run(10 + t, 400, solvers[t]); });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    INFO("thread " << t);
+    CHECK(results[t] == anymal_run(10 + t, 400, solvers[t]));
+  }
+}
+
+TEST_CASE("World::integrate does not allocate in steady state (ANYmal standing)", "[world]") {
+  if (!test::alloc_counter_available()) {
+    SUCCEED("allocation counter unavailable under sanitizers");
+    return;
+  }
+  for (const char* solver : {"bisection", "pgs", "lm", "noslip"}) {
+    INFO("solver " << solver);
+    World w;
+    w.add_ground();
+    w.set_contact_solver(solver);
+    ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+    robot.set_q(anymal_stand_q(robot, 0.6));
+    VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
+    kp.tail<12>().setConstant(100.0);
+    kd.tail<12>().setConstant(2.0);
+    robot.set_pd_gains(kp, kd);
+    robot.set_pd_targets(robot.q(), VecX::Zero(18));
+    for (int k = 0; k < 300; ++k) w.integrate();  // land and settle: sizes seen
+    test::alloc_counter_start();
+    for (int k = 0; k < 200; ++k) w.integrate();
+    const long n = test::alloc_counter_stop();
+    CHECK(w.stats().contacts >= 4);
+    CHECK(n == 0);
+  }
+}
+
+TEST_CASE("integrate1 exposes the contacts before the solve; integrate2 completes the step", "[world]") {
+  World w;
+  w.add_ground();
+  ArticulatedSystem& s = w.add_sphere("ball", 0.5, 1.0);
+  VecX q = s.q();
+  q[2] = 0.499;
+  s.set_q(q);
+  w.integrate1();
+  REQUIRE(w.contacts().size() == 1);
+  CHECK(w.contacts()[0].depth == Approx(0.001));
+  CHECK(w.time() == 0.0);
+  CHECK(w.integrate2() == StepStatus::Ok);
+  CHECK(w.time() == Approx(1e-3));
+  // gravity impulse m g dt is cancelled; the penetration is not pushed out (erp = 0 by default)
+  CHECK(w.contact_reports()[0].impulse.z() == Approx(9.81e-3).epsilon(1e-6));
+  CHECK(std::abs(s.u()[2]) < 1e-9);
+}
