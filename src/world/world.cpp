@@ -130,18 +130,26 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   return *systems_.back();
 }
 
-ArticulatedSystem& World::add_free_body(const std::string& name, const CollisionShape& shape, const Inertia& inertia) {
+// A free rigid body of one collision shape (uniform density): a one-body Model with a floating
+// root, added like any articulated system.
+ArticulatedSystem& World::add_free_body(const std::string& name, ShapeType type, const Vec3& size,
+                                        const std::string& material, const CollisionFilter& filter,
+                                        const Inertia& inertia) {
   IMPULSE_CHECK(std::isfinite(inertia.m) && inertia.m > 0, "free body '", name, "': mass must be > 0, got ",
                 inertia.m);
   ModelBuilder b(name);
   b.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, name, inertia);
-  CollisionShape s = shape;
+  CollisionShape s;
+  s.type = type;
+  s.size = size;
+  s.material = material;
   s.body = 0;
   s.name = name;
   s.link = name;
   b.add_collision(s);
   SystemOptions o;
   o.name = name;
+  o.filter = filter;
   return add_articulated_system(b.finalize(), o);
 }
 
@@ -151,66 +159,44 @@ void check_size(const std::string& name, std::initializer_list<Scalar> sizes) {
     IMPULSE_CHECK(std::isfinite(x) && x > 0, "free body '", name, "': sizes must be positive and finite, got ", x);
   }
 }
+Inertia diagonal_inertia(Scalar m, const Vec3& I) { return Inertia(m, Vec3::Zero(), I.asDiagonal()); }
 }  // namespace
 
 ArticulatedSystem& World::add_sphere(const std::string& name, Scalar r, Scalar mass, const std::string& material,
                                      const CollisionFilter& f) {
   check_size(name, {r});
-  CollisionShape s;
-  s.type = ShapeType::Sphere;
-  s.size = Vec3(r, 0, 0);
-  s.material = material;
-  const Scalar I = 0.4 * mass * r * r;
-  ArticulatedSystem& sys = add_free_body(name, s, Inertia(mass, Vec3::Zero(), Vec3::Constant(I).asDiagonal()));
-  collision_.set_object_filter(sys.object_, f);
-  return sys;
+  return add_free_body(name, ShapeType::Sphere, Vec3(r, 0, 0), material, f,
+                       diagonal_inertia(mass, Vec3::Constant(0.4 * mass * r * r)));
 }
 
 ArticulatedSystem& World::add_box(const std::string& name, const Vec3& size, Scalar mass, const std::string& material,
                                   const CollisionFilter& f) {
   check_size(name, {size.x(), size.y(), size.z()});
-  CollisionShape s;
-  s.type = ShapeType::Box;
-  s.size = size;
-  s.material = material;
   const Vec3 sq = size.cwiseAbs2();
-  const Vec3 I = mass / 12.0 * Vec3(sq.y() + sq.z(), sq.x() + sq.z(), sq.x() + sq.y());
-  ArticulatedSystem& sys = add_free_body(name, s, Inertia(mass, Vec3::Zero(), I.asDiagonal()));
-  collision_.set_object_filter(sys.object_, f);
-  return sys;
+  return add_free_body(name, ShapeType::Box, size, material, f,
+                       diagonal_inertia(mass, mass / 12.0 * Vec3(sq.y() + sq.z(), sq.x() + sq.z(), sq.x() + sq.y())));
 }
 
 ArticulatedSystem& World::add_cylinder(const std::string& name, Scalar r, Scalar length, Scalar mass,
                                        const std::string& material, const CollisionFilter& f) {
   check_size(name, {r, length});
-  CollisionShape s;
-  s.type = ShapeType::Cylinder;
-  s.size = Vec3(r, length, 0);
-  s.material = material;
   const Scalar Ixx = mass * (3 * r * r + length * length) / 12.0;
-  ArticulatedSystem& sys =
-      add_free_body(name, s, Inertia(mass, Vec3::Zero(), Vec3(Ixx, Ixx, 0.5 * mass * r * r).asDiagonal()));
-  collision_.set_object_filter(sys.object_, f);
-  return sys;
+  return add_free_body(name, ShapeType::Cylinder, Vec3(r, length, 0), material, f,
+                       diagonal_inertia(mass, Vec3(Ixx, Ixx, 0.5 * mass * r * r)));
 }
 
-// Capsule of uniform density: a cylinder of length L and two hemispheres of radius r.
+// Capsule of uniform density: a cylinder of length L and two hemispheres of radius r. Each
+// hemisphere's centroid is 3r/8 from its flat face; its transverse moment about the capsule
+// centre is m_h (83/320 r^2 + (L/2 + 3r/8)^2), which sums to m_s (2/5 r^2 + L^2/4 + 3Lr/8).
 ArticulatedSystem& World::add_capsule(const std::string& name, Scalar r, Scalar L, Scalar mass,
                                       const std::string& material, const CollisionFilter& f) {
   check_size(name, {r, L});
-  CollisionShape s;
-  s.type = ShapeType::Capsule;
-  s.size = Vec3(r, L, 0);
-  s.material = material;
   const Scalar vc = M_PI * r * r * L, vs = 4.0 / 3.0 * M_PI * r * r * r;
   const Scalar mc = mass * vc / (vc + vs), ms = mass * vs / (vc + vs);
   const Scalar Izz = 0.5 * mc * r * r + 0.4 * ms * r * r;
-  // hemisphere centroid at 3r/8 from its flat face; parallel-axis about the capsule centre
-  const Scalar Ixx = mc * (3 * r * r + L * L) / 12.0 +
-                     ms * (0.4 * r * r + L * L / 4.0 + 3.0 * L * r / 8.0);
-  ArticulatedSystem& sys = add_free_body(name, s, Inertia(mass, Vec3::Zero(), Vec3(Ixx, Ixx, Izz).asDiagonal()));
-  collision_.set_object_filter(sys.object_, f);
-  return sys;
+  const Scalar Ixx = mc * (3 * r * r + L * L) / 12.0 + ms * (0.4 * r * r + L * L / 4.0 + 3.0 * L * r / 8.0);
+  return add_free_body(name, ShapeType::Capsule, Vec3(r, L, 0), material, f,
+                       diagonal_inertia(mass, Vec3(Ixx, Ixx, Izz)));
 }
 
 ArticulatedSystem& World::system(Index i) {

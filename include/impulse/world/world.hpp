@@ -111,7 +111,8 @@ class World {
  private:
   friend class ArticulatedSystem;
   ArticulatedSystem& add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options);
-  ArticulatedSystem& add_free_body(const std::string& name, const CollisionShape& shape, const Inertia& inertia);
+  ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
+                                   const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
   std::string unique_name(const std::string& base) const;
   void reserve();
 
