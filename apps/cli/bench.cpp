@@ -11,7 +11,9 @@ std::string default_model_path() { return std::string(IMPULSE_SOURCE_DIR) + "/mo
 void add_bench_command(CLI::App& app, Runner& run) {
   // WHAT -> benchmark; each lives in its own bench_<what>.cpp
   static const std::map<std::string, int (*)(const BenchOptions&)> benches = {
+      {"collision", &run_bench_collision},
       {"dynamics", &run_bench_dynamics},
+      {"solvers", &run_bench_solvers},
   };
   std::vector<std::string> names;
   for (const auto& b : benches) names.push_back(b.first);

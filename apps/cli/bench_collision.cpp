@@ -1,7 +1,6 @@
 // `impulse bench collision [--json]`: median microseconds per collision pass (pose update + detect)
 // for ANYmal standing on the ground and for 100 boxes resting on it (impulse::bench_collision).
-// Wiring (in commands.hpp / impulse.cpp): declare `int run_bench_collision(const BenchOptions& o);`
-// and dispatch `bench collision` to it.
+// Registered in bench.cpp (declared in commands.hpp).
 #include <iomanip>
 #include <iostream>
 

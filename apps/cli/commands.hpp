@@ -28,7 +28,9 @@ struct BenchOptions {
   long calls = 100000;
   unsigned seed = 1;
 };
-int run_bench_dynamics(const BenchOptions& o);  // bench_dynamics.cpp
+int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
+int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp
+int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();
