@@ -1,5 +1,7 @@
 // `impulse demo NAME [--solver S] [--steps N] [--seed S] [--csv FILE] [--json]`: the ANYmal
-// scenarios of Hwangbo 2018 sec. V (apps/scenarios/), and `table2` (their Table II and Fig. 6).
+// scenarios of Hwangbo 2018 sec. V (apps/scenarios/), `table2` (their Table II and Fig. 6), and
+// the papers' validation scenarios sphere, pendulum (Mylapilli & Jain 2017 sec. 6.1, 6.2) and
+// grasp (Drumwright 2015 sec. VII-A).
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -20,7 +22,7 @@ namespace {
 struct DemoOptions {
   std::string name;
   std::string solver = "bisection";
-  long steps = -1;  // default: 20000 (table2: 100000 per scenario and solver)
+  long steps = -1;  // default: the scenario's (20000; sphere 600, grasp 5000; table2: 100000 per run)
   unsigned seed = 1;
   std::string csv;
   bool json = false;
@@ -28,7 +30,7 @@ struct DemoOptions {
 
 int run_scenario_demo(const DemoOptions& o) {
   auto s = scenarios::make_scenario(o.name, {o.solver, o.seed});
-  const long steps = o.steps > 0 ? o.steps : 20000;
+  const long steps = o.steps > 0 ? o.steps : s->default_steps();
   std::unique_ptr<scenarios::ScenarioCsv> csv;
   if (!o.csv.empty()) csv = std::make_unique<scenarios::ScenarioCsv>(o.csv);
   RunRecorder rec(steps);
@@ -57,7 +59,7 @@ int run_scenario_demo(const DemoOptions& o) {
           << " s simulated, seed " << o.seed << ")";
     rec.print_table(std::cout, title.str());
     for (const auto& f : figures) {
-      std::cout << "  " << std::left << std::setw(22) << f.first << std::right << std::setw(10) << f.second << "\n";
+      std::cout << "  " << std::left << std::setw(26) << f.first << std::right << std::setw(12) << f.second << "\n";
     }
   }
   return rec.failed_steps() > 0 ? 1 : 0;
@@ -133,12 +135,15 @@ int run_table2_demo(const DemoOptions& o) {
 void add_demo_command(CLI::App& app, Runner& run) {
   std::vector<std::string> names = scenarios::scenario_names();
   names.push_back("table2");
+  for (const auto& n : scenarios::validation_scenario_names()) names.push_back(n);
   auto o = std::make_shared<DemoOptions>();
-  auto* c = app.add_subcommand("demo", "ANYmal scenarios of Hwangbo 2018 (trot, hang, drop, random) and table2");
+  auto* c = app.add_subcommand("demo", "ANYmal scenarios of Hwangbo 2018 (trot, hang, drop, random), table2, and "
+                                       "the validation scenarios sphere, pendulum, grasp");
   c->add_option("name", o->name, "Scenario")->required()->check(CLI::IsMember(names));
   c->add_option("--solver", o->solver, "Contact solver (bisection, pgs, lm, noslip)")
       ->check(CLI::IsMember(contact_solver_names()));
-  c->add_option("--steps", o->steps, "Time steps of 1 ms (default 20000; table2: 100000 per run)")
+  c->add_option("--steps", o->steps,
+                "Time steps of 1 ms (default 20000; sphere 600, grasp 5000; table2: 100000 per run)")
       ->check(CLI::Range(1L, 1000000000L));
   c->add_option("--seed", o->seed, "Seed of the scenario's random numbers");
   c->add_option("--csv", o->csv, "Per-step CSV log (time, base pose, contacts, iterations, residual, "

@@ -8,6 +8,7 @@
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/io/urdf.hpp"
 #include "scenarios/anymal_scenarios.hpp"
+#include "scenarios/validation_scenarios.hpp"
 
 namespace impulse::scenarios {
 
@@ -62,6 +63,10 @@ Scenario::Scenario(std::string name, const ScenarioConfig& config) : rng_(config
   world_.set_contact_settings(contact);
 }
 
+Scenario::Scenario(std::string name, const ScenarioConfig& config, EmptyWorld) : rng_(config.seed), name_(std::move(name)) {
+  world_.set_contact_solver(config.solver);
+}
+
 void Scenario::place(const Vec3& p, const Quat& R, const VecX& joints, const VecX& u) {
   VecX q = robot_->model().neutral_configuration();
   q.head<3>() = p;
@@ -88,13 +93,22 @@ const std::vector<std::string>& scenario_names() {
   return names;
 }
 
+const std::vector<std::string>& validation_scenario_names() {
+  static const std::vector<std::string> names = {"sphere", "pendulum", "grasp"};
+  return names;
+}
+
 std::unique_ptr<Scenario> make_scenario(const std::string& name, const ScenarioConfig& config) {
   if (name == "trot") return make_trot(config);
   if (name == "hang") return make_hang(config);
   if (name == "drop") return make_drop(config);
   if (name == "random") return make_random(config);
+  if (name == "sphere") return make_sphere(config);
+  if (name == "pendulum") return make_pendulum(config);
+  if (name == "grasp") return make_grasp(config);
   std::string list;
   for (const auto& n : scenario_names()) list += (list.empty() ? "" : ", ") + n;
+  for (const auto& n : validation_scenario_names()) list += ", " + n;
   throw InvalidArgument("unknown scenario '" + name + "' (scenarios: " + list + ")");
 }
 

@@ -7,9 +7,13 @@
 //           collide; reset when at rest
 //   random  thrown in the air, joint PD to random targets (normal, variance 1 rad^2), reset every 5 s
 //
-// A Scenario owns its World (ground, ANYmal, contact solver) and its controller; step() runs the
-// controller, then World::integrate(). The runner (runner.hpp) records per-step statistics, the CSV
-// log and the summary; `impulse demo NAME` (apps/cli/demo.cpp) drives both.
+// and the papers' validation scenarios (validation_scenarios.hpp): sphere (Mylapilli & Jain 2017
+// sec. 6.1), pendulum (their sec. 6.2), grasp (Drumwright 2015 sec. VII-A).
+//
+// A Scenario owns its World (ground, ANYmal or its own objects, contact solver) and its controller;
+// step() runs the controller, then World::integrate(). robot() is the scenario's main dynamic
+// object (ANYmal; the sphere, the pendulum chain, the held box). The runner (runner.hpp) records
+// per-step statistics, the CSV log and the summary; `impulse demo NAME` (apps/cli/demo.cpp) drives both.
 //
 //   auto s = make_scenario("hang", {"bisection", 1});
 //   for (int k = 0; k < 2000; ++k) s->step();
@@ -43,6 +47,7 @@ class Scenario {
   const std::string& name() const { return name_; }
   World& world() { return world_; }
   const World& world() const { return world_; }
+  // The main dynamic object: ANYmal, or the validation scenario's sphere / chain / held box.
   ArticulatedSystem& robot() { return *robot_; }
   const ArticulatedSystem& robot() const { return *robot_; }
 
@@ -53,11 +58,17 @@ class Scenario {
 
   long steps() const { return steps_; }
   long resets() const { return resets_; }
+  // Steps `impulse demo NAME` runs without --steps (1 ms each).
+  virtual long default_steps() const { return 20000; }
   // The scenario's own figures for the summary (units in the names).
   virtual std::vector<Figure> figures() const { return {{"resets", static_cast<double>(resets_)}}; }
 
  protected:
+  // A World with the ground and ANYmal (robot_), the contact solver and error correction.
   Scenario(std::string name, const ScenarioConfig& config);
+  // An empty World with only the contact solver set: the scenario adds its objects and sets robot_.
+  struct EmptyWorld {};
+  Scenario(std::string name, const ScenarioConfig& config, EmptyWorld);
   // Called before each step: set PD targets, feed-forward torques, reset the state.
   virtual void control() = 0;
   // Called after each step.
@@ -81,7 +92,9 @@ class Scenario {
 
 // The four ANYmal scenarios, in the order of the paper's Table II.
 const std::vector<std::string>& scenario_names();
-// Throws InvalidArgument for an unknown scenario or solver name (listing the valid ones).
+// The papers' validation scenarios: sphere, pendulum, grasp.
+const std::vector<std::string>& validation_scenario_names();
+// Any of the above. Throws InvalidArgument for an unknown scenario or solver name (listing the valid ones).
 std::unique_ptr<Scenario> make_scenario(const std::string& name, const ScenarioConfig& config);
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree, IMPULSE_SOURCE_DIR).
