@@ -253,7 +253,20 @@ TEST_CASE("integrate1 exposes the contacts before the solve; integrate2 complete
   CHECK(w.time() == 0.0);
   CHECK(w.integrate2() == StepStatus::Ok);
   CHECK(w.time() == Approx(1e-3));
-  // gravity impulse m g dt is cancelled; the penetration is not pushed out (erp = 0 by default)
-  CHECK(w.contact_reports()[0].impulse.z() == Approx(9.81e-3).epsilon(1e-6));
-  CHECK(std::abs(s.u()[2]) < 1e-9);
+  // the impulse cancels gravity (m g dt) and pushes the 1 mm penetration out at the default
+  // correction rate: v_z+ = erp (depth - slop) / dt = 0.2 (1e-3 - 1e-5) / 1e-3
+  const Scalar push = 0.2 * (1e-3 - 1e-5) / 1e-3;
+  CHECK(s.u()[2] == Approx(push).epsilon(1e-9));
+  CHECK(w.contact_reports()[0].impulse.z() == Approx(9.81e-3 + push).epsilon(1e-9));
+  // with the correction off the penetration stays and only gravity is cancelled
+  World w2;
+  w2.add_ground();
+  DelassusSettings off = w2.settings().contact;
+  off.erp = 0;
+  w2.set_contact_settings(off);
+  ArticulatedSystem& s2 = w2.add_sphere("ball", 0.5, 1.0);
+  s2.set_q(q);
+  CHECK(w2.integrate() == StepStatus::Ok);
+  CHECK(std::abs(s2.u()[2]) < 1e-12);
+  CHECK(w2.contact_reports()[0].impulse.z() == Approx(9.81e-3).epsilon(1e-9));
 }
