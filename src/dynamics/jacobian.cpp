@@ -1,37 +1,64 @@
 // World-frame joint, frame and point Jacobians (RBDA sec. 4.1.5). See jacobian.hpp.
 #include "impulse/dynamics/jacobian.hpp"
 
+#include <algorithm>
+
 #include "impulse/dynamics/ltdl.hpp"
 #include "joint_ops.hpp"
 
 namespace impulse {
 
+namespace {
+// J.setZero() for a Ref: one fill when the columns are contiguous (setZero on a Ref with a
+// runtime outer stride zeroes column by column).
+void set_zero(MatXref J) {
+  if (J.outerStride() == J.rows()) {
+    std::fill(J.data(), J.data() + J.size(), Scalar(0));
+  } else {
+    J.setZero();
+  }
+}
+}  // namespace
+
 const Mat6X& compute_joint_jacobians(const Model& model, Data& data, const VecXcref& q) {
   IMPULSE_ASSERT(q.size() == model.nq);
-  detail::fk_positions(model, data, q.data());
-  for (Index i = 0; i < model.nb; ++i) detail::world_subspace(model, i, data.oMi[i], data.J);
+  // one forward pass: the pose of body i, then its world-frame S_i from it
+  for (Index i = 0; i < model.nb; ++i) {
+    detail::body_pose(model, data, i, q.data());
+    detail::world_subspace(model, i, data.oMi[i], data.J);
+  }
   return data.J;
 }
 
 void frame_jacobian(const Model& model, const Data& data, Index body, const Vec3& p_B, MatXref J6) {
   IMPULSE_ASSERT(J6.rows() == 6 && J6.cols() == model.nv);
   const Vec3 p = data.oMi[body].act_point(p_B);
-  J6.setZero();
-  // columns of the dofs supporting body: shift the reference point from the world origin to p
+  set_zero(J6);
+  // columns of the dofs supporting body: shift the reference point from the world origin to p,
+  // J_P,k = [J_k,lin + J_k,ang x p; J_k,ang] (scalar code: Eigen's fixed-size blocks of a
+  // MatXref column do not compile to straight-line code here)
   for (Index k = branch_last_dof(model, body); k >= 0; k = model.dof_parent[k]) {
-    const auto Jk = data.J.col(k);
-    J6.col(k).head<3>() = Jk.head<3>() + Jk.tail<3>().cross(p);
-    J6.col(k).tail<3>() = Jk.tail<3>();
+    const Scalar* Jk = data.J.data() + 6 * k;
+    Scalar* out = &J6(0, k);
+    out[0] = Jk[0] + (Jk[4] * p[2] - Jk[5] * p[1]);
+    out[1] = Jk[1] + (Jk[5] * p[0] - Jk[3] * p[2]);
+    out[2] = Jk[2] + (Jk[3] * p[1] - Jk[4] * p[0]);
+    out[3] = Jk[3];
+    out[4] = Jk[4];
+    out[5] = Jk[5];
   }
 }
 
 void point_jacobian(const Model& model, const Data& data, Index body, const Vec3& p_B, MatXref J3) {
   IMPULSE_ASSERT(J3.rows() == 3 && J3.cols() == model.nv);
   const Vec3 p = data.oMi[body].act_point(p_B);
-  J3.setZero();
+  set_zero(J3);
   for (Index k = branch_last_dof(model, body); k >= 0; k = model.dof_parent[k]) {
-    const auto Jk = data.J.col(k);
-    J3.col(k) = Jk.head<3>() + Jk.tail<3>().cross(p);
+    const Scalar* Jk = data.J.data() + 6 * k;
+    Scalar* out = &J3(0, k);
+    out[0] = Jk[0] + (Jk[4] * p[2] - Jk[5] * p[1]);
+    out[1] = Jk[1] + (Jk[5] * p[0] - Jk[3] * p[2]);
+    out[2] = Jk[2] + (Jk[3] * p[1] - Jk[4] * p[0]);
   }
 }
 

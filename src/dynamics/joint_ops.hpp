@@ -37,18 +37,23 @@ inline void joint_pose(const Model& model, const Data& data, Index i, const Scal
   }
 }
 
+// Pose of body i: liMi = X_{lambda(i), i} and oMi = X_W,lambda(i) X_{lambda(i), i} (the parent's
+// oMi must be up to date). Algorithms that need one more per-body quantity from the pose call
+// this in their own forward loop instead of a separate fk_positions pass.
+inline void body_pose(const Model& model, Data& data, Index i, const Scalar* q) {
+  joint_pose(model, data, i, q + model.idx_q[i], data.liMi[i]);
+  const Index p = model.parent[i];
+  if (p < 0) {
+    data.oMi[i] = data.liMi[i];
+  } else {
+    data.oMi[i].R.noalias() = data.oMi[p].R * data.liMi[i].R;
+    data.oMi[i].p.noalias() = data.oMi[p].R * data.liMi[i].p + data.oMi[p].p;
+  }
+}
+
 // Forward pass over positions: liMi and oMi for every body.
 inline void fk_positions(const Model& model, Data& data, const Scalar* q) {
-  for (Index i = 0; i < model.nb; ++i) {
-    joint_pose(model, data, i, q + model.idx_q[i], data.liMi[i]);
-    const Index p = model.parent[i];
-    if (p < 0) {
-      data.oMi[i] = data.liMi[i];
-    } else {
-      data.oMi[i].R.noalias() = data.oMi[p].R * data.liMi[i].R;
-      data.oMi[i].p.noalias() = data.oMi[p].R * data.liMi[i].p + data.oMi[p].p;
-    }
-  }
+  for (Index i = 0; i < model.nb; ++i) body_pose(model, data, i, q);
 }
 
 // Joint velocity S_i u_i in the body frame. R_WB is the body's world rotation (floating base).
