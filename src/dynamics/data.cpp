@@ -30,6 +30,15 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq) {
   M = MatX::Zero(nv, nv);
   D = VecX::Zero(nv);
   Dinv = VecX::Zero(nv);
+  ltdl_tmp = VecX::Zero(nv);
+  // dof subtree ends: the dofs of body i are idx_v[i] .. idx_v[i] + nv_joint[i] - 1; its subtree's
+  // dofs end where the first body after the subtree starts (depth-first numbering)
+  dof_subtree_end.assign(nv, nv);
+  for (Index i = 0; i < nb; ++i) {
+    const Index e = model.subtree_end[i];
+    const Index end = e < nb ? model.idx_v[e] : nv;
+    for (Index k = model.idx_v[i]; k < model.idx_v[i] + model.nv_joint[i]; ++k) dof_subtree_end[k] = end;
+  }
 
   ov.assign(nb, Vec6::Zero());
   oc.assign(nb, Vec6::Zero());

@@ -6,26 +6,38 @@
 namespace impulse {
 
 void ltdl_factor(const Model& model, Data& data) {
-  MatX& H = data.M;
-  const Index* lambda = model.dof_parent.data();
+  // Table 6.3 reorganised by columns of L (row-oriented, "up-looking", as Pinocchio's
+  // cholesky::decompose): the descendants of dof j are the contiguous dofs j+1 .. e_j - 1
+  // (depth-first numbering), and with M = L^T D L
+  //   D_j  = M_jj - sum_{k in desc(j)} L_kj^2 D_k
+  //   L_ji = (M_ij - sum_{k in desc(j)} L_ki D_k L_kj) / D_j   for every ancestor i of j,
+  // where the sums run over contiguous segments of the columns of the lower triangle. For
+  // j = n..1 every L_k. with k > j is already known. Only M_ij (i <= j: upper triangle and
+  // diagonal) is read, so a previous factor left in the lower triangle needs no clearing.
   const Index n = model.nv;
-  // restore the lower triangle of M from the upper one on the branch entries (they are the only
-  // ones the factorization reads; the rest of the lower triangle is zero in M and L)
-  for (Index k = 1; k < n; ++k) {
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) H(k, i) = H(i, k);
-  }
-  // Table 6.3: for k = n..1, eliminate row k into its ancestors
-  for (Index k = n - 1; k >= 0; --k) {
-    const Scalar Hkk = H(k, k);
-    IMPULSE_ASSERT(Hkk > 0);
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) {
-      const Scalar a = H(k, i) / Hkk;  // L_ki
-      for (Index j = i; j >= 0; j = lambda[j]) H(i, j) -= a * H(k, j);  // H_ij -= a H_kj
-      H(k, i) = a;
+  Scalar* H = data.M.data();  // H(r, c) = H[r + c n] (column major)
+  const Index* lambda = model.dof_parent.data();
+  Scalar* DL = data.ltdl_tmp.data();
+  for (Index j = n - 1; j >= 0; --j) {
+    const Index b = j + 1, nd = data.dof_subtree_end[j] - b;  // descendants b .. b + nd - 1
+    const Scalar* Lj = H + b + j * n;                         // L_kj, k in desc(j)
+    Scalar Dj = H[j + j * n];
+    for (Index t = 0; t < nd; ++t) {
+      DL[t] = data.D[b + t] * Lj[t];
+      Dj -= Lj[t] * DL[t];
+    }
+    IMPULSE_ASSERT(Dj > 0);
+    const Scalar Djinv = 1 / Dj;
+    data.D[j] = Dj;
+    data.Dinv[j] = Djinv;
+    H[j + j * n] = Dj;
+    for (Index i = lambda[j]; i >= 0; i = lambda[i]) {
+      const Scalar* Li = H + b + i * n;  // L_ki, k in desc(j)
+      Scalar s = H[i + j * n];           // M_ij
+      for (Index t = 0; t < nd; ++t) s -= Li[t] * DL[t];
+      H[j + i * n] = s * Djinv;  // L_ji
     }
   }
-  data.D = H.diagonal();
-  data.Dinv = data.D.cwiseInverse();
 }
 
 namespace {

@@ -90,6 +90,9 @@ class Data {
   // --- ltdl_factor ---------------------------------------------------------------------------
   VecX D;                  // nv: diagonal of the L^T D L factor
   VecX Dinv;               // nv: 1 / D
+  VecX ltdl_tmp;           // nv: scratch (D_k L_kj over the descendants k of dof j)
+  std::vector<Index> dof_subtree_end;  // nv: the descendants of dof j are j+1 .. end_j - 1
+                                       //     (constant, from the Model)
 
   // --- aba (world-frame variant of RBDA Table 7.1) -------------------------------------------
   Vec6Vector ov;           // nb: twist of body i, world frame
