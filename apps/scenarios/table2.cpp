@@ -31,6 +31,8 @@ class Fig6 {
     counts_.assign(edges_.size(), 0);
   }
 
+  void set_scenario(const std::string& name) { scenario_ = name; }
+
   void sample(const World& world) {
     const ContactProblem live = world.assembler().problem();
     if (live.nc == 0 || ++seen_ % every_ != 0) return;
@@ -43,6 +45,14 @@ class Fig6 {
     lp_.setZero(p.size());
     bis_.solve(p, lb_);
     pgs_.solve(p, lp_);
+    vp_.noalias() = p.G * lp_;
+    vp_ += p.c;
+    bool slip = false;
+    for (Index i = 0; i < p.nc; ++i) {
+      const bool s = lp_[3 * i + 2] > 0 && std::hypot(vp_[3 * i], vp_[3 * i + 1]) > 1e-6;
+      slipping_ += s;
+      slip = slip || s;
+    }
     for (Index i = 0; i < p.nc; ++i) {
       const Vec3 b = lb_.segment<3>(3 * i), q = lp_.segment<3>(3 * i);
       double rel;
@@ -55,24 +65,38 @@ class Fig6 {
       while (k + 1 < edges_.size() && !(rel < edges_[k])) ++k;
       ++counts_[k];
       ++samples_;
-      if (rel < 1e-2) ++within_;
+      const bool ok = rel < 1e-2;
+      within_ += ok;
+      if (!slip) ++samples_no_slip_, within_no_slip_ += ok;
+      auto& sc = by_scenario_[scenario_];
+      ++sc.first;
+      sc.second += ok;
     }
   }
 
   void result(Table2Result& r) const {
     r.fig6_samples = samples_;
     r.fig6_within_1pct = samples_ > 0 ? static_cast<double>(within_) / samples_ : 0.0;
+    r.fig6_samples_no_slip = samples_no_slip_;
+    r.fig6_within_1pct_no_slip =
+        samples_no_slip_ > 0 ? static_cast<double>(within_no_slip_) / samples_no_slip_ : 0.0;
+    r.fig6_slipping_fraction = samples_ > 0 ? static_cast<double>(slipping_) / samples_ : 0.0;
+    for (const auto& s : by_scenario_)
+      r.fig6_within_1pct_by_scenario[s.first] = static_cast<double>(s.second.second) / s.second.first;
     r.fig6_edges = edges_;
     r.fig6_fraction.clear();
     for (long c : counts_) r.fig6_fraction.push_back(samples_ > 0 ? static_cast<double>(c) / samples_ : 0.0);
   }
 
  private:
-  long every_ = 100, seen_ = 0, samples_ = 0, within_ = 0;
+  long every_ = 100, seen_ = 0, samples_ = 0, within_ = 0, samples_no_slip_ = 0, within_no_slip_ = 0,
+       slipping_ = 0;
+  std::string scenario_;
+  std::map<std::string, std::pair<long, long>> by_scenario_;  // contacts, within 1 %
   BisectionSolver bis_;
   PgsSolver pgs_;
   MatX G_;
-  VecX c_, mu_, lb_, lp_;
+  VecX c_, mu_, lb_, lp_, vp_;
   std::vector<double> edges_;
   std::vector<long> counts_;
 };
@@ -85,6 +109,7 @@ Table2Result run_table2(const Table2Options& o) {
   for (const std::string solver : {"bisection", "pgs"}) {
     for (const std::string& name : scenario_names()) {
       auto s = make_scenario(name, {solver, o.seed});
+      fig6.set_scenario(name);
       if (solver == "bisection") s->set_before_solve([&fig6](const World& w) { fig6.sample(w); });
       double engine_us = 0, iterations = 0;
       const auto t0 = std::chrono::steady_clock::now();
