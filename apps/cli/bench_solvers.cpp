@@ -6,7 +6,7 @@
 //                    it (slipping); median over batches of the time per call. Table I of Hwangbo
 //                    2018 reports 0.58 us for bisection.
 //   multi contact    problems copied from the ANYmal scenarios (trot, hang, drop, random; simulated
-//                    with bisection, every `every`-th step with contacts; problem_sampler.hpp); each
+//                    with bisection for 5000 steps, every 25th solve; problem_sampler.hpp); each
 //                    solver (published defaults) solves each problem from zero (cold) and from the
 //                    stepper's warm start (last step's impulses); per problem the median of
 //                    repeated solves, then the median over problems; mean iterations.
@@ -136,8 +136,8 @@ int run_bench_solvers(const BenchOptions& o) {
   for (const std::string& name : scenarios::scenario_names()) {
     scenarios::SampleOptions so;
     so.seed = o.seed;
-    so.steps = 3000;
-    so.every = 60;
+    so.steps = 5000;
+    so.every = 25;
     auto ps = scenarios::sample_contact_problems(name, so);
     per_scenario[name] = static_cast<long>(ps.size());
     for (auto& p : ps) problems.push_back(std::move(p));
