@@ -3,26 +3,20 @@
 #include "impulse/dynamics/rnea.hpp"
 
 #include "joint_ops.hpp"
+#include "passes.hpp"
 
 namespace impulse {
 
-namespace {
+namespace detail {
 
-// u or udot may be null (treated as zero).
 void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u, const Scalar* udot,
                const Vec6Vector* f_ext, Scalar* tau) {
   const Vec6 a_world(-model.gravity[0], -model.gravity[1], -model.gravity[2], 0, 0, 0);  // a_0 = -g
   // forward pass: poses, v_i, a_i, f_i
   for (Index i = 0; i < model.nb; ++i) {
-    detail::joint_pose(model, data, i, q + model.idx_q[i], data.liMi[i]);
+    body_pose(model, data, i, q);
     const Index p = model.parent[i];
     const SE3& liMi = data.liMi[i];
-    if (p < 0) {
-      data.oMi[i] = liMi;
-    } else {
-      data.oMi[i].R.noalias() = data.oMi[p].R * liMi.R;
-      data.oMi[i].p.noalias() = data.oMi[p].R * liMi.p + data.oMi[p].p;
-    }
     const Mat3& R = data.oMi[i].R;
     const Index iv = model.idx_v[i];
     // parent twist and acceleration moved into this body: x_i = [R^T (x_lin - p x x_ang); R^T x_ang]
@@ -110,7 +104,7 @@ void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u,
   }
   // backward pass: tau_i = S_i^T f_i, f_lambda += lambda X*_i f_i
   for (Index i = model.nb - 1; i >= 0; --i) {
-    detail::force_body(model, i, data.oMi[i].R, data.f[i], tau + model.idx_v[i]);
+    force_body(model, i, data.oMi[i].R, data.f[i], tau + model.idx_v[i]);
     const Index p = model.parent[i];
     if (p >= 0) {
       // f_lambda += [R f_lin; R f_ang + p x (R f_lin)]
@@ -126,25 +120,25 @@ void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u,
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 const VecX& rnea(const Model& model, Data& data, const VecXcref& q, const VecXcref& u, const VecXcref& udot,
                  const Vec6Vector* f_ext) {
   IMPULSE_ASSERT(q.size() == model.nq && u.size() == model.nv && udot.size() == model.nv);
   IMPULSE_ASSERT(!f_ext || static_cast<Index>(f_ext->size()) == model.nb);
-  rnea_impl(model, data, q.data(), u.data(), udot.data(), f_ext, data.tau.data());
+  detail::rnea_impl(model, data, q.data(), u.data(), udot.data(), f_ext, data.tau.data());
   return data.tau;
 }
 
 const VecX& nonlinear_effects(const Model& model, Data& data, const VecXcref& q, const VecXcref& u) {
   IMPULSE_ASSERT(q.size() == model.nq && u.size() == model.nv);
-  rnea_impl(model, data, q.data(), u.data(), nullptr, nullptr, data.h.data());
+  detail::rnea_impl(model, data, q.data(), u.data(), nullptr, nullptr, data.h.data());
   return data.h;
 }
 
 const VecX& gravity_torques(const Model& model, Data& data, const VecXcref& q) {
   IMPULSE_ASSERT(q.size() == model.nq);
-  rnea_impl(model, data, q.data(), nullptr, nullptr, nullptr, data.h.data());
+  detail::rnea_impl(model, data, q.data(), nullptr, nullptr, nullptr, data.h.data());
   return data.h;
 }
 

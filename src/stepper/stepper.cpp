@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "impulse/dynamics/crba.hpp"
-#include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
-#include "impulse/dynamics/rnea.hpp"
+#include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/world/articulated_system.hpp"
 
 namespace impulse {
@@ -32,15 +30,14 @@ double us_since(Clock::time_point t0) { return std::chrono::duration<double, std
 //   u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h + J^T f_ext)
 // The PD torque is evaluated at the end of the step (q + dt u+, u+), which is what makes stiff
 // gains stable at 1 ms; moving its u+ terms to the left gives M~.
-void dynamics_stage(ArticulatedSystem& s, Scalar dt, VecX& rhs, const VecX& zero, const Vec6Vector& f_ext,
-                    bool has_f_ext, Data& d, VecX& u_free) {
+void dynamics_stage(ArticulatedSystem& s, Scalar dt, VecX& rhs, const Vec6Vector& f_ext, bool has_f_ext, Data& d,
+                    VecX& u_free) {
   const Model& m = s.model();
   const VecX& q = s.q();
   const VecX& u = s.u();
-  // h - sum J^T f_ext, by RNEA with zero acceleration
-  rhs = rnea(m, d, q, u, zero, has_f_ext ? &f_ext : nullptr);
-  crba(m, d, q);
-  compute_joint_jacobians(m, d, q);
+  // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
+  // kinematics pass
+  rhs = compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
   rhs = s.generalized_force() - rhs - m.damping.cwiseProduct(u);
   for (Index i = 0; i < m.nb; ++i) {
     if (m.nv_joint[i] != 1) continue;
@@ -94,7 +91,7 @@ void Stepper::prepare(const std::vector<ArticulatedSystem*>& systems, CollisionW
   auto t0 = Clock::now();
   for (std::size_t i = 0; i < systems.size(); ++i) {
     ArticulatedSystem& s = *systems[i];
-    dynamics_stage(s, st.dt, s.rhs_, s.zero_, s.f_ext_, s.has_f_ext_, s.data_, s.u_free_);
+    dynamics_stage(s, st.dt, s.rhs_, s.f_ext_, s.has_f_ext_, s.data_, s.u_free_);
     views_[i] = SystemView{&s.model_, &s.data_, &s.q_, &s.u_, &s.u_free_};
   }
   stats_.times.dynamics = us_since(t0);

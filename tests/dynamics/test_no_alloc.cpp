@@ -15,6 +15,7 @@
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/rnea.hpp"
+#include "impulse/dynamics/step_dynamics.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/test_models.hpp"
 
@@ -126,6 +127,9 @@ TEST_CASE("no_alloc: dynamics algorithms do not allocate after Data construction
       sink += rnea(model, data, q, u, udot, &f_ext)[0];
       sink += nonlinear_effects(model, data, q, u)[0];
       sink += gravity_torques(model, data, q)[0];
+      sink += crba(model, data, q)(0, 0);
+      sink += compute_step_dynamics(model, data, q, u)[0];
+      sink += compute_step_dynamics(model, data, q, u, &f_ext)[0];
       sink += crba(model, data, q)(0, 0);
       ltdl_factor(model, data);
       ltdl_solve(model, data, x);

@@ -75,6 +75,7 @@ class Data {
   Vec6Vector f;            // nb: net wrench transmitted by joint i, body frame
   VecX tau;                // nv: output of rnea (inverse dynamics)
   VecX h;                  // nv: nonlinear effects h = C(q,u) u + g(q), output of nonlinear_effects
+                           //     (compute_step_dynamics: minus sum J^T f_ext)
 
   // --- world-frame quantities shared by crba / aba / compute_joint_jacobians ---------------
   Mat6X J;                 // 6 x nv: column k = motion subspace of dof k in the world frame

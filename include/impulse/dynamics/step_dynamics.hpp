@@ -1,0 +1,22 @@
+// Fused dynamics of one time step: the nonlinear effects (RNEA, RBDA Table 5.1 with udot = 0),
+// the joint-space inertia matrix (CRBA, RBDA Table 6.2) and the joint Jacobians (RBDA sec. 4.1.5)
+// from a single forward-kinematics pass. The separate calls
+//   rnea(q, u, 0, f_ext); crba(q); compute_joint_jacobians(q)
+// each recompute the poses; here the RNEA forward loop computes them once and CRBA (which also
+// produces data.J) starts from them. The results are those of the separate calls: the same code
+// computes each quantity (h equals nonlinear_effects(q, u) bit for bit when f_ext is null).
+//
+// Writes: data.liMi, data.oMi, data.v, data.a, data.f (as rnea), data.h, data.J, data.oYcrb,
+// data.F, data.M (both triangles, including the armature; as crba).
+#pragma once
+
+#include "impulse/dynamics/data.hpp"
+
+namespace impulse {
+
+// data.h = C(q, u) u + g(q) - sum_i J_i^T f_ext,i (f_ext as in rnea.hpp, optional),
+// data.M = M(q), data.J = joint Jacobians. Returns data.h.
+const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref& q, const VecXcref& u,
+                                  const Vec6Vector* f_ext = nullptr);
+
+}  // namespace impulse
