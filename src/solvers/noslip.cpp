@@ -194,6 +194,21 @@ SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lam
     for (Index u = 0; u < nU; ++u) t += Y_(a, u) * z_[u];
     lambda[E_[a]] = -t;
   }
+  // Verify what the model promises before reporting convergence: on rank-deficient G (more
+  // contact rows than DOF) the choice of independent tangential rows is decided by a pivot
+  // threshold, and a near-singular pick gives huge impulses that violate Signorini. Such a
+  // result is reported as NumericalIssue with lambda = 0 instead of a silent wrong answer.
+  const Scalar scale = 1 + problem.c.cwiseAbs().maxCoeff();
+  bool ok = lambda.allFinite();
+  for (Index r = 0; ok && r < n; ++r) {
+    const Scalar v = problem.G.row(r).dot(lambda) + problem.c[r];
+    const bool normal = r >= 3 * problem.nc || r % 3 == 2;
+    ok = normal ? v >= -settings_.verify_tolerance * scale : std::abs(v) <= settings_.verify_tolerance * scale;
+  }
+  if (!ok) {
+    lambda.setZero();
+    result.status = SolverStatus::NumericalIssue;
+  }
   return result;
 }
 

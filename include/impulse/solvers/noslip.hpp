@@ -17,6 +17,9 @@ struct NoSlipSettings {
   // PPM: w_i < -tolerance * max(1, |e|_inf) counts as negative (m/s); z likewise (N s).
   Scalar tolerance = 1e-12;
   Index max_pivots = 1000;  // safety cap on PPM iterations (the paper expects O(n))
+  // Final check of the promises (v_n >= 0, v_T = 0) relative to 1 + |c|_inf, m/s; a result that
+  // fails it is reported as NumericalIssue (not in the paper: see noslip.cpp).
+  Scalar verify_tolerance = 1e-8;
 };
 
 class NoSlipSolver final : public ContactSolver {
