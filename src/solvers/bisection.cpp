@@ -332,19 +332,9 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
       lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
-    result.iterations = it;
-    result.residual = error;
-    if (!std::isfinite(error)) {
-      result.status = SolverStatus::NumericalIssue;
-      return result;
-    }
-    if (error < s.tolerance) {
-      result.status = SolverStatus::Converged;
-      return result;
-    }
+    if (record_sweep(result, it, error, s.tolerance)) return result;
   }
-  result.status = SolverStatus::MaxIterations;
-  return result;
+  return result;  // MaxIterations
 }
 
 }  // namespace impulse

@@ -67,19 +67,9 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       lambda[j] = lambda_j;
       error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
     }
-    result.iterations = it;
-    result.residual = error;
-    if (!std::isfinite(error)) {
-      result.status = SolverStatus::NumericalIssue;
-      return result;
-    }
-    if (error < s.tolerance) {
-      result.status = SolverStatus::Converged;
-      return result;
-    }
+    if (record_sweep(result, it, error, s.tolerance)) return result;
   }
-  result.status = SolverStatus::MaxIterations;
-  return result;
+  return result;  // MaxIterations
 }
 
 }  // namespace impulse

@@ -30,6 +30,7 @@
 // the eq. 8 model (the paper sums N s and m/s terms the same way and stops at 1e-6).
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "impulse/contact/contact_problem.hpp"
@@ -53,6 +54,20 @@ struct SolverResult {
 
   bool converged() const { return status == SolverStatus::Converged; }
 };
+
+// Records the error of sweep `it` of an iterative solver: sets iterations and residual and
+// returns true when the solver should stop (converged below `tolerance`, or a non-finite error).
+// While it returns false the status reads MaxIterations, which is right if the budget ends.
+inline bool record_sweep(SolverResult& result, Index it, Scalar error, Scalar tolerance) {
+  result.iterations = it;
+  result.residual = error;
+  if (!std::isfinite(error)) {
+    result.status = SolverStatus::NumericalIssue;
+    return true;
+  }
+  result.status = error < tolerance ? SolverStatus::Converged : SolverStatus::MaxIterations;
+  return error < tolerance;
+}
 
 struct ContactResiduals {
   Scalar penetration = 0;       // m/s
