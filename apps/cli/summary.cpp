@@ -59,26 +59,22 @@ void RunRecorder::record(const StepStats& s) {
 
 double RunRecorder::us_per_step_median() const { return median(total_); }
 
-StageTimes RunRecorder::stage_medians() const {
+StageTimes RunRecorder::per_stage(double (*statistic)(std::vector<double>)) const {
   StageTimes s;
-  s.dynamics = median(dynamics_);
-  s.collision = median(collision_);
-  s.delassus = median(delassus_);
-  s.solve = median(solve_);
-  s.integrate = median(integrate_);
+  s.dynamics = statistic(dynamics_);
+  s.collision = statistic(collision_);
+  s.delassus = statistic(delassus_);
+  s.solve = statistic(solve_);
+  s.integrate = statistic(integrate_);
   return s;
 }
+
+StageTimes RunRecorder::stage_medians() const { return per_stage(&median); }
 
 double RunRecorder::us_per_step_mean() const { return mean(total_); }
 
 StageTimes RunRecorder::stage_means() const {
-  StageTimes s;
-  s.dynamics = mean(dynamics_);
-  s.collision = mean(collision_);
-  s.delassus = mean(delassus_);
-  s.solve = mean(solve_);
-  s.integrate = mean(integrate_);
-  return s;
+  return per_stage([](std::vector<double> v) { return mean(v); });
 }
 
 double RunRecorder::iterations_mean() const { return mean(iterations_); }

@@ -55,6 +55,7 @@ class RunRecorder {
   void print_table(std::ostream& out, const std::string& title = "") const;
 
  private:
+  StageTimes per_stage(double (*statistic)(std::vector<double>)) const;
   std::vector<double> total_, dynamics_, collision_, delassus_, solve_, integrate_;
   std::vector<double> iterations_, penetration_;
   std::vector<long> contacts_;

@@ -30,6 +30,16 @@ const Mat6X& compute_joint_jacobians(const Model& model, Data& data, const VecXc
   return data.J;
 }
 
+namespace {
+// Linear rows of a world-frame Jacobian column moved from the world origin to the point p:
+// J_k,lin + J_k,ang x p (RBDA eq. 2.21 applied to one column).
+inline void shift_to_point(const Scalar* Jk, const Vec3& p, Scalar* out) {
+  out[0] = Jk[0] + (Jk[4] * p[2] - Jk[5] * p[1]);
+  out[1] = Jk[1] + (Jk[5] * p[0] - Jk[3] * p[2]);
+  out[2] = Jk[2] + (Jk[3] * p[1] - Jk[4] * p[0]);
+}
+}  // namespace
+
 void frame_jacobian(const Model& model, const Data& data, Index body, const Vec3& p_B, MatXref J6) {
   IMPULSE_ASSERT(J6.rows() == 6 && J6.cols() == model.nv);
   const Vec3 p = data.oMi[body].act_point(p_B);
@@ -40,9 +50,7 @@ void frame_jacobian(const Model& model, const Data& data, Index body, const Vec3
   for (Index k = branch_last_dof(model, body); k >= 0; k = model.dof_parent[k]) {
     const Scalar* Jk = data.J.data() + 6 * k;
     Scalar* out = &J6(0, k);
-    out[0] = Jk[0] + (Jk[4] * p[2] - Jk[5] * p[1]);
-    out[1] = Jk[1] + (Jk[5] * p[0] - Jk[3] * p[2]);
-    out[2] = Jk[2] + (Jk[3] * p[1] - Jk[4] * p[0]);
+    shift_to_point(Jk, p, out);
     out[3] = Jk[3];
     out[4] = Jk[4];
     out[5] = Jk[5];
@@ -55,10 +63,7 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
   set_zero(J3);
   for (Index k = branch_last_dof(model, body); k >= 0; k = model.dof_parent[k]) {
     const Scalar* Jk = data.J.data() + 6 * k;
-    Scalar* out = &J3(0, k);
-    out[0] = Jk[0] + (Jk[4] * p[2] - Jk[5] * p[1]);
-    out[1] = Jk[1] + (Jk[5] * p[0] - Jk[3] * p[2]);
-    out[2] = Jk[2] + (Jk[3] * p[1] - Jk[4] * p[0]);
+    shift_to_point(Jk, p, &J3(0, k));
   }
 }
 
