@@ -67,6 +67,25 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
   }
 }
 
+Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                            Index* dofs, Scalar* out) {
+  const Index last = branch_last_dof(model, body);
+  Index n = 0;
+  for (Index k = last; k >= 0; k = model.dof_parent[k]) ++n;
+  Index t = n;
+  for (Index k = last; k >= 0; k = model.dof_parent[k]) {
+    --t;
+    dofs[t] = k;
+    Scalar v[3];
+    shift_to_point(data.J.data() + 6 * k, p, v);
+    Scalar* o = out + 3 * t;
+    o[0] = R(0, 0) * v[0] + R(0, 1) * v[1] + R(0, 2) * v[2];
+    o[1] = R(1, 0) * v[0] + R(1, 1) * v[1] + R(1, 2) * v[2];
+    o[2] = R(2, 0) * v[0] + R(2, 1) * v[1] + R(2, 2) * v[2];
+  }
+  return n;
+}
+
 void frame_jacobian(const Model& model, const Data& data, Index frame_id, MatXref J6) {
   const Frame& fr = model.frames.at(frame_id);
   IMPULSE_CHECK(fr.body >= 0, "frame '", fr.name, "' is attached to the world: it has no Jacobian");

@@ -29,18 +29,23 @@ struct Sys {
   Data data;
   VecX q, u, u_free;
   MatX M;  // copy of M (with the diagonal addition), for the dense oracle
-  Sys(const Model& m, std::mt19937& rng, Scalar diag_add = 0.0) : model(&m), data(m) {
+  Scalar diag_add;
+  Sys(const Model& m, std::mt19937& rng, Scalar diag = 0.0) : model(&m), data(m), diag_add(diag) {
     std::normal_distribution<Scalar> n(0, 1);
     q = m.random_configuration(rng);
     if (m.floating_base) q[2] = 0.5;
     u = VecX::NullaryExpr(m.nv, [&]() { return n(rng); });
     u_free = u + 0.01 * VecX::NullaryExpr(m.nv, [&]() { return n(rng); });
-    crba(m, data, q);
+    refresh();
+  }
+  // M (+ diag), its factor and the Jacobians at the current q
+  void refresh() {
+    crba(*model, data, q);
     data.M.diagonal().array() += diag_add;
     M = data.M;
     M.triangularView<Eigen::StrictlyLower>() = M.transpose();
-    ltdl_factor(m, data);
-    compute_joint_jacobians(m, data, q);
+    ltdl_factor(*model, data);
+    compute_joint_jacobians(*model, data, q);
   }
   SystemView view() const { return SystemView{model, &data, &q, &u, &u_free}; }
   MatX point_rows(Index body, const Vec3& p_W, const Mat3& C) const {
@@ -202,4 +207,188 @@ TEST_CASE("Delassus joint-limit rows appear near a limit with the right sign", "
   run(-0.3, -400.0);  // far from the limit but would cross it in this step
   REQUIRE(asmb.num_limits() == 1);
   CHECK(asmb.rows()[0].sign == 1);
+}
+
+namespace {
+
+// Dense oracle for any problem the assembler built: J_s (rows x nv_s) of every system from the
+// assembler's rows and frames (contacts: C^T (J_A - J_B), limits: +-e_k), then
+// G = sum_s J_s M_s^-1 J_s^T and c = sum_s J_s u_free_s (targets are zero in the callers).
+std::vector<MatX> dense_jacobians(const DelassusAssembler& asmb, const std::vector<const Sys*>& sys,
+                                  const std::vector<Index>& object_system, const ContactSet& set) {
+  const Index n = asmb.num_rows();
+  std::vector<MatX> J;
+  for (const Sys* s : sys) J.push_back(MatX::Zero(n, s->model->nv));
+  for (const ConstraintRow& r : asmb.rows()) {
+    if (r.kind == ConstraintRow::Kind::Limit) {
+      J[static_cast<std::size_t>(r.system)](r.row, r.index) = r.sign;
+      continue;
+    }
+    const Contact& c = set[r.index];
+    const Mat3 C = asmb.contact_frame(r.index);
+    const Index objs[2] = {c.object_a, c.object_b}, bodies[2] = {c.body_a, c.body_b};
+    for (int side = 0; side < 2; ++side) {
+      const Index s = object_system[static_cast<std::size_t>(objs[side])];
+      if (s < 0) continue;
+      J[static_cast<std::size_t>(s)].middleRows(r.row, 3) +=
+          (side == 0 ? 1.0 : -1.0) * sys[static_cast<std::size_t>(s)]->point_rows(bodies[side], c.position, C);
+    }
+  }
+  return J;
+}
+
+// Checks G, c and apply() of the last assemble() against the dense oracle (1e-12 relative).
+void check_against_dense(DelassusAssembler& asmb, const std::vector<const Sys*>& sys,
+                         const std::vector<Index>& object_system, const ContactSet& set, std::mt19937& rng) {
+  const std::vector<MatX> J = dense_jacobians(asmb, sys, object_system, set);
+  const Index n = asmb.num_rows();
+  MatX G = MatX::Zero(n, n);
+  VecX c = VecX::Zero(n);
+  std::vector<SystemView> views;
+  for (std::size_t s = 0; s < sys.size(); ++s) {
+    G += J[s] * sys[s]->M.llt().solve(J[s].transpose());
+    c += J[s] * sys[s]->u_free;
+    views.push_back(sys[s]->view());
+  }
+  const ContactProblem p = asmb.problem();
+  REQUIRE(p.G.rows() == n);
+  CHECK_ALL_CLOSE(MatX(p.G), G, 0, 1e-12);
+  CHECK_ALL_CLOSE(VecX(p.c), c, 0, 1e-12);
+  // u+ = u_free + M^-1 J^T lambda for every system
+  std::normal_distribution<Scalar> nd(0, 1);
+  const VecX lambda = VecX::NullaryExpr(n, [&]() { return nd(rng); });
+  std::vector<VecX> u_next;
+  for (const Sys* s : sys) u_next.push_back(VecX::Zero(s->model->nv));
+  asmb.apply(views, lambda, u_next);
+  for (std::size_t s = 0; s < sys.size(); ++s) {
+    const VecX expected = sys[s]->u_free + sys[s]->M.llt().solve(J[s].transpose() * lambda);
+    CHECK_ALL_CLOSE(u_next[s], expected, 1e-12, 1e-10);
+  }
+}
+
+Contact* add_contact(ContactSet& set, Index obj_a, Index body_a, Index obj_b, Index body_b, const Vec3& p,
+                     const Vec3& normal) {
+  Contact* c = set.add();
+  c->object_a = obj_a; c->body_a = body_a; c->object_b = obj_b; c->body_b = body_b;
+  c->position = p;
+  c->normal = normal.normalized();
+  c->depth = 0.001;  // touching, e = 0, erp = 0 below: zero targets, so c = J u_free
+  c->mu = 0.7;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contact, limits", "[contact]") {
+  // ANYmal-like quadruped with position limits on its 12 joints, a free box, the ground
+  ModelBuilder mb("limited_quadruped");
+  mb.add_body(-1, "root", JointType::Floating, SE3(), Vec3::UnitZ(), JointLimits(), "base",
+              Inertia(19.2, Vec3(0.01, 0, 0.02), Vec3(0.2, 0.6, 0.7).asDiagonal()));
+  JointLimits lim;
+  lim.lower = -0.6;
+  lim.upper = 0.7;
+  std::vector<Index> shanks;
+  for (int l = 0; l < 4; ++l) {
+    const Scalar sx = (l % 2 == 0) ? 1 : -1, sy = (l < 2) ? 1 : -1;
+    const std::string L = std::to_string(l);
+    const Index hip = mb.add_body(0, "haa" + L, JointType::Revolute, SE3(Mat3::Identity(), Vec3(0.3 * sx, 0.1 * sy, 0)),
+                                  Vec3::UnitX(), lim, "hip" + L, Inertia(2.0, Vec3(0.05 * sx, 0, 0), Vec3(0.01, 0.01, 0.01).asDiagonal()));
+    const Index thigh = mb.add_body(hip, "hfe" + L, JointType::Revolute, SE3(Mat3::Identity(), Vec3(0.06 * sx, 0.08 * sy, 0)),
+                                    Vec3::UnitY(), lim, "thigh" + L, Inertia(1.5, Vec3(0, 0, -0.12), Vec3(0.02, 0.02, 0.002).asDiagonal()));
+    shanks.push_back(mb.add_body(thigh, "kfe" + L, l == 3 ? JointType::Prismatic : JointType::Revolute,
+                                 SE3(Mat3::Identity(), Vec3(0, 0.1 * sy, -0.285)), l == 3 ? Vec3::UnitZ() : Vec3::UnitY(), lim,
+                                 "shank" + L, Inertia(0.4, Vec3(0.03 * sx, 0, -0.15), Vec3(0.01, 0.01, 0.001).asDiagonal())));
+  }
+  const Model quad = mb.finalize();
+  const Model box = free_box(3.0);
+  std::mt19937 rng(7);
+  Sys a(quad, rng, 0.05);
+  Sys b(box, rng);
+  // three joints beyond a limit (touching the stop: zero target), the others well inside them
+  // and moving slowly: 3 limit rows
+  for (Index j = 1; j < quad.nb; ++j) a.q[quad.idx_q[j]] = 0.1;
+  a.q[quad.idx_q[1]] = -0.61;   // first hip (dof 6) at its lower limit
+  a.q[quad.idx_q[6]] = 0.71;    // second knee (dof 11) at its upper limit
+  a.q[quad.idx_q[12]] = 0.705;  // the prismatic knee of the last leg at its upper limit
+  a.u_free = a.u = 0.1 * a.u;
+  a.refresh();
+
+  // objects: 0 = quadruped, 1 = box, 2 = ground
+  const std::vector<Index> object_system = {0, 1, -1};
+  ContactSet set(16);
+  std::normal_distribution<Scalar> nd(0, 1);
+  auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+  for (const Index s : shanks) add_contact(set, 0, s, 2, -1, a.data.oMi[s].act_point(Vec3(0, 0, -0.33)), Vec3::UnitZ());
+  add_contact(set, 0, shanks[0], 0, shanks[2], 0.5 * rand3(), rand3());  // self-contact, two legs
+  add_contact(set, 0, shanks[1], 0, 0, 0.5 * rand3(), rand3());          // self-contact, leg and base
+  add_contact(set, 0, 0, 1, 0, 0.5 * rand3(), rand3());                  // base on the box
+  add_contact(set, 1, 0, 0, shanks[3], 0.5 * rand3(), rand3());          // box (A) on a leg (B)
+  add_contact(set, 1, 0, 2, -1, 0.5 * rand3(), Vec3::UnitZ());           // box on the ground
+
+  DelassusAssembler asmb;
+  asmb.reserve({&quad, &box}, 16);
+  DelassusSettings st;
+  st.erp = 0;
+  const std::vector<SystemView> views = {a.view(), b.view()};
+  asmb.assemble(views, object_system, set, 1e-3, st);
+  REQUIRE(asmb.num_contacts() == 9);
+  REQUIRE(asmb.num_limits() == 3);
+  check_against_dense(asmb, {&a, &b}, object_system, set, rng);
+
+  // feet on different legs couple only through the base: the dense oracle agrees, and the
+  // block of two feet is not zero (the 6 base dofs are shared)
+  CHECK(asmb.problem().G.block(0, 3, 3, 3).norm() > 1e-6);
+  // reuse: a second assemble with fewer rows gives the smaller problem exactly
+  ContactSet two(4);
+  add_contact(two, 0, shanks[1], 2, -1, a.data.oMi[shanks[1]].act_point(Vec3(0, 0, -0.33)), Vec3::UnitZ());
+  add_contact(two, 1, 0, 0, shanks[2], 0.5 * rand3(), rand3());
+  st.joint_limits = false;
+  asmb.assemble(views, object_system, two, 1e-3, st);
+  REQUIRE(asmb.num_rows() == 6);
+  check_against_dense(asmb, {&a, &b}, object_system, two, rng);
+}
+
+TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[contact]") {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    test::RandomTreeOptions opt;
+    opt.num_bodies = 14;
+    opt.floating_root = seed % 2 == 1;
+    Model tree = test::random_tree(seed, opt);
+    // limits on every scalar joint: with q outside them below, rows on arbitrary dofs
+    for (Index j = 0; j < tree.nb; ++j) {
+      if (tree.nq_joint[j] != 1) continue;
+      tree.lower_position[tree.idx_q[j]] = -0.4;
+      tree.upper_position[tree.idx_q[j]] = 0.4;
+    }
+    const Model box = free_box(1.5);
+    std::mt19937 rng(100 + seed);
+    Sys a(tree, rng, 0.02);
+    Sys b(box, rng);
+    // every other scalar joint beyond a limit (alternating sides), the others at 0: the rows are
+    // decided by q alone and have zero targets
+    int flip = 0;
+    for (Index j = 0; j < tree.nb; ++j) {
+      if (tree.nq_joint[j] != 1) continue;
+      a.q[tree.idx_q[j]] = flip % 2 ? 0.0 : (flip % 4 ? -0.45 : 0.45);
+      ++flip;
+    }
+    a.refresh();
+    const std::vector<Index> object_system = {0, 1, -1};
+    std::uniform_int_distribution<Index> body(0, tree.nb - 1);
+    std::normal_distribution<Scalar> nd(0, 1);
+    auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+    ContactSet set(16);
+    for (int i = 0; i < 4; ++i) add_contact(set, 0, body(rng), 2, -1, rand3(), rand3());
+    for (int i = 0; i < 3; ++i) add_contact(set, 0, body(rng), 0, body(rng), rand3(), rand3());
+    add_contact(set, 1, 0, 0, body(rng), rand3(), rand3());
+    DelassusAssembler asmb;
+    asmb.reserve({&tree, &box}, 16);
+    DelassusSettings st;
+    st.erp = 0;
+    st.limit_margin = -1;  // rows only where q is beyond a limit (zero targets)
+    asmb.assemble({a.view(), b.view()}, object_system, set, 1e-3, st);
+    INFO("seed " << seed << ", " << asmb.num_limits() << " limit rows");
+    CHECK(asmb.num_limits() > 0);
+    check_against_dense(asmb, {&a, &b}, object_system, set, rng);
+  }
 }

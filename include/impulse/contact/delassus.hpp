@@ -11,8 +11,17 @@
 // Rows: contact i has 3 rows (t_x, t_y, n) in its contact frame C_i = [t_x t_y n], n from B into
 // A; J_i = C_i^T (J_A(p) - J_B(p)) with J_X(p) the world point Jacobian of the contact point on
 // side X (zero for static objects). A joint limit is one row +-e_k on the dof (lower: +, upper: -).
-// The Delassus matrix is built through the tree-sparse factor: with Y_s = L_s^-T J_s^T (each
-// column supported on one branch), J_s M~_s^-1 J_s^T = Y_s^T D_s^-1 Y_s (RBDA sec. 6.5).
+// The Delassus matrix is built through the tree-sparse factor M~_s = L_s^T D_s L_s
+// (Featherstone RBDA sec. 6.5): J_s M~_s^-1 J_s^T = Y_s^T D_s^-1 Y_s with Y_s = L_s^-T J_s^T.
+// A point Jacobian of body b is nonzero only on the dofs of the path root..b, and L^-T keeps that
+// support (L_ki != 0 only for ancestors i of k), so the rows are kept as "pieces": one side of
+// one contact (3 rows) or one limit row (+-e_k: the path root..k), each with its path and its
+// Y values on that path only. A contact between two bodies of one system has two pieces
+// (J = J_A - J_B, so Y = Y_A - Y_B). Two pieces of one system overlap only on the common root
+// part of their paths (e.g. the 6 base dofs for two feet of different legs), so
+//   G(rows p, rows q) += sum over the common path of Y_p D^-1 Y_q^T,
+// c = J u_free and v- = J u also run over the paths only, and apply() uses
+// M~^-1 J^T lambda = L^-1 D^-1 (sum_p Y_p lambda_p), a sparse sum and one L solve per system.
 //
 // Targets b (folded into c so that solvers see v+ >= 0, see contact_problem.hpp), per normal or
 // limit row with signed distance d = -depth (positive when apart, within the margin):
@@ -90,21 +99,32 @@ class DelassusAssembler {
   Scalar normal_velocity_before(Index i) const { return v_before_[3 * i + 2]; }
 
  private:
-  void add_rows(Index system, Index row, const Mat3X& rows_in_world, const std::vector<SystemView>& systems);
+  // Rows of one system on one root path: `nrows` rows from `row` (3: a contact side, 1: a limit),
+  // Y = L^-T J^T on the path dofs_[offset .. offset+len) (root first), 3 values per dof at
+  // Y_[3 (offset + t)] (one used for a limit row).
+  struct Piece {
+    Index system = 0, row = 0, nrows = 0, len = 0, offset = 0;
+  };
+  Piece& add_piece(Index system, Index row, Index nrows);
+  // A scalar joint with a finite position limit (from the Model, in reserve()).
+  struct LimitedDof {
+    Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
+    Scalar bound[2] = {0, 0};      // lower, upper (one may be infinite)
+  };
 
-  Index max_rows_ = 0;
+  Index max_rows_ = 0, max_pieces_ = 0, nv_max_ = 0;
   Index nc_ = 0, nl_ = 0;
   MatX G_;                       // max_rows x max_rows
   VecX c_, mu_;                  // max_rows, max_contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   std::vector<Mat3> frames_;     // max_contacts
   std::vector<ConstraintRow> rows_;
-  // per system: Jacobian rows (max_rows x nv) and the list of rows that touch the system
-  std::vector<MatX> J_;
-  std::vector<std::vector<Index>> sys_rows_;
-  MatX Y_, W_, Gs_;              // nv_max x max_rows, nv_max x max_rows, max_rows x max_rows
-  VecX r_;                       // nv_max
-  Mat3X J3_, Jrow_;              // 3 x nv_max
+  std::vector<std::vector<LimitedDof>> limited_; // per system
+  std::vector<Piece> pieces_;                   // max_pieces
+  std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
+  std::vector<Index> dofs_;                     // max_pieces x nv_max: path of each piece
+  VecX Y_;                                      // 3 x nv_max x max_pieces: Y of each piece
+  VecX r_;                                      // nv_max
 };
 
 // Orthonormal contact frame [t_x t_y n] for a unit normal n. Deterministic: for n = +z it is the

@@ -24,6 +24,13 @@ const Mat6X& compute_joint_jacobians(const Model& model, Data& data, const VecXc
 void frame_jacobian(const Model& model, const Data& data, Index body, const Vec3& p_B, MatXref J6);
 // J3 must be 3 x nv: linear velocity of the point, world frame.
 void point_jacobian(const Model& model, const Data& data, Index body, const Vec3& p_B, MatXref J3);
+// Branch-compact point Jacobian for tree-sparse consumers (the Delassus assembler): the dofs
+// k_0 < k_1 < ... < k_{n-1} supporting `body` (root first) go to dofs[0..n-1], and the 3 values
+// out[3t .. 3t+2] = R (J_k,lin + J_k,ang x p) of column k = k_t, with p a WORLD point fixed on
+// body and R any 3x3 matrix (e.g. a signed, transposed contact frame). The other columns of the
+// point Jacobian are zero. Returns n; dofs and out need room for the longest branch (nv, 3 nv).
+Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                            Index* dofs, Scalar* out);
 // Jacobian of a model frame (its origin and its body's angular velocity), 6 x nv.
 void frame_jacobian(const Model& model, const Data& data, Index frame_id, MatXref J6);
 
