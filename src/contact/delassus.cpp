@@ -100,6 +100,8 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models, Index m
   v_before_.setZero(R);
   depth_.setZero(R);
   restitution_.setZero(R);
+  target_.setZero(R);
+  bounce_.setZero(R);
   frames_.assign(static_cast<std::size_t>(std::max<Index>(1, max_contacts)), Mat3::Identity());
   rows_.clear();
   rows_.reserve(static_cast<std::size_t>(R));
@@ -240,17 +242,31 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   }
 
   // targets b of the normal and limit rows, folded into c (see the header)
-  auto target = [&](Scalar depth, Scalar v_before, Scalar e) {
+  // (`bounce`: set to e when the Poisson law leaves this row's restitution to the stepper)
+  auto target = [&](Scalar depth, Scalar v_before, Scalar e, Scalar& bounce) {
+    bounce = 0;
     const Scalar gap = -depth;
     if (gap > 0 && gap > -v_before * dt) return -gap / dt;
     Scalar b = -std::max(gap, Scalar(0)) / dt;
-    if (e > 0 && -v_before > st.restitution_threshold) b = std::max(b, -e * v_before);
+    if (e > 0 && -v_before > st.restitution_threshold) {
+      if (st.restitution_law == RestitutionLaw::Newton) {
+        b = std::max(b, -e * v_before);
+      } else {  // the impact happens in this step: compress fully (v_n+ >= 0), bounce after
+        bounce = e;
+        b = std::max(b, Scalar(0));
+      }
+    }
     if (st.erp > 0) b = std::max(b, st.erp * std::max(Scalar(0), depth - st.slop) / dt);
     return b;
   };
+  target_.head(n).setZero();
+  bounce_.head(n).setZero();
+  n_bounce_ = 0;
   for (const ConstraintRow& cr : rows_) {
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
-    c_[r] -= target(depth_[r], v_before_[r], restitution_[r]);
+    target_[r] = target(depth_[r], v_before_[r], restitution_[r], bounce_[r]);
+    c_[r] -= target_[r];
+    n_bounce_ += bounce_[r] > 0;
   }
 }
 

@@ -69,6 +69,7 @@ void Stepper::reserve(const std::vector<ArticulatedSystem*>& systems, const std:
   Index max_rows = 3 * st.max_contacts;
   for (const Model* m : models) max_rows += 2 * m->nv;
   lambda_.setZero(max_rows);
+  for (VecX* v : {&kick_, &v_, &c2_, &lambda2_}) v->setZero(max_rows);
   solver_->reserve(max_rows);
   memory_.clear();
   memory_.reserve(static_cast<std::size_t>(st.max_contacts));
@@ -125,6 +126,10 @@ StepStatus Stepper::finish(const std::vector<ArticulatedSystem*>& systems, const
   }
   if (n > 0) {
     stats_.solver = solver_->solve(problem, lambda);
+    if (st.contact.restitution_law == RestitutionLaw::Poisson && assembler_.num_bouncing() > 0 &&
+        stats_.solver.status != SolverStatus::NumericalIssue) {
+      stats_.restitution = restitution_phase(problem, lambda);
+    }
   } else {
     stats_.solver = SolverResult{SolverStatus::Converged, 0, 0};
   }
@@ -160,6 +165,62 @@ StepStatus Stepper::finish(const std::vector<ArticulatedSystem*>& systems, const
   stats_.status = status;
   prepared_ = false;
   return status;
+}
+
+bool Stepper::restitution_phase(const ContactProblem& problem, VecXref lambda) {
+  const Index n = problem.size();
+  const MatXcref& G = problem.G;
+  const VecXcref& c = problem.c;
+  // lambda_r = e lambda_c,n on the bouncing rows that took a compression impulse
+  auto k = kick_.head(n);
+  k.setZero();
+  Scalar lGl_n = 0;  // |lambda_c,n|_G^2 over those rows
+  for (Index a = 0; a < n; ++a) {
+    const Scalar e = assembler_.bounce(a);
+    if (!(e > 0) || !(lambda[a] > 0)) continue;
+    k[a] = e * lambda[a];
+    for (Index b = 0; b < n; ++b) {
+      if (assembler_.bounce(b) > 0 && lambda[b] > 0) lGl_n += lambda[a] * G(a, b) * lambda[b];
+    }
+  }
+  if (!(lGl_n > 0)) return false;
+  // v = G lambda_c + c (target-relative), v + b the actual velocity after compression
+  auto v = v_.head(n);
+  auto Gk = c2_.head(n);
+  v.noalias() = G * lambda;
+  Gk.noalias() = G * k;
+  v += c;
+  Scalar l_vf = 0, l_G_l = 0, k_vc = 0;
+  for (Index a = 0; a < n; ++a) {
+    const Scalar b = assembler_.target(a);
+    l_vf += lambda[a] * (c[a] + b);
+    l_G_l += lambda[a] * (v[a] - c[a]);
+    k_vc += k[a] * (v[a] + b);
+  }
+  const Scalar E_c = std::max<Scalar>(0, -(l_vf + 0.5 * l_G_l));
+  const Scalar kGk = k.dot(Gk);
+  if (!(kGk > 0)) return false;
+  const Scalar cap = kGk / lGl_n * E_c;  // eps^2 E_c
+  // largest s in [0, 1] with a s^2 + k_vc s <= cap, a = kGk / 2 > 0 (cap >= 0: s = 0 qualifies)
+  const Scalar a2 = 0.5 * kGk;
+  Scalar s = 1;
+  if (a2 + k_vc > cap) s = std::clamp((-k_vc + std::sqrt(k_vc * k_vc + 4 * a2 * cap)) / (2 * a2), Scalar(0), Scalar(1));
+  stats_.restitution_scale = s;
+  k *= s;
+  // second problem: v2 = G lambda_2 + (v + G lambda_r), inelastic, from a cold start
+  auto c2 = c2_.head(n);
+  c2 = v + s * Gk;
+  auto lambda2 = lambda2_.head(n);
+  lambda2.setZero();
+  const SolverResult r2 = solver_->solve(ContactProblem(G, c2, problem.mu, problem.nc, problem.nl), lambda2);
+  SolverResult& r = stats_.solver;
+  r.iterations += r2.iterations;
+  // a failed correction leaves the inelastic impulse lambda_c, which is a valid answer
+  if (r2.status == SolverStatus::NumericalIssue) return false;
+  lambda += k + lambda2;
+  r.residual = std::max(r.residual, r2.residual);
+  if (r.status == SolverStatus::Converged) r.status = r2.status;
+  return true;
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {

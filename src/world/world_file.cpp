@@ -252,9 +252,20 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
-  check_attributes(e, {"margin", "erp", "slop", "restitution_threshold", "limit_margin", "joint_limits", "max_contacts"});
+  check_attributes(e, {"margin", "erp", "slop", "restitution", "restitution_threshold", "limit_margin",
+                       "joint_limits", "max_contacts"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
+  if (has(e, "restitution")) {
+    const std::string law = text(e, "restitution");
+    if (law == "poisson") {
+      c.restitution_law = RestitutionLaw::Poisson;
+    } else if (law == "newton") {
+      c.restitution_law = RestitutionLaw::Newton;
+    } else {
+      fail_attr(e, "restitution", "unknown restitution law '" + law + "' (valid: poisson, newton)");
+    }
+  }
   c.erp = nonnegative(e, "erp", c.erp);
   if (c.erp > 1) fail_attr(e, "erp", "must be in [0, 1], got " + text(e, "erp"));
   c.slop = nonnegative(e, "slop", c.slop);

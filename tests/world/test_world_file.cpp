@@ -207,6 +207,19 @@ TEST_CASE("world file error: unknown solver name lists the valid names", "[world
                  ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha)"));
 }
 
+TEST_CASE("world file: the contact element selects the restitution law", "[world]") {
+  for (const char* law : {"newton", "poisson"}) {
+    const std::string path = temp_world(law, std::string("<world><contact restitution=\"") + law + "\"/></world>");
+    World world;
+    load_world(path, world);
+    std::remove(path.c_str());
+    CHECK(world.settings().contact.restitution_law ==
+          (std::string(law) == "newton" ? RestitutionLaw::Newton : RestitutionLaw::Poisson));
+  }
+  CHECK(contains(load_error("law", "<world>\n<contact restitution=\"stronge\"/></world>"),
+                 ":2: <contact>: attribute 'restitution': unknown restitution law 'stronge' (valid: poisson, newton)"));
+}
+
 TEST_CASE("world file error: a missing world file is named", "[world]") {
   World world;
   CHECK_THROWS_WITH(load_world("/no/such/world.xml", world), Catch::Contains("/no/such/world.xml: cannot open"));

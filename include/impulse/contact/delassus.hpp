@@ -29,7 +29,10 @@
 //   otherwise:  b = max(e v_approach   [Newton restitution, when v_approach > threshold],
 //                       erp max(0, depth - slop) / dt   [optional position-error correction],
 //                       -max(d, 0) / dt)
-// with v_approach = -v_n- = -J_n u (the normal velocity before the step).
+// with v_approach = -v_n- = -J_n u (the normal velocity before the step). Under the Poisson
+// restitution law (the default) the e v_approach term is left out and the row is flagged instead
+// (bounce(r) = e, target b = max(b, 0): the impact happens within this step, so the first solve
+// compresses fully); the stepper adds the restitution impulse after the solve (stepper.hpp).
 #pragma once
 
 #include <vector>
@@ -42,7 +45,15 @@
 
 namespace impulse {
 
+// How an impact with restitution coefficient e > 0 is resolved (see stepper.hpp).
+enum class RestitutionLaw {
+  Newton,   // target v_n+ >= e v_approach in the one solve; with friction it can add energy
+  Poisson,  // compression solve, then restitution impulse e lambda_n bounded by the energy the
+            // compression absorbed, then an inelastic correction solve: never adds energy
+};
+
 struct DelassusSettings {
+  RestitutionLaw restitution_law = RestitutionLaw::Poisson;
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).
@@ -97,6 +108,11 @@ class DelassusAssembler {
   const Mat3& contact_frame(Index i) const { return frames_[static_cast<std::size_t>(i)]; }
   // Normal velocity of contact i before the step (J_n u), for reporting.
   Scalar normal_velocity_before(Index i) const { return v_before_[3 * i + 2]; }
+  // Target b of row r folded into c (c = J u_free - b; 0 on tangential rows).
+  Scalar target(Index r) const { return target_[r]; }
+  // Poisson law: restitution coefficient of a normal row that bounces this step, else 0.
+  Scalar bounce(Index r) const { return bounce_[r]; }
+  Index num_bouncing() const { return n_bounce_; }
 
  private:
   // Rows of one system on one root path: `nrows` rows from `row` (3: a contact side, 1: a limit),
@@ -117,6 +133,8 @@ class DelassusAssembler {
   MatX G_;                       // max_rows x max_rows
   VecX c_, mu_;                  // max_rows, max_contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
+  VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
+  Index n_bounce_ = 0;
   std::vector<Mat3> frames_;     // max_contacts
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
