@@ -50,6 +50,12 @@
 //     step on the final bracket [prev, p] (the gradient changes sign across it), not one of its
 //     ends: a sliding sphere then keeps |v_y| < 1e-9 m/s (tests/world), where the absolute
 //     tolerance let the friction direction wander by 5e-4 rad.
+//   * Bracket refinement (Alg. 1 lines 24-33): by default each step takes the Illinois point
+//     (regula falsi on the gradient with the weight of an end kept twice in a row halved, the
+//     point clamped to [1 %, 99 %] of the bracket) instead of the midpoint. Same bracket, same
+//     stopping rule, superlinear instead of linear convergence: 32.6 -> 11 Alg. 1 evaluations per
+//     slipping contact in `impulse bench solvers`. `BisectionSettings::illinois = false` gives the
+//     paper's plain bisection.
 //   * Rank-deficient G_ii (footnote 2: "a 1D or 2D problem where the solution can be trivially
 //     obtained"): instead of special-casing 1D/2D, G_ii is regularized by eps * max_eig * I, which
 //     keeps every step finite and changes velocities by O(eps |G| |lambda|). If the normal row of
@@ -65,6 +71,7 @@
 #include "impulse/solvers/bisection.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -93,6 +100,17 @@ struct PreparedContact {
 
 PreparedContact prepare_contact(const Mat3& G_raw, Scalar eps) {
   PreparedContact p;
+  // Well-conditioned blocks (the common case) take the cofactor inverse. For a PSD 3x3 matrix
+  // lambda_max <= tr and lambda_min >= det / lambda_max^2 >= det / tr^2, so det >= 1e-6 tr^3
+  // bounds the condition number by 1e6: no regularization applies (eps << 1e-6) and the cofactor
+  // inverse is accurate to ~1e-10 relative. Anything else goes through the eigen decomposition.
+  const Scalar tr = G_raw.trace();
+  const Scalar det = G_raw.determinant();
+  if (tr > 0 && det >= 1e-6 * tr * tr * tr && eps < 1e-6) {
+    p.G = G_raw;
+    p.M = G_raw.inverse();
+    return p;
+  }
   // Iterative (QR) eigenvalues: accurate to eps |G| even for repeated tiny eigenvalues, where
   // the closed-form computeDirect() is not (a rank-1 block could look non-singular).
   const Eigen::SelfAdjointEigenSolver<Mat3> eig(G_raw);
@@ -216,23 +234,39 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
     }
   }
   if (!bracketed) return p.lambda;  // step shrank to nothing: the minimum is at p
-  // lines 24-33: bisection on theta between prev (gradient sign of D0) and p (opposite sign)
+  // lines 24-33: shrink the bracket [prev (gradient sign of D0), p (opposite sign)] on theta,
+  // by bisection or by the Illinois variant of regula falsi (see the header comment)
+  Scalar g_prev = search.gradient(prev), g_p = search.gradient(p);
+  int last_kept = 0;  // Illinois: +1 when prev was kept by the last step, -1 when p was
   for (Index k = 0; k < s.max_bisection_steps; ++k) {
     if ((prev.lambda - p.lambda).norm() < s.bisection_tolerance * p.lambda.norm()) break;
     // the angle interval cannot shrink below the resolution of double (huge impulses)
     if (std::abs(p.theta - prev.theta) <= 4 * std::numeric_limits<Scalar>::epsilon() *
                                               std::max<Scalar>(1, std::abs(p.theta))) break;
     ++steps;
-    const ConicPoint mid = search.at(0.5 * (p.theta + prev.theta));
+    Scalar t = 0.5;
+    if (s.illinois && g_prev != g_p && std::isfinite(g_prev) && std::isfinite(g_p)) {
+      t = std::clamp(g_prev / (g_prev - g_p), Scalar(0.01), Scalar(0.99));
+    }
+    ConicPoint mid = search.at(prev.theta + t * (p.theta - prev.theta));
+    if (!mid.valid && t != 0.5) mid = search.at(0.5 * (p.theta + prev.theta));
     if (!mid.valid) break;  // only by round-off at the ends of the valid arc
-    if (search.gradient(mid) * D0 > 0) {
+    const Scalar g_mid = search.gradient(mid);
+    if (g_mid == 0) return mid.lambda;
+    if (g_mid * D0 > 0) {
       prev = mid;
+      g_prev = g_mid;
+      if (last_kept == -1) g_p *= 0.5;  // p kept twice in a row: halve its weight
+      last_kept = -1;
     } else {
       p = mid;
+      g_p = g_mid;
+      if (last_kept == +1) g_prev *= 0.5;
+      last_kept = +1;
     }
   }
   // regula falsi on the final bracket: the zero of the gradient interpolated linearly in theta
-  const Scalar g0 = search.gradient(prev), g1 = search.gradient(p);
+  const Scalar g0 = s.illinois ? search.gradient(prev) : g_prev, g1 = s.illinois ? search.gradient(p) : g_p;
   if (g0 != g1 && std::isfinite(g0) && std::isfinite(g1)) {
     const Scalar t = g0 / (g0 - g1);
     if (t > 0 && t < 1) {

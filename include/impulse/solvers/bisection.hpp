@@ -25,6 +25,9 @@ struct BisectionSettings {
   // ~2e-3 N s, so it leaves a 5e-4 rad error in the friction direction, a visible sideways drift.
   Scalar bisection_tolerance = 1e-10;
   Index max_bisection_steps = 200;     // safety cap on stepping and on bisection steps
+  // Refine the bracket by Illinois regula falsi steps (superlinear) instead of midpoints (not in
+  // the paper; same bracket and stopping rule, see bisection.cpp). false: plain bisection.
+  bool illinois = true;
 
   // Per-contact G_ii with smallest eigenvalue below regularization * largest eigenvalue is
   // treated as rank-deficient and replaced by G_ii + regularization * max_eig * I (not in paper).
