@@ -102,6 +102,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models, Index m
   restitution_.setZero(R);
   target_.setZero(R);
   bounce_.setZero(R);
+  position_target_.setZero(R);
   frames_.assign(static_cast<std::size_t>(std::max<Index>(1, max_contacts)), Mat3::Identity());
   rows_.clear();
   rows_.reserve(static_cast<std::size_t>(R));
@@ -256,17 +257,25 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         b = std::max(b, Scalar(0));
       }
     }
-    if (st.erp > 0) b = std::max(b, st.erp * std::max(Scalar(0), depth - st.slop) / dt);
+    if (st.erp > 0 && st.position_correction == PositionCorrection::Velocity) {
+      b = std::max(b, st.erp * std::max(Scalar(0), depth - st.slop) / dt);
+    }
     return b;
   };
   target_.head(n).setZero();
   bounce_.head(n).setZero();
-  n_bounce_ = 0;
+  position_target_.head(n).setZero();
+  n_bounce_ = n_position_ = 0;
+  const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
   for (const ConstraintRow& cr : rows_) {
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
     target_[r] = target(depth_[r], v_before_[r], restitution_[r], bounce_[r]);
     c_[r] -= target_[r];
     n_bounce_ += bounce_[r] > 0;
+    if (split && depth_[r] > st.slop) {
+      position_target_[r] = st.erp * (depth_[r] - st.slop) / dt;
+      ++n_position_;
+    }
   }
 }
 

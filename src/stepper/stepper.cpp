@@ -69,7 +69,9 @@ void Stepper::reserve(const std::vector<ArticulatedSystem*>& systems, const std:
   Index max_rows = 3 * st.max_contacts;
   for (const Model* m : models) max_rows += 2 * m->nv;
   lambda_.setZero(max_rows);
-  for (VecX* v : {&kick_, &v_, &c2_, &lambda2_}) v->setZero(max_rows);
+  for (VecX* v : {&kick_, &v_, &c2_, &lambda2_, &lambda_p_}) v->setZero(max_rows);
+  u_pos_.resize(systems.size());
+  for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i]->nv());
   solver_->reserve(max_rows);
   memory_.clear();
   memory_.reserve(static_cast<std::size_t>(st.max_contacts));
@@ -142,10 +144,19 @@ StepStatus Stepper::finish(const std::vector<ArticulatedSystem*>& systems, const
   if (stats_.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
   if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
+  const bool split = assembler_.num_position_rows() > 0 && status != StepStatus::SolverFailed;
+  if (split) {
+    position_correction(problem);
+    assembler_.apply(views_, lambda_p_.head(n), u_pos_);
+  }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     ArticulatedSystem& s = *systems[i];
-    s.model_.integrate(s.q_, u_next_[i], st.dt, s.q_next_);
+    if (split) {  // q moves with u+ + u_p; u_pos_ = u_free + u_p, reused as the sum
+      u_pos_[i] += u_next_[i];
+      u_pos_[i] -= s.u_free_;
+    }
+    s.model_.integrate(s.q_, split ? u_pos_[i] : u_next_[i], st.dt, s.q_next_);
     finite = finite && u_next_[i].allFinite() && s.q_next_.allFinite();
   }
   if (finite) {
@@ -221,6 +232,34 @@ bool Stepper::restitution_phase(const ContactProblem& problem, VecXref lambda) {
   r.residual = std::max(r.residual, r2.residual);
   if (r.status == SolverStatus::Converged) r.status = r2.status;
   return true;
+}
+
+void Stepper::position_correction(const ContactProblem& problem) {
+  const Index n = problem.size(), nc = problem.nc;
+  const MatXcref& G = problem.G;
+  auto lp = lambda_p_.head(n);
+  lp.setZero();
+  // unilateral rows: normal row 3i + 2 of each contact, then the limit rows
+  auto row = [nc](Index k) { return k < nc ? 3 * k + 2 : 2 * nc + k; };
+  const Index nu = nc + problem.nl;
+  Index sweeps = 0;
+  for (; sweeps < 100; ++sweeps) {
+    Scalar change = 0, size = 0;
+    for (Index a = 0; a < nu; ++a) {
+      const Index r = row(a);
+      const Scalar G_rr = G(r, r);
+      if (!(G_rr > 0)) continue;
+      Scalar w = -assembler_.position_target(r);
+      for (Index b = 0; b < nu; ++b) w += G(r, row(b)) * lp[row(b)];
+      const Scalar next = std::max<Scalar>(0, lp[r] - w / G_rr);
+      change = std::max(change, std::abs(next - lp[r]));
+      size = std::max(size, next);
+      lp[r] = next;
+    }
+    if (change <= 1e-10 * size) break;
+  }
+  stats_.position_rows = assembler_.num_position_rows();
+  stats_.position_sweeps = sweeps + 1;
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {

@@ -252,10 +252,20 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
-  check_attributes(e, {"margin", "erp", "slop", "restitution", "restitution_threshold", "limit_margin",
-                       "joint_limits", "max_contacts"});
+  check_attributes(e, {"margin", "erp", "slop", "position_correction", "restitution", "restitution_threshold",
+                       "limit_margin", "joint_limits", "max_contacts"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
+  if (has(e, "position_correction")) {
+    const std::string mode = text(e, "position_correction");
+    if (mode == "velocity") {
+      c.position_correction = PositionCorrection::Velocity;
+    } else if (mode == "split") {
+      c.position_correction = PositionCorrection::Split;
+    } else {
+      fail_attr(e, "position_correction", "unknown position correction '" + mode + "' (valid: velocity, split)");
+    }
+  }
   if (has(e, "restitution")) {
     const std::string law = text(e, "restitution");
     if (law == "poisson") {

@@ -172,7 +172,11 @@ TEST_CASE("Delassus targets: speculative gap, restitution, position correction",
   s.u.setZero();
   s.u_free.setZero();
   st.erp = 0.2;
+  st.position_correction = PositionCorrection::Velocity;
   CHECK(one_contact(0.003, 0.0, st) == Approx(-0.58));
+  // split correction: no push-out target in c (the stepper moves q by a separate solve)
+  st.position_correction = PositionCorrection::Split;
+  CHECK(one_contact(0.003, 0.0, st) == Approx(0.0).margin(1e-15));
   st.erp = 0.0;
   CHECK(one_contact(0.003, 0.0, st) == Approx(0.0).margin(1e-15));
 }

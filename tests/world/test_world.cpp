@@ -258,6 +258,20 @@ TEST_CASE("integrate1 exposes the contacts before the solve; integrate2 complete
   const Scalar push = 0.2 * (1e-3 - 1e-5) / 1e-3;
   CHECK(s.u()[2] == Approx(push).epsilon(1e-9));
   CHECK(w.contact_reports()[0].impulse.z() == Approx(9.81e-3 + push).epsilon(1e-9));
+  CHECK(s.q()[2] == Approx(0.499 + push * 1e-3).epsilon(1e-12));
+  // the split correction moves the ball out by the same distance without a velocity
+  World w1;
+  w1.add_ground();
+  DelassusSettings split = w1.settings().contact;
+  split.position_correction = PositionCorrection::Split;
+  w1.set_contact_settings(split);
+  ArticulatedSystem& s1 = w1.add_sphere("ball", 0.5, 1.0);
+  s1.set_q(q);
+  CHECK(w1.integrate() == StepStatus::Ok);
+  CHECK(std::abs(s1.u()[2]) < 1e-12);
+  CHECK(w1.contact_reports()[0].impulse.z() == Approx(9.81e-3).epsilon(1e-9));
+  CHECK(s1.q()[2] == Approx(0.499 + push * 1e-3).epsilon(1e-12));
+  CHECK(w1.stats().position_rows == 1);
   // with the correction off the penetration stays and only gravity is cancelled
   World w2;
   w2.add_ground();

@@ -207,6 +207,16 @@ TEST_CASE("world file error: unknown solver name lists the valid names", "[world
                  ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha)"));
 }
 
+TEST_CASE("world file: the contact element selects the position correction", "[world]") {
+  const std::string path = temp_world("split", "<world><contact position_correction=\"split\"/></world>");
+  World world;
+  load_world(path, world);
+  std::remove(path.c_str());
+  CHECK(world.settings().contact.position_correction == PositionCorrection::Split);
+  CHECK(contains(load_error("pc", "<world>\n<contact position_correction=\"nope\"/></world>"),
+                 ":2: <contact>: attribute 'position_correction': unknown position correction 'nope' (valid: velocity, split)"));
+}
+
 TEST_CASE("world file: the contact element selects the restitution law", "[world]") {
   for (const char* law : {"newton", "poisson"}) {
     const std::string path = temp_world(law, std::string("<world><contact restitution=\"") + law + "\"/></world>");

@@ -52,12 +52,23 @@ enum class RestitutionLaw {
             // compression absorbed, then an inelastic correction solve: never adds energy
 };
 
+// How the position-error correction (erp) acts (see stepper.hpp).
+enum class PositionCorrection {
+  Velocity,  // Baumgarte-like target in the velocity solve: the push-out velocity stays in u
+             // (adds kinetic energy)
+  Split,     // split impulse: a separate frictionless solve of the unilateral rows whose
+             // velocity moves q only; u is left as the contact solve made it
+};
+
 struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
+  PositionCorrection position_correction = PositionCorrection::Velocity;
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).
   Scalar erp = 0.2;                     // fraction of the penetration removed per step (0: off)
+                                        // (the velocity-level correction is what the targets
+                                        // below describe; Split moves it to the stepper)
   Scalar slop = 1e-5;                   // m: penetration left uncorrected
   Scalar limit_margin = 1e-2;           // rad or m: limit rows appear this close to a limit
   bool joint_limits = true;             // unilateral rows for finite joint position limits
@@ -113,6 +124,10 @@ class DelassusAssembler {
   // Poisson law: restitution coefficient of a normal row that bounces this step, else 0.
   Scalar bounce(Index r) const { return bounce_[r]; }
   Index num_bouncing() const { return n_bounce_; }
+  // Split position correction: the push-out velocity erp max(0, depth - slop) / dt of a normal or
+  // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
+  Scalar position_target(Index r) const { return position_target_[r]; }
+  Index num_position_rows() const { return n_position_; }
 
  private:
   // Rows of one system on one root path: `nrows` rows from `row` (3: a contact side, 1: a limit),
@@ -134,7 +149,8 @@ class DelassusAssembler {
   VecX c_, mu_;                  // max_rows, max_contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
-  Index n_bounce_ = 0;
+  VecX position_target_;                 // per row: split push-out velocity
+  Index n_bounce_ = 0, n_position_ = 0;
   std::vector<Mat3> frames_;     // max_contacts
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
