@@ -89,12 +89,14 @@ TEST_CASE("every solver keeps its promises on ANYmal contact problems (4 and 8 c
                      << ", model residual " << st.worst_model);
       // What each solver promises is checked above on every converged solve. The convergence
       // rate from a cold start is a known limit, not a promise (docs/solvers.md): LM on
-      // |r|^2 / 2 is a local method and stalls from some cold starts (14-24 of 30 at 8 contacts,
-      // depending on rounding); block SOR (bisection) and PGS have no convergence proof on
+      // |r|^2 / 2 is a local method (14-24 of 30 cold starts at 8 contacts stalled before the
+      // LM restarts); block SOR (bisection) and PGS have no convergence proof on
       // rank-deficient G (8 contacts: 24 rows on 18 DOF) and can hit their sweep caps. The floors
       // below catch a regression, not rounding: in the stepper all of them run warm-started.
       if (name == "lm") {
-        CHECK(st.converged >= st.problems / 3);
+        // cold start: sticking start + kink search + watchdog restarts (lm.cpp "Departures");
+        // measured 30/30 (4 contacts) and 28/30 (8); before them 23/30 and 14/30
+        CHECK(st.converged >= st.problems - (nc == 4 ? 1 : 3));
       } else if (name == "noslip" && nc == 8) {
         // KNOWN FAILURE (open): with the torso corners, 24 rows on 18 DOF, FIND-INDICES keeps a
         // near-dependent tangential set and the PPM normal problem is near-singular; the solver
@@ -128,12 +130,14 @@ TEST_CASE("on sticking ANYmal problems all four solvers agree", "[solvers]") {
       if (name == "lm" && !r.converged()) continue;  // local method: counted below
       lm_converged += name == "lm";
       REQUIRE(r.converged());
+      // LM's cold start is the sticking point -K G^-1 c: the solution up to rounding, one solve
+      if (name == "lm") CHECK(r.iterations <= 2);
       // default tolerances: 1e-6 N s (bisection, PGS impulse change); LM and no-slip exact
       CHECK((lambda - lambda_star).norm() <= 1e-4 * lambda_star.norm());
     }
   }
   WARN("sticking ANYmal problems: LM (cold start) converged on " << lm_converged << "/" << kCount);
-  CHECK(lm_converged >= kCount * 2 / 3);
+  CHECK(lm_converged == kCount);
 }
 
 // Hwangbo 2018 Fig. 6: bisection (eq. 8 model) against PGS run to 1e-20 (Coulomb, eq. 6) on the

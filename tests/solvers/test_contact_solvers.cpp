@@ -148,14 +148,15 @@ TEST_CASE("every solver satisfies its model on random multi-contact problems", "
     if (nc == 4) {
       CHECK(converged["bisection"] == kSeeds);
       CHECK(converged["lm-plm"] == kSeeds);
-      CHECK(converged["lm"] >= kSeeds - 2);
+      CHECK(converged["lm"] == kSeeds);
     } else {
       // Known limits (docs/solvers.md): block SOR has no convergence proof (Hwangbo sec. VI) and
       // LM on |r|^2 / 2 is a local method: it can stall at a stationary point with r != 0,
       // more often when rank(G) < rows as here.
       CHECK(converged["bisection"] >= kSeeds - 2);
-      CHECK(converged["lm-plm"] >= kSeeds - 5);
-      CHECK(converged["lm"] >= kSeeds - 7);
+      // (LM: 25/25 each with the watchdog restarts, 23/25 and 21/25 without)
+      CHECK(converged["lm-plm"] >= kSeeds - 1);
+      CHECK(converged["lm"] >= kSeeds - 1);
     }
   }
 }
@@ -305,15 +306,18 @@ TEST_CASE("LM on Todorov's 16-contact, mu = 1 problem converges in a handful of 
     }
     std::sort(iterations.begin(), iterations.end());
     const int median = iterations.empty() ? -1 : iterations[iterations.size() / 2];
+    const int max = iterations.empty() ? -1 : iterations.back();
     const char* label = variant == LmVariant::Regular ? "RLM" : "PLM";
     std::ostringstream list;
     for (int it : iterations) list << it << " ";
     WARN(label << " on 16 contacts, mu = 1, no warm start: converged " << iterations.size() << "/"
-               << kProblems << ", median " << median << " iterations (Todorov 2010: about 5); "
+               << kProblems << ", median " << median << ", max " << max
+               << " iterations (Todorov 2010: about 5); "
                << "iterations: " << list.str());
-    // LM is a local method on a non-convex |r|^2 / 2: a few starts stall (docs/solvers.md).
-    CHECK(stalled <= kProblems / 4);
-    CHECK(median <= 10);
+    // LM is a local method on a non-convex |r|^2 / 2; the watchdog restarts (lm.cpp) recover
+    // the starts that stalled before them (3/20 RLM, 5/20 PLM). Measured: 20/20, median 7.
+    CHECK(stalled <= 1);
+    CHECK(median <= 8);
   }
 }
 

@@ -26,13 +26,30 @@ struct LmSettings {
   // level and psi < 1e-30 may be unreachable for large impulses (not in the paper).
   Scalar roundoff = 1e-14;
 
-  // RLM (sec. 5.1): lambda_LM = 1e-3, lambda_step = 20, lambda_min = 1e-25, r 0.3 / 0.8.
-  Scalar damping = 1e-3;
+  // RLM (sec. 5.1): lambda_LM = 1e-3, lambda_step = 20, lambda_min = 1e-25, r 0.3 / 0.8. We
+  // start from lambda_LM = 1e-8 (near the Gauss-Newton point, as Todorov's dogleg tries first;
+  // lm.cpp "Departures"); the scaled J^T J has entries of order 1.
+  Scalar damping = 1e-8;
   Scalar damping_step = 20;
   Scalar damping_min = 1e-25;
   Scalar damping_max = 1e20;  // give up (stalled) beyond this (not in the paper)
   Scalar r_min = 0.3;
   Scalar r_max = 0.8;
+
+  // Cold start (lambda = 0 on entry; not in the paper, see lm.cpp): x_0 = -K lambda_s from the
+  // sticking impulse lambda_s = -(G + eps I)^-1 c, eps = sticking_regularization * max G_ii, when
+  // psi(x_0) < psi(c); false gives Todorov's x_0 = c.
+  bool sticking_start = true;
+  Scalar sticking_regularization = 1e-9;
+  // RLM: when the reduction factor rejects a step, search along it (Armijo) at the kinks of f
+  // (Todorov's "edge-aware line search") and at halvings, instead of only raising lambda_LM.
+  bool kink_search = true;
+  // Watchdog restart (after the paper's remark in sec. 5.2): when psi has not halved within
+  // `watchdog` solves, or lambda_LM exceeds damping_max, take restart_sweeps projected
+  // Gauss-Seidel sweeps from lambda = K^-1 f(x) and restart from there (at most max_restarts).
+  Index watchdog = 4;  // 0: off
+  Index restart_sweeps = 100;
+  Index max_restarts = 10;
 
   // PLM (sec. 5.2): lambda_LM = 1e-16 and a step length t from a monotone Armijo backtracking
   // line search (the paper mentions non-monotone search with watchdog as possible additions).
@@ -63,9 +80,17 @@ class LmSolver final : public ContactSolver {
   Scalar residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r);
   // Jacobian eq. 58-59: J = (G K^-1 - I) dF/dx - I, into J_.
   void jacobian(const ContactProblem& problem, const VecX& x);
+  // Cold start point into x_ (sticking_start); uses H_ as workspace.
+  void cold_start(const ContactProblem& problem);
+  // `sweeps` projected Gauss-Seidel sweeps from lambda_ = K^-1 f_, then the warm-start map
+  // x_ = G lambda + c - K lambda.
+  void gauss_seidel_restart(const ContactProblem& problem, Index sweeps);
+  // Armijo search along dx_ at the kinks of f and at halvings; on success x_, f_, r_ take the
+  // best point and its psi is returned, else psi.
+  Scalar kink_search(const ContactProblem& problem, Scalar psi, Scalar slope);
 
   LmSettings settings_;
-  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, scaled_f_;
+  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, scaled_f_, lambda_;
   MatX J_, H_;
 };
 
