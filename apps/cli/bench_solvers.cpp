@@ -10,8 +10,10 @@
 //                    solver (published defaults) solves each problem from zero (cold) and from the
 //                    stepper's warm start (last step's impulses); per problem the median of
 //                    repeated solves, then the median over problems; mean iterations.
-//   no-slip scaling  ANYmal (18 DOF) with 4, 8, 16, 32 ground contacts (feet, torso, shanks) built
-//                    through DelassusAssembler: median no-slip time per solve.
+//   no-slip scaling  ANYmal (18 DOF) with 4, 8, 16, 32, 64 ground contacts (feet, torso, shanks)
+//                    built through DelassusAssembler: median no-slip time per solve, and the
+//                    median time of ContactSolver::solve's O(n^2) check of G and c for non-finite
+//                    entries, which is part of every solve but not of the no-slip algorithm.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -173,15 +175,18 @@ int run_bench_solvers(const BenchOptions& o) {
   struct ScalingRow {
     Index contacts;
     double us;
+    double check_us;  // the input check of ContactSolver::solve alone
     double pivots;
+    long converged;
   };
   std::vector<ScalingRow> scaling;
   {
     NoSlipSolver noslip;
-    noslip.reserve(3 * 32);
-    for (Index n : {4, 8, 16, 32}) {
-      std::vector<double> t;
+    noslip.reserve(3 * 64);
+    for (Index n : {4, 8, 16, 32, 64}) {
+      std::vector<double> t, tc;
       double pivots = 0;
+      long converged = 0;
       const int count = 20;
       for (int k = 0; k < count; ++k) {
         const scenarios::AnymalProblem p = builder.make(rng, n);
@@ -189,8 +194,17 @@ int run_bench_solvers(const BenchOptions& o) {
         SolverResult r;
         t.push_back(time_solve(noslip, p.view(), zero, lambda, 5, r));
         pivots += static_cast<double>(r.iterations);
+        converged += r.converged();
+        std::vector<double> tk;
+        for (int rep = 0; rep < 5; ++rep) {
+          const auto t0 = Clock::now();
+          const bool finite = p.G.allFinite() && p.c.allFinite() && p.mu.allFinite();
+          tk.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+          keep(finite);
+        }
+        tc.push_back(median(tk));
       }
-      scaling.push_back({n, median(t), pivots / count});
+      scaling.push_back({n, median(t), median(tc), pivots / count, converged});
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -217,7 +231,9 @@ int run_bench_solvers(const BenchOptions& o) {
     j["problems_per_scenario"] = per_scenario;
     j["max_contacts"] = max_nc;
     json sc = json::array();
-    for (const ScalingRow& r : scaling) sc.push_back({{"contacts", r.contacts}, {"noslip_us", r.us}, {"pivots", r.pivots}});
+    for (const ScalingRow& r : scaling)
+      sc.push_back({{"contacts", r.contacts}, {"noslip_us", r.us}, {"input_check_us", r.check_us},
+                    {"pivots", r.pivots}, {"converged", r.converged}});
     j["noslip_scaling"] = sc;
     j["seconds"] = seconds;
     std::cout << j.dump(2) << "\n";
@@ -244,11 +260,14 @@ int run_bench_solvers(const BenchOptions& o) {
   }
   std::cout << "  (iterations: sweeps for bisection and pgs, linear solves for lm, pivots for noslip)\n\n"
             << "no-slip scaling, ANYmal (18 DOF), contacts on feet, torso and shanks, 20 problems each:\n"
-            << "  contacts   noslip us   pivots   us per contact\n";
+            << "  contacts   noslip us   of which input check   pivots   converged   us per contact (excl. check)\n";
   for (const ScalingRow& r : scaling) {
-    std::cout << std::setw(10) << r.contacts << std::setw(12) << fmt(r.us) << std::setw(9) << fmt(r.pivots, 1)
-              << std::setw(17) << fmt(r.us / static_cast<double>(r.contacts), 3) << "\n";
+    const double nc = static_cast<double>(r.contacts);
+    std::cout << std::setw(10) << r.contacts << std::setw(12) << fmt(r.us) << std::setw(23) << fmt(r.check_us)
+              << std::setw(9) << fmt(r.pivots, 1) << std::setw(9) << r.converged << "/20" << std::setw(11)
+              << fmt(r.us / nc, 3) << " (" << fmt((r.us - r.check_us) / nc, 3) << ")\n";
   }
+  std::cout << "  (input check: ContactSolver::solve's O(n^2) scan of G for non-finite entries)\n";
   std::cout << "\n(" << fmt(seconds, 1) << " s)\n";
   return 0;
 }
