@@ -1,6 +1,8 @@
 // ContactSolver base (argument checks, workspace growth, non-finite guard) and the factory.
 #include "impulse/solvers/contact_solver.hpp"
 
+#include <cmath>
+
 #include "impulse/core/check.hpp"
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/lm.hpp"
@@ -30,6 +32,15 @@ void ContactSolver::reserve(Index max_rows) {
   capacity_ = max_rows;
 }
 
+bool problem_is_finite(const ContactProblem& problem) {
+  // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
+  // non-finite sum of finite entries (overflow near 1e308) falls back to the entry-wise test.
+  Scalar s = 0;
+  for (Index j = 0; j < problem.G.cols(); ++j) s += problem.G.col(j).sum();
+  return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() &&
+         (std::isfinite(s) || problem.G.allFinite());
+}
+
 SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) {
   check_problem(problem, lambda);
   if (problem.size() > capacity_) reserve(problem.size());
@@ -40,8 +51,7 @@ SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda)
   }
   if (!lambda.allFinite()) lambda.setZero();  // a poisoned warm start is worse than none
   // Non-finite input: solvers compare with max/min, which would silently drop NaNs.
-  if (!problem.c.allFinite() || !problem.mu.head(problem.nc).allFinite() ||
-      !problem.G.allFinite()) {
+  if (!problem_is_finite(problem)) {
     lambda.setZero();
     SolverResult bad;
     bad.status = SolverStatus::NumericalIssue;

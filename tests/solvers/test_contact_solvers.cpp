@@ -110,6 +110,22 @@ TEST_CASE("contact solvers report non-finite input as NumericalIssue", "[solvers
     CHECK(r.status == SolverStatus::NumericalIssue);
     CHECK(lambda.allFinite());
   }
+  // the guard itself: NaN or Inf anywhere in G, c or mu; huge finite entries are finite
+  const test::OwnedProblem clean = test::make_physical_problem(rng, 2, 1, 18, 0.5, 1.0);
+  CHECK(problem_is_finite(clean.view()));
+  for (int k = 0; k < 4; ++k) {
+    test::OwnedProblem q = clean;
+    const Scalar bad = k % 2 ? std::numeric_limits<Scalar>::infinity() : std::numeric_limits<Scalar>::quiet_NaN();
+    if (k < 2) {
+      q.G(6, 3) = bad;  // one off-diagonal entry of the limit row
+    } else {
+      q.mu[1] = bad;
+    }
+    CHECK_FALSE(problem_is_finite(q.view()));
+  }
+  test::OwnedProblem huge = clean;
+  huge.G(0, 1) = huge.G(1, 0) = 1e308;  // the column sums overflow; every entry is finite
+  CHECK(problem_is_finite(huge.view()));
 }
 
 TEST_CASE("every solver satisfies its model on random multi-contact problems", "[solvers]") {
