@@ -11,6 +11,7 @@
 #include <functional>
 #include <initializer_list>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "impulse/io/urdf.hpp"
@@ -153,6 +154,19 @@ class Parser {
     if (s == "false" || s == "0") return false;
     fail_attr(e, attr, "'" + s + "' is not a boolean (true, false, 1, 0)");
   }
+  // One of a few keywords (`what` names the kind in the error); `def` when the attribute is absent.
+  template <class E>
+  E keyword(const XMLElement* e, const char* attr, const char* what,
+            std::initializer_list<std::pair<const char*, E>> options, E def) const {
+    if (!has(e, attr)) return def;
+    const std::string s = text(e, attr);
+    std::vector<std::string> names;
+    for (const auto& o : options) {
+      if (s == o.first) return o.second;
+      names.push_back(o.first);
+    }
+    fail_attr(e, attr, "unknown " + std::string(what) + " '" + s + "' (valid: " + join(names) + ")");
+  }
   CollisionFilter filter(const XMLElement* e) const {
     CollisionFilter f;
     f.group = bits(e, "group", f.group);
@@ -256,26 +270,11 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
                        "limit_margin", "joint_limits", "max_contacts"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
-  if (has(e, "position_correction")) {
-    const std::string mode = text(e, "position_correction");
-    if (mode == "velocity") {
-      c.position_correction = PositionCorrection::Velocity;
-    } else if (mode == "split") {
-      c.position_correction = PositionCorrection::Split;
-    } else {
-      fail_attr(e, "position_correction", "unknown position correction '" + mode + "' (valid: velocity, split)");
-    }
-  }
-  if (has(e, "restitution")) {
-    const std::string law = text(e, "restitution");
-    if (law == "poisson") {
-      c.restitution_law = RestitutionLaw::Poisson;
-    } else if (law == "newton") {
-      c.restitution_law = RestitutionLaw::Newton;
-    } else {
-      fail_attr(e, "restitution", "unknown restitution law '" + law + "' (valid: poisson, newton)");
-    }
-  }
+  c.position_correction =
+      keyword(e, "position_correction", "position correction",
+              {{"velocity", PositionCorrection::Velocity}, {"split", PositionCorrection::Split}}, c.position_correction);
+  c.restitution_law = keyword(e, "restitution", "restitution law",
+                              {{"poisson", RestitutionLaw::Poisson}, {"newton", RestitutionLaw::Newton}}, c.restitution_law);
   c.erp = nonnegative(e, "erp", c.erp);
   if (c.erp > 1) fail_attr(e, "erp", "must be in [0, 1], got " + text(e, "erp"));
   c.slop = nonnegative(e, "slop", c.slop);
