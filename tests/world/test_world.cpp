@@ -240,6 +240,44 @@ TEST_CASE("World::integrate does not allocate in steady state (ANYmal standing)"
   }
 }
 
+TEST_CASE("World::integrate does not allocate in restitution phases and split corrections", "[world]") {
+  if (!test::alloc_counter_available()) {
+    SUCCEED("allocation counter unavailable under sanitizers");
+    return;
+  }
+  World w;
+  w.add_ground();
+  w.set_default_material(0.5, 0.8);
+  DelassusSettings st = w.settings().contact;
+  st.position_correction = PositionCorrection::Split;
+  w.set_contact_settings(st);
+  ArticulatedSystem& ball = w.add_sphere("ball", 0.1, 1.0);
+  ArticulatedSystem& box = w.add_box("box", Vec3(0.2, 0.2, 0.2), 1.0);
+  VecX q = ball.q();
+  q[2] = 0.2;
+  ball.set_q(q);
+  VecX qb = box.q();
+  qb[0] = 1.0;
+  qb[2] = 0.1;
+  box.set_q(qb);
+  long allocations = 0, bounces = 0, corrections = 0;
+  for (int k = 0; k < 600; ++k) {
+    if (k % 100 == 50) {  // push the box 2 mm into the ground (outside the counted calls)
+      qb = box.q();
+      qb[2] = 0.098;
+      box.set_state(qb, VecX::Zero(6));
+    }
+    test::alloc_counter_start();
+    w.integrate();
+    allocations += test::alloc_counter_stop();
+    bounces += w.stats().restitution;
+    corrections += w.stats().position_rows > 0;
+  }
+  CHECK(bounces >= 2);
+  CHECK(corrections >= 5);
+  CHECK(allocations == 0);
+}
+
 TEST_CASE("integrate1 exposes the contacts before the solve; integrate2 completes the step", "[world]") {
   World w;
   w.add_ground();
