@@ -266,7 +266,8 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
     }
   }
   // regula falsi on the final bracket: the zero of the gradient interpolated linearly in theta
-  const Scalar g0 = s.illinois ? search.gradient(prev) : g_prev, g1 = s.illinois ? search.gradient(p) : g_p;
+  // (fresh values: Illinois has halved the stored ones)
+  const Scalar g0 = search.gradient(prev), g1 = search.gradient(p);
   if (g0 != g1 && std::isfinite(g0) && std::isfinite(g1)) {
     const Scalar t = g0 / (g0 - g1);
     if (t > 0 && t < 1) {

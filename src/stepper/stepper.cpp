@@ -145,17 +145,14 @@ StepStatus Stepper::finish(const std::vector<ArticulatedSystem*>& systems, const
   if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
   const bool split = assembler_.num_position_rows() > 0 && status != StepStatus::SolverFailed;
-  if (split) {
+  if (split) {  // q moves with u+ + u_p = u_free + M~^-1 J^T (lambda + lambda_p): one more apply
     position_correction(problem);
+    lambda_p_.head(n) += lambda;
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     ArticulatedSystem& s = *systems[i];
-    if (split) {  // q moves with u+ + u_p; u_pos_ = u_free + u_p, reused as the sum
-      u_pos_[i] += u_next_[i];
-      u_pos_[i] -= s.u_free_;
-    }
     s.model_.integrate(s.q_, split ? u_pos_[i] : u_next_[i], st.dt, s.q_next_);
     finite = finite && u_next_[i].allFinite() && s.q_next_.allFinite();
   }
@@ -243,7 +240,8 @@ void Stepper::position_correction(const ContactProblem& problem) {
   auto row = [nc](Index k) { return k < nc ? 3 * k + 2 : 2 * nc + k; };
   const Index nu = nc + problem.nl;
   Index sweeps = 0;
-  for (; sweeps < 100; ++sweeps) {
+  while (sweeps < 100) {
+    ++sweeps;
     Scalar change = 0, size = 0;
     for (Index a = 0; a < nu; ++a) {
       const Index r = row(a);
@@ -259,7 +257,7 @@ void Stepper::position_correction(const ContactProblem& problem) {
     if (change <= 1e-10 * size) break;
   }
   stats_.position_rows = assembler_.num_position_rows();
-  stats_.position_sweeps = sweeps + 1;
+  stats_.position_sweeps = sweeps;
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {

@@ -138,7 +138,7 @@ class Stepper {
   VecX lambda_;
   VecX kick_, v_, c2_, lambda2_;  // restitution phase: lambda_r, velocities, second problem
   VecX lambda_p_;                 // split position correction impulse (unilateral rows)
-  std::vector<VecX> u_pos_;       // per system: u_free + u_p
+  std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   StepStats stats_;
   bool prepared_ = false;
 
