@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "impulse/core/file.hpp"
+
 #include "impulse/core/check.hpp"
 
 namespace impulse {
@@ -131,11 +133,7 @@ TriangleMesh read_obj(const std::string& path, const std::string& bytes) {
 TriangleMesh load_mesh(const std::string& path, const Vec3& scale) {
   MESH_CHECK(scale.allFinite() && (scale.array() != 0).all(), "mesh file '", path, "': scale ", scale.transpose(),
              " has a zero or non-finite entry");
-  std::ifstream f(path, std::ios::binary);
-  MESH_CHECK(f.good(), "mesh file '", path, "' is missing or unreadable");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
+  const std::string bytes = read_regular_file<ModelError>(path, kMaxMeshBytes, "mesh file");
   MESH_CHECK(!bytes.empty(), "mesh file '", path, "' is empty");
   const std::string ext = lower_extension(path);
   TriangleMesh mesh;

@@ -27,6 +27,7 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/file.hpp"
 #include "impulse/model/model_builder.hpp"
 
 namespace impulse {
@@ -516,14 +517,8 @@ Model load(const std::string& xml, const UrdfOptions& options, const std::string
 }  // namespace
 
 Model load_urdf(const std::string& path, const UrdfOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) fail(path, "file not found");
-  if (fs::is_directory(path, ec)) fail(path, "is a directory, not a URDF file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load(ss.str(), options, path, fs::path(path).parent_path());
+  const std::string xml = read_regular_file<ModelError>(path, kMaxDescriptionBytes, "URDF file");
+  return load(xml, options, path, fs::path(path).parent_path());
 }
 
 Model load_urdf_string(const std::string& xml, const UrdfOptions& options, const std::string& source_name) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <sstream>
 
+#include "impulse/core/file.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/joint.hpp"
 
@@ -542,11 +543,7 @@ WorldDescription parse_world_string(const std::string& xml, const std::string& p
 }
 
 WorldDescription parse_world_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw WorldFileError(path + ": cannot open world file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_world_string(ss.str(), path);
+  return parse_world_string(read_regular_file<WorldFileError>(path, kMaxDescriptionBytes, "world file"), path);
 }
 
 std::unique_ptr<ContactSolver> make_contact_solver(const WorldSolverDescription& s) {

@@ -338,7 +338,15 @@ TEST_CASE("URDF: collision meshes resolve package://, file:// and relative paths
 
 TEST_CASE("URDF errors: file not found", "[io]") {
   CHECK_THROWS_AS(load_urdf("no/such/robot.urdf"), ModelError);
-  CHECK_THROWS_WITH(load_urdf("no/such/robot.urdf"), Catch::Contains("no/such/robot.urdf: file not found"));
+  CHECK_THROWS_WITH(load_urdf("no/such/robot.urdf"), Catch::Contains("URDF file 'no/such/robot.urdf': file not found"));
+}
+
+TEST_CASE("URDF errors: only regular files are read (no devices, FIFOs, directories)", "[io]") {
+  // /dev/zero once made the loader read forever while its memory grew
+  CHECK_THROWS_WITH(load_urdf("/dev/zero"), Catch::Contains("URDF file '/dev/zero': is not a regular file"));
+  TempDir tmp;
+  const std::string dir = tmp.write("d/x.urdf", "<robot name=\"r\"/>");
+  CHECK_THROWS_WITH(load_urdf(dir.substr(0, dir.size() - 6)), Catch::Contains("is a directory"));
 }
 
 TEST_CASE("URDF errors: XML not well formed, with the line", "[io]") {

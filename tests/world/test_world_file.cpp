@@ -232,7 +232,7 @@ TEST_CASE("world file: the contact element selects the restitution law", "[world
 
 TEST_CASE("world file error: a missing world file is named", "[world]") {
   World world;
-  CHECK_THROWS_WITH(load_world("/no/such/world.xml", world), Catch::Contains("/no/such/world.xml: cannot open"));
+  CHECK_THROWS_WITH(load_world("/no/such/world.xml", world), Catch::Contains("world file '/no/such/world.xml': file not found"));
 }
 
 TEST_CASE("world file: anymal_stand.xml stands on its four feet", "[world]") {
