@@ -1,6 +1,9 @@
 // impulse: command-line front end (inspect a model, evaluate its dynamics, run benchmarks).
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
@@ -9,6 +12,13 @@ int main(int argc, char** argv) {
   using namespace impulse::cli;
   CLI::App app{"Impulse: rigid-body dynamics and hard contact for robotics"};
   app.require_subcommand(1);
+  // --package-path DIR (repeatable): searched first for package:// URIs by every command. It is
+  // handed to the loaders through IMPULSE_PACKAGE_PATH, which they read before ROS_PACKAGE_PATH.
+  std::vector<std::string> package_paths;
+  app.add_option("--package-path", package_paths, "Folder searched first for package:// URIs (repeatable)")
+      ->type_size(1)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   Runner run;
   add_inspect_command(app, run);
   add_dynamics_command(app, run);
@@ -24,6 +34,12 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (!run) return 2;
+  if (!package_paths.empty()) {
+    std::string joined;
+    for (const std::string& p : package_paths) joined += (joined.empty() ? "" : ":") + p;
+    if (const char* old = std::getenv("IMPULSE_PACKAGE_PATH")) joined += std::string(":") + old;
+    ::setenv("IMPULSE_PACKAGE_PATH", joined.c_str(), 1);
+  }
   try {
     return run();
   } catch (const UsageError& e) {

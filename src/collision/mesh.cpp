@@ -1,4 +1,5 @@
-// STL (ASCII and binary) and Wavefront OBJ readers.
+// STL (ASCII and binary) and Wavefront OBJ readers; other formats (COLLADA) go to assimp
+// (mesh_assimp.cpp).
 #include "impulse/collision/mesh.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "impulse/core/file.hpp"
 
 #include "impulse/core/check.hpp"
+#include "mesh_assimp.hpp"
 
 namespace impulse {
 
@@ -141,8 +143,12 @@ TriangleMesh load_mesh(const std::string& path, const Vec3& scale) {
     mesh = read_stl(path, bytes);
   } else if (ext == "obj") {
     mesh = read_obj(path, bytes);
+  } else if (ext == "dae" || ext == "ply" || ext == "off" || ext == "3ds" || ext == "fbx" || ext == "gltf" ||
+             ext == "glb") {
+    mesh = read_mesh_assimp(path, ext, bytes);
   } else {
-    MESH_CHECK(false, "mesh file '", path, "': unsupported type '.", ext, "' (supported: .stl, .obj)");
+    MESH_CHECK(false, "mesh file '", path, "': unsupported type '.", ext,
+               "' (supported: .stl, .obj, and through assimp .dae, .ply, .off, .3ds, .fbx, .gltf, .glb)");
   }
   MESH_CHECK(!mesh.triangles.empty(), "mesh file '", path, "' contains no triangles");
   for (const Vec3& v : mesh.vertices) {

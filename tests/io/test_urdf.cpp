@@ -51,9 +51,10 @@ std::string joint(const std::string& name, const std::string& type, const std::s
 std::string robot(const std::string& body) { return "<?xml version=\"1.0\"?>\n<robot name=\"test\">\n" + body + "\n</robot>\n"; }
 
 // Loads `xml` as "bad.urdf" and requires a ModelError whose message contains every fragment.
-void require_model_error(const std::string& xml, const std::vector<std::string>& fragments) {
+void require_model_error(const std::string& xml, const std::vector<std::string>& fragments,
+                         const UrdfOptions& options = {}) {
   try {
-    load_urdf_string(xml, {}, "bad.urdf");
+    load_urdf_string(xml, options, "bad.urdf");
     FAIL("no ModelError thrown");
   } catch (const ModelError& e) {
     const std::string what = e.what();
@@ -291,9 +292,21 @@ TEST_CASE("URDF: a link without <inertial> is a massless frame", "[io]") {
   CHECK(b.total_mass() == 2.0);
   CHECK(b.inertia[b.body_id("cross")].m == 0.0);
 
-  // massless leaf as the only thing a moving joint moves: error
-  require_model_error(robot(link("base") + joint("spin", "revolute", "base", "ghost") + frame("ghost")),
-                      {"joint 'spin'", "massless"});
+  // massless leaf as the only thing a moving joint moves (a visual or sensor link): welded with a
+  // warning naming the joint; an error in strict mode
+  const std::string ghost = robot(link("base") + joint("spin", "revolute", "base", "ghost") + frame("ghost"));
+  std::vector<std::string> warnings;
+  UrdfOptions opt;
+  opt.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  const Model c = load_urdf_string(ghost, opt, "ghost.urdf");
+  CHECK(c.nv == 6);
+  CHECK(c.find_joint("spin") < 0);
+  CHECK(c.frames[c.frame_id("ghost")].type == FrameType::Link);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::StartsWith("ghost.urdf: joint 'spin'") && Catch::Contains("massless"));
+  UrdfOptions strict;
+  strict.strict = true;
+  require_model_error(ghost, {"joint 'spin'", "massless", "strict"}, strict);
 }
 
 TEST_CASE("URDF: collision meshes resolve package://, file:// and relative paths", "[io]") {
@@ -326,8 +339,22 @@ TEST_CASE("URDF: collision meshes resolve package://, file:// and relative paths
   const Model b = load_urdf_string(mesh_robot("package://my_robot/meshes/m.stl"));
   CHECK(b.collision[0].mesh_path == expected);
   ::unsetenv("ROS_PACKAGE_PATH");
+  const char* old_ament = std::getenv("AMENT_PREFIX_PATH");
+  const std::string saved_ament = old_ament ? old_ament : "";
+  ::unsetenv("AMENT_PREFIX_PATH");
   require_model_error(mesh_robot("package://my_robot/meshes/m.stl"),
-                      {"link 'base'", "cannot resolve mesh 'package://my_robot/meshes/m.stl'", "my_robot"});
+                      {"link 'base'", "cannot resolve collision mesh 'package://my_robot/meshes/m.stl'",
+                       "package 'my_robot'", "looked in: nowhere"});
+  opt.package_paths = {"/nonexistent/a", "/nonexistent/b"};
+  require_model_error(mesh_robot("package://my_robot/meshes/m.stl"),
+                      {"looked in: /nonexistent/a/my_robot, /nonexistent/b/my_robot"}, opt);
+  // ROS 2: AMENT_PREFIX_PATH entries hold packages under share/
+  tmp.write("prefix/share/my_robot/meshes/m.stl", "solid x\nendsolid x\n");
+  ::setenv("AMENT_PREFIX_PATH", ("/nonexistent:" + (tmp.path / "prefix").string()).c_str(), 1);
+  CHECK(load_urdf_string(mesh_robot("package://my_robot/meshes/m.stl")).collision[0].mesh_path ==
+        (tmp.path / "prefix/share/my_robot/meshes/m.stl").string());
+  ::unsetenv("AMENT_PREFIX_PATH");
+  if (old_ament) ::setenv("AMENT_PREFIX_PATH", saved_ament.c_str(), 1);
   if (old) ::setenv("ROS_PACKAGE_PATH", saved.c_str(), 1);
 
   // file:// and paths relative to the URDF's folder
@@ -393,12 +420,15 @@ TEST_CASE("URDF errors: a moving body with non-physical mass or inertia", "[io]"
   auto arm = [](const std::string& arm_link) {
     return robot(link("base") + joint("elbow", "revolute", "base", "arm") + arm_link);
   };
-  require_model_error(arm(link("arm", 0.0)), {"link 'arm'", "joint 'elbow'", "mass 0 is not positive"});
+  UrdfOptions strict;
+  strict.strict = true;
+  require_model_error(arm(link("arm", 0.0)), {"joint 'elbow'", "massless"}, strict);
   require_model_error(arm(link("arm", -1.0)), {"link 'arm'", "negative mass"});
-  require_model_error(arm(link("arm", 1.0, "0 0 0", "0.1 -0.2 0.1")), {"link 'arm'", "not positive definite"});
-  require_model_error(arm(link("arm", 1.0, "0 0 0", "0.1 0.1 0.5")), {"link 'arm'", "triangle inequality"});
+  require_model_error(arm(link("arm", 1.0, "0 0 0", "0.1 -0.2 0.1")), {"link 'arm'", "not all positive"}, strict);
+  require_model_error(arm(link("arm", 1.0, "0 0 0", "0.1 0.1 0.5")), {"link 'arm'", "triangle inequality"}, strict);
   // the floating root is a moving body too
-  require_model_error(robot(link("base", 1.0, "0 0 0", "1 0.1 0.1")), {"link 'base'", "joint 'root'", "triangle"});
+  require_model_error(robot(link("base", 1.0, "0 0 0", "1 0.1 0.1")), {"link 'base'", "joint 'root'", "triangle"},
+                      strict);
   // a merged part may be unphysical on its own (ANYmal C's camera inertias are): only the
   // merged body is checked
   const Model ok = load_urdf_string(robot(link("base", 1.0) + joint("f", "fixed", "base", "cam") +

@@ -26,4 +26,20 @@ struct CollisionShape {
   std::string material = "default";
 };
 
+// Visual geometry (URDF <visual>): kept for viewers and recorders, never used by the physics.
+// Same shape conventions as CollisionShape; a mesh keeps its resolved path (empty when the
+// package could not be found: a warning was reported and the viewer may skip it).
+struct VisualShape {
+  std::string name;        // "<link>/visual/<k>" unless the URDF names it
+  std::string link;        // URDF link the visual was declared on
+  Index body = -1;         // body it moves with
+  ShapeType type = ShapeType::Sphere;
+  Vec3 size = Vec3::Zero();
+  SE3 X_BS;                // pose of the visual in the body frame
+  std::string mesh_path;   // resolved file path, for meshes
+  std::string mesh_uri;    // the URI as written in the file (package://...)
+  std::string material;    // material name ("" when none)
+  Vec4 rgba = Vec4(0.7, 0.7, 0.7, 1.0);  // colour (material colour when given)
+};
+
 }  // namespace impulse

@@ -22,6 +22,16 @@ namespace impulse {
 enum class FrameType { Body, Link, FixedJoint, Joint, User };
 
 // A named frame rigidly attached to a body: every URDF link (merged or not), every joint.
+// A URDF mimic joint: q[joint] = multiplier * q[master] + offset is what the description asks
+// for. Recorded, not enforced by the dynamics (docs/robots.md, "Mimic joints"): the joint moves
+// as an independent degree of freedom and the loader reports a warning.
+struct MimicJoint {
+  Index joint = -1;   // body/joint index of the mimicking joint
+  Index master = -1;  // body/joint index of the joint it follows
+  Scalar multiplier = 1;
+  Scalar offset = 0;
+};
+
 struct Frame {
   std::string name;
   FrameType type = FrameType::User;
@@ -65,6 +75,8 @@ class Model {
   std::vector<std::string> joint_urdf_types;  // "revolute", "continuous", "floating", ...
   std::vector<Frame> frames;
   std::vector<CollisionShape> collision;
+  std::vector<VisualShape> visuals;  // for viewers only, separate from the collision geometry
+  std::vector<MimicJoint> mimic;     // described couplings (not enforced, see MimicJoint)
 
   // name lookups: index, or -1 when absent (find_*); or throw InvalidArgument (*_id)
   Index find_body(const std::string& n) const;

@@ -35,6 +35,9 @@ class ModelBuilder {
   void add_inertia(Index body, const Inertia& inertia_B);
   void add_frame(const std::string& name, FrameType type, Index body, const SE3& X_BF);
   void add_collision(const CollisionShape& shape);
+  void add_visual(const VisualShape& shape);
+  // Records a mimic relation between two 1-dof joints (by body index); not enforced.
+  void add_mimic(const MimicJoint& mimic);
   void set_gravity(const Vec3& g);
 
   Index num_bodies() const { return model_.nb; }

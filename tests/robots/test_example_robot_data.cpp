@@ -1,0 +1,166 @@
+// Every public robot description of ../shared/models/example-robot-data (Solo, Solo12, Panda,
+// Talos, HyQ, Allegro hands, double pendulums) as a user gets it: loads with at most warnings,
+// the model's mass is the sum of the file's link masses, and it survives a drop onto the ground
+// followed by a PD hold: every step finite, no contact overflow, on the ground; and (reported,
+// [!mayfail]) at rest at the end. The models are read from the
+// shared folder next to the repository (never copied into it); the test is skipped with a
+// message when the folder is absent.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "impulse/io/urdf.hpp"
+#include "impulse/world/world.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifdef NDEBUG
+constexpr Scalar kDropTime = 2.0, kHoldTime = 2.0;
+#else
+constexpr Scalar kDropTime = 0.3, kHoldTime = 0.0;  // Debug / sanitizer builds: the drop only
+#endif
+
+std::string models_dir() { return impulse_test::shared_path("models"); }
+
+// Sum of every <mass value="..."> of the file (comments removed), read independently of the loader.
+Scalar file_mass(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = std::regex_replace(ss.str(), std::regex("<!--[\\s\\S]*?-->"), "");
+  const std::regex mass("<mass\\s+value\\s*=\\s*\"([^\"]+)\"");
+  Scalar sum = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), mass), end; it != end; ++it) sum += std::stod((*it)[1]);
+  return sum;
+}
+
+// Largest |u| over the last 0.1 s of the hold, per robot (NaN: not run), for the at-rest test.
+std::map<std::string, Scalar>& final_speed() {
+  static std::map<std::string, Scalar> m;
+  return m;
+}
+
+void drop_and_hold(const std::string& rel) {
+  const std::string path = models_dir() + "/example-robot-data/robots/" + rel;
+  if (!fs::exists(path)) {
+    WARN("skipped: " << path << " not found (the shared models folder is not next to the repository)");
+    return;
+  }
+  UrdfOptions options;
+  options.package_paths = {models_dir()};  // package://example-robot-data/... lives there
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  Model model;
+  REQUIRE_NOTHROW(model = load_urdf(path, options));
+  for (const std::string& w : warnings) UNSCOPED_INFO("load warning: " << w);
+  CHECK(model.total_mass() == Approx(file_mass(path)).epsilon(1e-12));
+  CHECK(model.total_mass() > 0);
+  CHECK(!model.collision.empty());
+  CHECK(!model.visuals.empty());
+
+  World world;
+  world.set_max_contacts(2048);  // a humanoid lying on the ground touches it with ~50 mesh shapes
+  world.add_ground();
+  SystemOptions so;
+  so.urdf = options;
+  ArticulatedSystem& robot = world.add_articulated_system(model, so);
+
+  // start: joints at 0 clamped into their limits, held there by an implicit PD
+  VecX q = model.neutral_configuration();
+  for (Index i = 0; i < model.nb; ++i) {
+    if (model.nq_joint[i] != 1) continue;
+    const Index k = model.idx_q[i];
+    q[k] = std::min(std::max(q[k], model.lower_position[k]), model.upper_position[k]);
+  }
+  VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
+  const Scalar m = model.total_mass();
+  for (Index i = 0; i < model.nb; ++i) {
+    if (model.nv_joint[i] != 1) continue;
+    kp[model.idx_v[i]] = 50.0 * m;  // stiff enough to hold each robot's own weight
+    kd[model.idx_v[i]] = 2.0 * m;
+  }
+  robot.set_pd_gains(kp, kd);
+  robot.set_pd_targets(q, VecX::Zero(model.nv));
+  robot.set_state(q, VecX::Zero(model.nv));
+  if (model.floating_base) {
+    // lift the base so that every body origin is at least 0.5 m above the ground
+    Scalar lowest = 0;
+    for (Index b = 0; b < model.nb; ++b) lowest = std::min(lowest, robot.body_pose(b).p.z());
+    q[2] = 0.5 - lowest;
+    robot.set_q(q);
+  }
+
+  const long drop = std::lround(kDropTime / world.time_step()), hold = std::lround(kHoldTime / world.time_step());
+  long overflow = 0, not_converged = 0;
+  Scalar max_speed_hold = 0;
+  for (long k = 0; k < drop + hold; ++k) {
+    const StepStatus st = world.integrate();
+    INFO(rel << ": step " << k << " status " << to_string(st));
+    REQUIRE(st != StepStatus::NonFinite);
+    REQUIRE(st != StepStatus::SolverFailed);
+    overflow += st == StepStatus::ContactOverflow;
+    not_converged += st == StepStatus::SolverNotConverged;
+    REQUIRE(robot.q().allFinite());
+    REQUIRE(robot.u().allFinite());
+    if (k >= drop + hold - 100) max_speed_hold = std::max(max_speed_hold, robot.u().cwiseAbs().maxCoeff());
+  }
+  INFO(rel << ": " << overflow << " overflow steps, " << not_converged << " steps not converged, "
+           << world.contacts().size() << " contacts at the end");
+  CHECK(overflow == 0);
+  if (model.floating_base) CHECK(robot.q()[2] > -0.05);  // on the ground, not through it
+  if (hold > 0) final_speed()[rel] = max_speed_hold;
+}
+
+// At rest: every generalized velocity below 1 cm/s or 0.01 rad/s over the last 0.1 s of the hold.
+// Not met by every robot yet (the double pendulums and Talos still move after 4 s: see
+// docs/robots.md), hence [!mayfail]: reported, not failing the suite.
+void at_rest(const std::string& rel) {
+  if (final_speed().count(rel) == 0) drop_and_hold(rel);
+  if (final_speed().count(rel) == 0) return;  // skipped, or a Debug build (drop only)
+  INFO(rel << ": largest |u| over the last 0.1 s " << final_speed()[rel]);
+  CHECK(final_speed()[rel] < 1e-2);
+}
+
+}  // namespace
+
+#define ROBOT_TEST(file)                                                                           \
+  TEST_CASE("example-robot-data: " file " loads, drops and holds", "[robots]") { drop_and_hold(file); } \
+  TEST_CASE("example-robot-data: " file " is at rest after the hold", "[robots][!mayfail]") { at_rest(file); }
+
+ROBOT_TEST("allegro_hand_description/urdf/allegro_left_hand.urdf")
+ROBOT_TEST("allegro_hand_description/urdf/allegro_right_hand.urdf")
+ROBOT_TEST("double_pendulum_description/urdf/double_pendulum.urdf")
+ROBOT_TEST("double_pendulum_description/urdf/double_pendulum_continuous.urdf")
+ROBOT_TEST("double_pendulum_description/urdf/double_pendulum_simple.urdf")
+ROBOT_TEST("hyq_description/robots/hyq_no_sensors.urdf")
+ROBOT_TEST("panda_description/urdf/panda.urdf")
+ROBOT_TEST("panda_description/urdf/panda_collision.urdf")
+ROBOT_TEST("solo_description/robots/solo.urdf")
+ROBOT_TEST("solo_description/robots/solo12.urdf")
+ROBOT_TEST("talos_data/robots/talos_full_v2.urdf")
+ROBOT_TEST("talos_data/robots/talos_full_v2_box.urdf")
+ROBOT_TEST("talos_data/robots/talos_left_arm.urdf")
+ROBOT_TEST("talos_data/robots/talos_reduced.urdf")
+ROBOT_TEST("talos_data/robots/talos_reduced_box.urdf")
+ROBOT_TEST("talos_data/robots/talos_reduced_corrected.urdf")
+
+TEST_CASE("example-robot-data: every URDF of the folder has a test above", "[robots]") {
+  const fs::path root = models_dir() + "/example-robot-data/robots";
+  if (!fs::exists(root)) {
+    WARN("skipped: " << root << " not found");
+    return;
+  }
+  long n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) n += e.path().extension() == ".urdf";
+  CHECK(n == 16);
+}
