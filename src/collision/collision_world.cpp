@@ -31,6 +31,8 @@ struct CollisionWorld::Impl {
   std::vector<Shape> shapes;
   std::vector<Plane> planes;
   std::vector<std::pair<Index, Index>> plane_pairs;  // (plane, shape) allowed by the filters
+  std::vector<Terrain> terrains;                     // heightfields (heightfield.cpp)
+  std::vector<std::pair<Index, Index>> terrain_pairs;  // (terrain, shape) allowed by the filters
   bool need_broadphase = false;
   fcl::DynamicAABBTreeCollisionManagerd manager;
   MeshCache mesh_cache;
@@ -75,6 +77,15 @@ struct CollisionWorld::Impl {
         Shape& s = shapes[static_cast<std::size_t>(i)];
         if (s.is_static || !filters_match(s.filter, planes[static_cast<std::size_t>(pl)].filter)) continue;
         plane_pairs.emplace_back(pl, i);
+        s.active = true;
+      }
+    }
+    terrain_pairs.clear();
+    for (Index t = 0; t < static_cast<Index>(terrains.size()); ++t) {
+      for (Index i = 0; i < static_cast<Index>(shapes.size()); ++i) {
+        Shape& s = shapes[static_cast<std::size_t>(i)];
+        if (s.is_static || !filters_match(s.filter, terrains[static_cast<std::size_t>(t)].filter)) continue;
+        terrain_pairs.emplace_back(t, i);
         s.active = true;
       }
     }
@@ -167,6 +178,27 @@ struct CollisionWorld::Impl {
           break;
       }
       push(s, pl.object, -1, 0, pl.material, pts, k, false);
+    }
+  }
+
+  void terrain_pass() {
+    ManifoldPoint pts[kMaxManifoldPoints];
+    for (const auto& pair : terrain_pairs) {
+      const Terrain& t = terrains[static_cast<std::size_t>(pair.first)];
+      const Shape& s = shapes[static_cast<std::size_t>(pair.second)];
+      if (s.p.z() - s.bound - margin > t.field->max_height()) continue;  // bounding-sphere reject
+      TerrainShape ts;
+      ts.type = s.type;
+      ts.R = s.R;
+      ts.p = s.p;
+      ts.r = s.r;
+      ts.hl = s.hl;
+      ts.h = s.h;
+      if (s.type == ShapeType::Mesh) {
+        ts.vertices = s.mesh->mesh.vertices.data();
+        ts.vertex_count = static_cast<int>(s.mesh->mesh.vertices.size());
+      }
+      push(s, t.object, -1, 0, t.material, pts, heightfield_contacts(*t.field, ts, margin, pts), false);
     }
   }
 
@@ -316,6 +348,79 @@ Index CollisionWorld::add_static_box(const std::string& name, const SE3& X_WS, c
   return w.commit(std::move(obj), shapes);
 }
 
+Index CollisionWorld::add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
+                                     const std::string& material, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  COL_MODEL_CHECK(terrain && !terrain->empty(), "heightfield '", name, "' is empty");
+  Terrain t;
+  t.object = static_cast<Index>(w.objects.size());
+  t.field = std::move(terrain);
+  t.filter = filter;
+  t.material = w.materials.id(material.empty() ? std::string("default") : material);
+  Object obj;
+  obj.name = name;
+  obj.is_static = true;
+  obj.terrain = static_cast<Index>(w.terrains.size());
+  w.terrains.push_back(std::move(t));
+  std::vector<Shape> none;
+  try {
+    return w.commit(std::move(obj), none);
+  } catch (...) {
+    w.terrains.pop_back();
+    throw;
+  }
+}
+
+Index CollisionWorld::add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale,
+                                      const SE3& X_WS, const std::string& material, const CollisionFilter& filter) {
+  Impl& w = *impl_;
+  CollisionShape cs;
+  cs.name = name;
+  cs.link = name;
+  cs.body = 0;
+  cs.type = ShapeType::Mesh;
+  cs.size = scale;
+  cs.mesh_path = mesh_path;
+  cs.X_BS = X_WS;
+  cs.material = material;
+  std::vector<Shape> shapes;
+  shapes.push_back(make_shape(cs, name, 1, w.materials, w.mesh_cache));
+  shapes.back().filter = filter;
+  shapes.back().is_static = true;
+  shapes.back().body = -1;
+  Object obj;
+  obj.name = name;
+  obj.is_static = true;
+  return w.commit(std::move(obj), shapes);
+}
+
+bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const {
+  const Impl& w = *impl_;
+  bool hit = false;
+  Scalar best = max_t;
+  for (const Terrain& tr : w.terrains) {
+    Scalar tt;
+    Vec3 n;
+    if (tr.field->raycast(from, dir, best, tt, n) && tt <= best) {
+      best = tt;
+      normal = n;
+      hit = true;
+    }
+  }
+  for (const Plane& pl : w.planes) {
+    const Scalar dn = pl.n.dot(dir);
+    if (dn >= 0) continue;  // parallel, or leaving the half-space
+    const Scalar tt = (pl.offset - pl.n.dot(from)) / dn;
+    if (tt >= 0 && tt <= best) {
+      best = tt;
+      normal = pl.n;
+      hit = true;
+    }
+  }
+  if (hit) t = best;
+  return hit;
+}
+
 Index CollisionWorld::add_ground(Scalar height, const std::string& material, const CollisionFilter& filter) {
   return add_plane("ground", Vec3::UnitZ(), height, material, filter);
 }
@@ -344,6 +449,7 @@ void CollisionWorld::set_object_filter(Index object, const CollisionFilter& filt
   Impl& w = *impl_;
   Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
   if (o.plane >= 0) w.planes[static_cast<std::size_t>(o.plane)].filter = filter;
+  if (o.terrain >= 0) w.terrains[static_cast<std::size_t>(o.terrain)].filter = filter;
   for (Index gid : o.shapes) w.shapes[static_cast<std::size_t>(gid)].filter = filter;
   w.refresh();
 }
@@ -364,6 +470,8 @@ void CollisionWorld::set_shape_filter(Index object, Index shape, const Collision
   Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
   if (o.plane >= 0 && shape == 0) {
     w.planes[static_cast<std::size_t>(o.plane)].filter = filter;
+  } else if (o.terrain >= 0 && shape == 0) {
+    w.terrains[static_cast<std::size_t>(o.terrain)].filter = filter;
   } else {
     IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ",
                   shape, " out of range");
@@ -418,6 +526,7 @@ void CollisionWorld::detect(ContactSet& contacts) {
   contacts.clear();
   w.out = &contacts;
   w.plane_pass();
+  if (!contacts.overflow()) w.terrain_pass();
   if (w.need_broadphase && !contacts.overflow()) {
     w.manager.update();
     w.manager.collide(&w, &Impl::broadphase_callback);
@@ -429,7 +538,7 @@ Index CollisionWorld::num_objects() const { return static_cast<Index>(impl_->obj
 
 Index CollisionWorld::num_shapes(Index object) const {
   const Object& o = impl_->objects[static_cast<std::size_t>(impl_->check_object(object))];
-  return o.plane >= 0 ? 1 : static_cast<Index>(o.shapes.size());
+  return o.plane >= 0 || o.terrain >= 0 ? 1 : static_cast<Index>(o.shapes.size());
 }
 
 Index CollisionWorld::num_bodies(Index object) const {
@@ -454,6 +563,7 @@ SE3 CollisionWorld::shape_pose(Index object, Index shape) const {
     R << x, y, pl.n;
     return SE3(R, pl.offset * pl.n);
   }
+  if (o.terrain >= 0) return SE3();  // heightfields are placed by their own grid origin
   IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ",
                 shape, " out of range");
   const Shape& s = w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
+#include "impulse/collision/heightfield.hpp"
 #include "impulse/collision/mesh.hpp"
 
 namespace impulse {
@@ -61,11 +62,19 @@ struct Plane {
   Index material = 0;
 };
 
+struct Terrain {
+  Index object = -1;
+  std::shared_ptr<const Heightfield> field;
+  CollisionFilter filter;
+  Index material = 0;
+};
+
 struct Object {
   std::string name;
   bool is_static = false;
   bool self_collision = false;
   Index plane = -1;
+  Index terrain = -1;
   std::vector<Index> parent;             // per body
   std::vector<std::string> body_names;   // per body
   std::vector<Index> shapes;             // global shape ids

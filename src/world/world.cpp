@@ -77,6 +77,22 @@ Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3
   return o;
 }
 
+Index World::add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
+                             const std::string& material, const CollisionFilter& f) {
+  const Index o = collision_.add_heightfield(unique_name(name), std::move(terrain), material, f);
+  object_system_.push_back(-1);
+  reserve();
+  return o;
+}
+
+Index World::add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale,
+                             const SE3& pose, const std::string& material, const CollisionFilter& f) {
+  const Index o = collision_.add_static_mesh(unique_name(name), mesh_path, scale, pose, material, f);
+  object_system_.push_back(-1);
+  reserve();
+  return o;
+}
+
 Index World::add_wall(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material,
                       const CollisionFilter& f) {
   const Index o = collision_.add_plane(unique_name(name), normal, offset, material, f);

@@ -204,6 +204,7 @@ class Parser {
   MaterialPairDescription parse_material(const XMLElement* e, bool is_default) const;
   BodyDescription parse_body(const XMLElement* e) const;
   RobotDescription parse_robot(const XMLElement* e) const;
+  HeightfieldDescription parse_heightfield(const XMLElement* e) const;
   void joint_values(const XMLElement* e, const Model& m, bool velocities, VecX& out) const;
 
   std::string path_, dir_;
@@ -376,9 +377,56 @@ void Parser::joint_values(const XMLElement* e, const Model& m, bool velocities, 
   }
 }
 
+// <heightfield name= type="random|stairs|slope|stones|image" size="x y" cell= .../>: the generators of
+// collision/heightfield.hpp with their parameters as attributes (docs/terrain.md).
+HeightfieldDescription Parser::parse_heightfield(const XMLElement* e) const {
+  check_no_children(e);
+  check_attributes(e, {"name", "type", "size", "cell", "amplitude", "seed", "smoothing", "run", "rise", "start",
+                       "gradient", "stone", "pitch", "depth", "jitter", "image", "max_height", "material", "group",
+                       "mask"});
+  HeightfieldDescription h;
+  h.line = e->GetLineNum();
+  h.name = has(e, "name") ? name(e, "name") : "terrain";
+  h.material = has(e, "material") ? name(e, "material") : "default";
+  h.filter = filter(e);
+  if (!has(e, "type")) fail(e, "missing attribute 'type' (random, stairs, slope, stones, image)");
+  const std::string type = text(e, "type");
+  if (!has(e, "size")) fail(e, "missing attribute 'size' (\"x y\" in metres)");
+  const VecX size = vector(e, "size", 2);
+  if (!(size[0] > 0 && size[1] > 0)) fail_attr(e, "size", "must be > 0, got " + text(e, "size"));
+  const Scalar cell = positive(e, "cell", 0.05);
+  const std::uint64_t seed = static_cast<std::uint64_t>(count(e, "seed", 1));
+  try {
+    Heightfield f;
+    if (type == "random") {
+      f = Heightfield::random_rough(size[0], size[1], cell, nonnegative(e, "amplitude", 0.05), seed,
+                                    static_cast<int>(nonnegative(e, "smoothing", 1)));
+    } else if (type == "stairs") {
+      f = Heightfield::stairs(size[0], size[1], cell, positive(e, "run", 0.3), number(e, "rise", 0.15),
+                              number(e, "start", 0));
+    } else if (type == "slope") {
+      f = Heightfield::slope(size[0], size[1], cell, number(e, "gradient", 0.2), number(e, "start", 0));
+    } else if (type == "stones") {
+      f = Heightfield::stepping_stones(size[0], size[1], cell, positive(e, "stone", 0.3), positive(e, "pitch", 0.4),
+                                       nonnegative(e, "depth", 0.5), nonnegative(e, "jitter", 0), seed);
+    } else if (type == "image") {
+      if (!has(e, "image")) fail(e, "missing attribute 'image' (a PGM file, relative to the world file)");
+      f = Heightfield::from_pgm(resolve(text(e, "image")), size[0], size[1], number(e, "max_height", 1));
+    } else {
+      fail_attr(e, "type", "'" + type + "' is not a heightfield type (random, stairs, slope, stones, image)");
+    }
+    h.field = std::make_shared<const Heightfield>(std::move(f));
+  } catch (const WorldFileError&) {
+    throw;
+  } catch (const Error& err) {
+    fail(e, err.what());
+  }
+  return h;
+}
+
 RobotDescription Parser::parse_robot(const XMLElement* e) const {
   check_attributes(e, {"name", "urdf", "pos", "quat", "rpy", "vel", "angvel", "fixed_base", "self_collision", "group",
-                       "mask"});
+                       "mask", "package_path"});
   RobotDescription r;
   r.line = e->GetLineNum();
   if (!has(e, "urdf")) fail(e, "missing attribute 'urdf' (path relative to the world file)");
@@ -393,6 +441,13 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
   if (!std::ifstream(r.urdf).good()) fail_attr(e, "urdf", "cannot open URDF file '" + r.urdf + "'");
   UrdfOptions uo;
   uo.fixed_base = r.fixed_base;
+  if (has(e, "package_path")) {
+    // "dir1:dir2", each relative to the world file: searched first for package:// URIs
+    std::stringstream dirs(text(e, "package_path"));
+    for (std::string d; std::getline(dirs, d, ':');) {
+      if (!d.empty()) uo.package_paths.push_back(resolve(d));
+    }
+  }
   try {
     r.model = load_urdf(r.urdf, uo);
   } catch (const Error& err) {
@@ -518,6 +573,10 @@ WorldDescription Parser::parse(const std::string& xml) {
       p.filter = filter(e);
       if (!names.insert(p.name).second) fail_attr(e, "name", "'" + p.name + "' is already used");
       w.planes.push_back(p);
+    } else if (tag == "heightfield") {
+      HeightfieldDescription h = parse_heightfield(e);
+      if (!names.insert(h.name).second) fail_attr(e, "name", "'" + h.name + "' is already used");
+      w.heightfields.push_back(std::move(h));
     } else if (tag == "box" || tag == "sphere" || tag == "capsule" || tag == "cylinder") {
       BodyDescription b = parse_body(e);
       if (!names.insert(b.name).second) fail_attr(e, "name", "'" + b.name + "' is already used");
@@ -529,8 +588,8 @@ WorldDescription Parser::parse(const std::string& xml) {
       }
       w.robots.push_back(std::move(r));
     } else {
-      fail(e, "unknown element (valid: solver, contact, default_material, material, ground, plane, box, sphere, "
-              "capsule, cylinder, robot)");
+      fail(e, "unknown element (valid: solver, contact, default_material, material, ground, plane, heightfield, box, "
+              "sphere, capsule, cylinder, robot)");
     }
   }
   return w;
@@ -574,6 +633,9 @@ void build_world(const WorldDescription& d, World& world) {
   for (const auto& m : d.materials) world.set_material_pair(m.a, m.b, m.friction, m.restitution);
   for (const auto& g : d.grounds) world.add_ground(g.height, g.material, g.filter);
   for (const auto& p : d.planes) world.add_wall(p.name, p.normal, p.offset, p.material, p.filter);
+  for (const auto& h : d.heightfields) {
+    at(h.line, [&]() { world.add_heightfield(h.name, h.field, h.material, h.filter); });
+  }
   for (const auto& b : d.bodies) {
     at(b.line, [&]() {
       if (b.is_static) {

@@ -33,6 +33,7 @@
 namespace impulse {
 
 class Model;
+class Heightfield;
 
 struct CollisionFilter {
   std::uint32_t group = 1;             // bits this shape belongs to
@@ -67,6 +68,17 @@ class CollisionWorld {
   // A static half-space n . x <= offset (n is normalised here), e.g. a wall.
   Index add_plane(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material = "default",
                   const CollisionFilter& filter = {});
+
+  // A static heightfield terrain (heightfield.hpp; shared, never copied): every shape collides
+  // with it through multi-point manifolds (heightfield_contacts).
+  Index add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
+                        const std::string& material = "default", const CollisionFilter& filter = {});
+  // A static triangle-mesh terrain (any mesh file load_mesh reads, scaled) at X_WS.
+  Index add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale, const SE3& X_WS,
+                        const std::string& material = "default", const CollisionFilter& filter = {});
+  // First hit of the ray from + t dir, t in [0, max_t], with the static terrain (heightfields,
+  // planes); t and the surface normal. For sensors (height scan); no allocation.
+  bool raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const;
 
   // Filters (set-up time). `shape` indexes the object's shapes; `body` its bodies.
   void set_object_filter(Index object, const CollisionFilter& filter);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
+#include "impulse/collision/heightfield.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/stepper/stepper.hpp"
 #include "impulse/world/articulated_system.hpp"
@@ -74,6 +75,12 @@ class World {
   Index add_wall(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material = "default",
                  const CollisionFilter& f = {});
 
+  // terrain: a heightfield (collision/heightfield.hpp, shared) or a static triangle mesh file
+  Index add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
+                        const std::string& material = "default", const CollisionFilter& f = {});
+  Index add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale, const SE3& pose,
+                        const std::string& material = "default", const CollisionFilter& f = {});
+
   // dynamic objects
   ArticulatedSystem& add_articulated_system(const std::string& urdf_path, const SystemOptions& options = {});
   ArticulatedSystem& add_articulated_system(const Model& model, const SystemOptions& options = {});
@@ -92,6 +99,7 @@ class World {
   ArticulatedSystem& system(const std::string& name);
   const std::vector<ArticulatedSystem*>& systems() const { return system_ptrs_; }
   CollisionWorld& collision() { return collision_; }
+  const CollisionWorld& collision() const { return collision_; }
 
   // stepping
   StepStatus integrate();

@@ -80,6 +80,15 @@ struct PlaneDescription {
   CollisionFilter filter;
 };
 
+// A heightfield terrain (docs/terrain.md), built and validated in phase 1.
+struct HeightfieldDescription {
+  std::string name;
+  std::shared_ptr<const Heightfield> field;
+  std::string material = "default";
+  CollisionFilter filter;
+  int line = 0;
+};
+
 // A box, sphere, capsule or cylinder: static (boxes only) or a free rigid body.
 struct BodyDescription {
   enum class Shape { Box, Sphere, Capsule, Cylinder } shape = Shape::Box;
@@ -122,6 +131,7 @@ struct WorldDescription {
   std::vector<MaterialPairDescription> materials;
   std::vector<GroundDescription> grounds;
   std::vector<PlaneDescription> planes;
+  std::vector<HeightfieldDescription> heightfields;
   std::vector<BodyDescription> bodies;  // static boxes and free bodies, in file order
   std::vector<RobotDescription> robots;
 };
