@@ -166,7 +166,6 @@ Heightfield Heightfield::stepping_stones(Scalar size_x, Scalar size_y, Scalar ce
                     depth >= 0 && std::isfinite(jitter) && jitter >= 0,
                 "heightfield stepping_stones: need 0 < stone ", stone, " <= pitch ", pitch, ", depth ", depth,
                 " >= 0 and jitter ", jitter, " >= 0");
-  const Scalar x0 = -0.5 * cell * static_cast<Scalar>(nx - 1), y0 = -0.5 * cell * static_cast<Scalar>(ny - 1);
   // one jitter per stone, drawn in stone order so that the terrain depends only on the seed
   const Index sx = static_cast<Index>(std::ceil(size_x / pitch)) + 2, sy = static_cast<Index>(std::ceil(size_y / pitch)) + 2;
   SplitMix rng{seed};
@@ -177,7 +176,8 @@ Heightfield Heightfield::stepping_stones(Scalar size_x, Scalar size_y, Scalar ce
   MatX h(nx, ny);
   for (Index i = 0; i < nx; ++i) {
     for (Index j = 0; j < ny; ++j) {
-      const Scalar x = x0 + cell * static_cast<Scalar>(i) - x0, y = y0 + cell * static_cast<Scalar>(j) - y0;
+      // stones are laid out from the grid corner (i, j) = (0, 0)
+      const Scalar x = cell * static_cast<Scalar>(i), y = cell * static_cast<Scalar>(j);
       const Index a = static_cast<Index>(std::floor(x / pitch)), b = static_cast<Index>(std::floor(y / pitch));
       const Scalar ux = x - a * pitch, uy = y - b * pitch;
       const bool on_stone = ux <= stone + 1e-12 && uy <= stone + 1e-12;

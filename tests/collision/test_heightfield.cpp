@@ -12,6 +12,7 @@
 #include "impulse/collision/manifold.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/world/world.hpp"
+#include "impulse/world/world_file.hpp"
 #include "support/matchers.hpp"
 
 using namespace impulse;
@@ -280,4 +281,24 @@ TEST_CASE("Heightfield: a box settles on a flat heightfield where it settles on 
   CHECK(on_terrain[2] == Approx(0.05).margin(2e-3));
   CHECK(std::abs(on_terrain[0]) < 1e-6);
   CHECK(std::abs(on_terrain[1]) < 1e-6);
+}
+
+TEST_CASE("Heightfield: world files build generator terrains and name bad ones", "[collision][heightfield]") {
+  const WorldDescription d = parse_world_string(
+      "<world><heightfield name=\"steps\" type=\"stairs\" size=\"4 2\" cell=\"0.02\" run=\"0.5\" rise=\"0.1\"/>"
+      "<sphere name=\"ball\" radius=\"0.1\" mass=\"1\" pos=\"0.25 0 0.5\"/></world>",
+      "w.xml");
+  REQUIRE(d.heightfields.size() == 1);
+  Scalar z;
+  REQUIRE(d.heightfields[0].field->height(0.25, 0, z));
+  CHECK(z == Approx(0.1));
+  World world;
+  build_world(d, world);
+  for (int k = 0; k < 1000; ++k) world.integrate();
+  // the ball rests on the first step
+  CHECK(world.system("ball").q()[2] == Approx(0.2).margin(1e-3));
+  CHECK_THROWS_WITH(parse_world_string("<world><heightfield type=\"waves\" size=\"1 1\"/></world>", "w.xml"),
+                    Catch::Contains("w.xml:1") && Catch::Contains("'waves' is not a heightfield type"));
+  CHECK_THROWS_WITH(parse_world_string("<world><heightfield type=\"random\" size=\"1\"/></world>", "w.xml"),
+                    Catch::Contains("size"));
 }

@@ -1,11 +1,11 @@
 // Benchmarks of issue 15 (hidden: run with `impulse_tests "[.bench]"`, Release only): ANYmal
 // trotting on flat ground and on random rough terrain (5 cm amplitude) at 1 ms, and a 200-ray
-// height scan. Prints medians of several repetitions; the flat run in the same process is the
+// height scan. Thread CPU time. Prints medians of several repetitions; the flat run in the same process is the
 // reference for the ratio (the machine may be loaded).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -17,7 +17,15 @@ using namespace impulse;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// Thread CPU time, not wall time: on a loaded machine the wall clock also counts the time the
+// thread waits for a core.
+struct Clock {
+  static double now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+  }
+};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -35,7 +43,7 @@ double trot_us(bool rough, long warmup, long steps, int* fallen) {
   for (long k = 0; k < warmup; ++k) s->step();
   const auto t0 = Clock::now();
   for (long k = 0; k < steps; ++k) s->step();
-  const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / steps;
+  const double us = (Clock::now() - t0) / steps;
   *fallen += s->robot().q()[2] < 0.25;
   return us;
 }
@@ -66,7 +74,7 @@ TEST_CASE("bench: ANYmal trot on flat ground and on 5 cm rough terrain; 200-ray 
     const int n = 2000;
     const auto t0 = Clock::now();
     for (int k = 0; k < n; ++k) scan.update();
-    scan_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
+    scan_us.push_back((Clock::now() - t0) / n);
   }
   std::cout << "height scan, 200 rays: " << median(scan_us) << " us (median of 7)\n";
   CHECK(scan.heights().allFinite());
