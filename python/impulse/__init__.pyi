@@ -1,0 +1,4 @@
+from ._impulse import *  # noqa: F401,F403
+from ._impulse import __version__ as __version__
+
+DATA_DIR: str
