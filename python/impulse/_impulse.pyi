@@ -241,3 +241,56 @@ class World:
 
 def load_world(path: str) -> World: ...
 
+# --- batched worlds (bind_batch.cpp) ---
+class VecWorld:
+    size: int
+    num_threads: int
+    status: List[int]
+    def __init__(self, path: str, num_worlds: int, num_threads: int = 0) -> None: ...
+    def __len__(self) -> int: ...
+    def world(self, index: int) -> World: ...
+    def integrate(self, steps: int = 1) -> None: ...
+    def get_q(self, system: int, out: FloatArray) -> None: ...
+    def get_u(self, system: int, out: FloatArray) -> None: ...
+    def set_state(self, system: int, q: FloatArray, u: FloatArray) -> None: ...
+    def set_pd_targets(self, system: int, q_target: FloatArray, u_target: FloatArray) -> None: ...
+    def set_generalized_force(self, system: int, tau: FloatArray) -> None: ...
+
+class LocomotionSettings:
+    urdf: str
+    physics_dt: float
+    substeps: int
+    solver: str
+    max_contacts: int
+    friction: float
+    kp: float
+    kd: float
+    action_scale: float
+    action_clip: float
+    max_episode_steps: int
+    command_vx_min: float
+    command_vx_max: float
+    command_vy_max: float
+    command_yaw_max: float
+    init_joint_noise: float
+    init_velocity_noise: float
+    init_height: float
+    min_base_height: float
+    min_uprightness: float
+    def __init__(self) -> None: ...
+
+class LocomotionTask:
+    obs_size: int
+    action_size: int
+    num_envs: int
+    num_threads: int
+    control_dt: float
+    settings: LocomotionSettings
+    def __init__(self, settings: LocomotionSettings, num_envs: int, num_threads: int = 0, first_env: int = 0) -> None: ...
+    def reset(self, seed: int, obs: FloatArray) -> None: ...
+    def step(self, actions: FloatArray, obs: FloatArray, reward: FloatArray, terminated: BoolArray,
+             truncated: BoolArray, final_obs: FloatArray, episode_return: FloatArray,
+             episode_length: FloatArray) -> None: ...
+    def world(self, index: int) -> World: ...
+    def command(self, index: int) -> FloatArray: ...
+    def bench(self, steps: int) -> float: ...

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_impulse, m) {
   impulse::python::bind_solvers(m);
   impulse::python::bind_system(m);
   impulse::python::bind_world(m);
+  impulse::python::bind_batch(m);
 }
