@@ -47,6 +47,7 @@ from ._impulse import (  # noqa: F401
     load_urdf,
     load_world,
 )
+from . import envs  # noqa: F401,E402
 
 import os as _os
 
