@@ -3,7 +3,9 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libeigen3-dev libfcl-dev liburdfdom-dev libtinyxml2-dev
-          catch2 libcli11-dev nlohmann-json3-dev libassimp-dev)
+          catch2 libcli11-dev nlohmann-json3-dev libassimp-dev
+          python3-dev python3-venv pybind11-dev python3-numpy python3-pytest python3-setuptools
+          python3-torch libopenblas0-pthread python3-mpi4py openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,10 +7,17 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   export BUILD_DIR="${BUILD_DIR:-$root/build-asan}" BUILD_TYPE=Debug
   export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=ON
+  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=ON -DIMPULSE_BUILD_PYTHON=OFF
 else
   export BUILD_DIR="${BUILD_DIR:-$root/build}"
-  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=OFF
+  "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=OFF -DIMPULSE_BUILD_PYTHON=ON
 fi
 cd "$BUILD_DIR"
 ctest --output-on-failure -j "${JOBS:-2}"
+
+# the Python package (build tree) with pytest: API, envs, and the 2-rank MPI training run.
+# Not under the sanitizers (an ASan runtime cannot be loaded into a plain python3).
+if [ "${SANITIZE:-0}" != 1 ] && [ -d "$BUILD_DIR/python/impulse" ]; then
+  echo "== pytest (python/tests) =="
+  PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 -m pytest -q "$root/python/tests"
+fi

@@ -12,6 +12,15 @@
 
 namespace impulse {
 
+namespace {
+// check_vector, but the message (a heap string) is built only on failure: the setters run every
+// control step of a batched RL loop, which must not allocate (tests/batch/test_locomotion.cpp).
+void check_input(const VecXcref& x, Index n, const std::string& system, const char* what) {
+  if (x.size() == n && x.allFinite()) return;
+  check_vector(x, n, "system '" + system + "': " + what);
+}
+}  // namespace
+
 ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
     : name_(std::move(name)), model_(std::move(model)), data_(model_), query_(model_) {
   const Index nq = model_.nq, nv = model_.nv;
@@ -32,7 +41,7 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
 }
 
 void ArticulatedSystem::check_q(const VecXcref& q, const char* what) const {
-  check_vector(q, model_.nq, "system '" + name_ + "': " + what);
+  check_input(q, model_.nq, name_, what);
   for (Index i = 0; i < model_.nb; ++i) {
     Index k = -1;
     if (model_.joint_type[i] == JointType::Floating) k = model_.idx_q[i] + 3;
@@ -65,14 +74,14 @@ void ArticulatedSystem::set_q(const VecXcref& q) {
 }
 
 void ArticulatedSystem::set_u(const VecXcref& u) {
-  check_vector(u, model_.nv, "system '" + name_ + "': u");
+  check_input(u, model_.nv, name_, "u");
   u_ = u;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
   check_q(q, "q");
-  check_vector(u, model_.nv, "system '" + name_ + "': u");
+  check_input(u, model_.nv, name_, "u");
   q_ = q;
   normalise(model_, q_);
   u_ = u;
@@ -80,14 +89,14 @@ void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
 }
 
 void ArticulatedSystem::set_generalized_force(const VecXcref& tau) {
-  check_vector(tau, model_.nv, "system '" + name_ + "': generalized force");
+  check_input(tau, model_.nv, name_, "generalized force");
   tau_ = tau;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
-  check_vector(kp, model_.nv, "system '" + name_ + "': kp");
-  check_vector(kd, model_.nv, "system '" + name_ + "': kd");
+  check_input(kp, model_.nv, name_, "kp");
+  check_input(kd, model_.nv, name_, "kd");
   for (Index i = 0; i < model_.nb; ++i) {
     for (Index k = model_.idx_v[i]; k < model_.idx_v[i] + model_.nv_joint[i]; ++k) {
       IMPULSE_CHECK(kp[k] >= 0 && kd[k] >= 0, "system '", name_, "': PD gains must be >= 0 (dof ", k, ")");
@@ -102,8 +111,8 @@ void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
 }
 
 void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref& u_target) {
-  check_vector(q_target, model_.nq, "system '" + name_ + "': q_target");
-  check_vector(u_target, model_.nv, "system '" + name_ + "': u_target");
+  check_input(q_target, model_.nq, name_, "q_target");
+  check_input(u_target, model_.nv, name_, "u_target");
   q_target_ = q_target;
   u_target_ = u_target;
   if (world_) world_->prepared_ = false;

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Train ANYmal to walk with PPO on impulse.envs.AnymalLocomotion (PyTorch, CPU).
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_anymal.py --iterations 300
+    mpirun -n 2 /usr/bin/python3 examples/python/train_anymal.py --mpi --iterations 300
+
+PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, KL-adaptive learning
+rate and time-limit bootstrapping, in float64. With --mpi, K ranks each step num_envs / K of the
+environments (environment k is the same on every split: seeded by its global index), draw their
+slice of one global action-noise tensor, and average gradients with allreduce; advantage
+statistics and the KL are global too. So K ranks compute the same update as one process with the
+same seed and total environment count; only the order of floating-point sums differs.
+
+Outputs (--out DIR, rank 0): policy.pt (state dicts and settings), train_log.csv (one row per
+iteration). The last line printed is
+    final: return=<mean episode return> params=<sum of all policy parameters>
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+import time
+
+# one BLAS thread per rank unless told otherwise (set before numpy and torch load OpenBLAS)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn
+
+import impulse  # noqa: E402,F401
+from impulse.envs import AnymalLocomotion
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--iterations", type=int, default=300, help="PPO iterations")
+    p.add_argument("--num-envs", type=int, default=256, help="environments in total (over all ranks)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mpi", action="store_true", help="split the environments over the MPI ranks (mpi4py)")
+    p.add_argument("--threads", type=int, default=0, help="C++ threads per rank (0: hardware threads / ranks)")
+    p.add_argument("--torch-threads", type=int, default=1, help="PyTorch threads per rank")
+    p.add_argument("--steps", type=int, default=24, help="control steps per environment per iteration")
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--minibatches", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
+    p.add_argument("--eval-envs", type=int, default=16, help="environments of the final evaluation (0: none)")
+    p.add_argument("--out", default="", help="directory for policy.pt and train_log.csv (rank 0)")
+    p.add_argument("--time-limit", type=float, default=0, help="stop after this many seconds (0: none)")
+    return p.parse_args(argv)
+
+
+class Comm:
+    """The few collectives PPO needs; a single process when mpi4py is not used."""
+
+    def __init__(self, use_mpi: bool):
+        self.mpi = None
+        self.rank, self.size = 0, 1
+        if use_mpi:
+            from mpi4py import MPI
+            self.mpi = MPI
+            self.comm = MPI.COMM_WORLD
+            self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+
+    def sum(self, x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if self.mpi is None:
+            return x.copy()
+        out = np.empty_like(x)
+        self.comm.Allreduce(x, out, op=self.mpi.SUM)
+        return out
+
+    def all_equal_check(self, value: float) -> float:
+        if self.mpi is None:
+            return value
+        return self.comm.bcast(value, root=0)
+
+
+def mlp(sizes, out, act=nn.ELU):
+    layers, n = [], sizes[0]
+    for h in sizes[1:]:
+        layers += [nn.Linear(n, h), act()]
+        n = h
+    layers.append(nn.Linear(n, out))
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, obs_size, act_size, hidden):
+        super().__init__()
+        self.actor = mlp([obs_size] + hidden, act_size)
+        self.critic = mlp([obs_size] + hidden, 1)
+        self.log_std = nn.Parameter(torch.zeros(act_size, dtype=torch.float64))
+
+    def value(self, obs):
+        return self.critic(obs).squeeze(-1)
+
+    def dist(self, obs):
+        return torch.distributions.Normal(self.actor(obs), self.log_std.exp().expand(obs.shape[0], -1))
+
+
+def evaluate(policy, args, seed):
+    """Deterministic policy on fresh environments for one full episode: forward speed and falls."""
+    env = AnymalLocomotion(args.eval_envs, num_threads=None, seed=seed + 1000003)
+    obs, _ = env.reset()
+    n = args.eval_envs
+    alive = np.ones(n, dtype=bool)
+    speed_sum, speed_n = np.zeros(n), np.zeros(n)
+    cmd = np.array([env.task.command(i)[0] for i in range(n)])
+    steps = env.task.settings.max_episode_steps
+    for _ in range(steps):
+        with torch.no_grad():
+            a = policy.actor(torch.from_numpy(obs)).numpy()
+        # forward speed of the base in its heading frame, before the step's auto reset
+        for i in np.nonzero(alive)[0]:
+            r = env.task.world(int(i)).system(0)
+            q, u = r.q, r.u
+            w, x, y, z = q[3:7]
+            fwd = np.array([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)])
+            speed_sum[i] += float(fwd @ u[0:3])
+            speed_n[i] += 1
+        obs, _, term, trunc, _ = env.step(a)
+        alive &= ~term
+        alive &= ~trunc  # an episode ends at the time limit: stop measuring
+    return {"fell": int(n - np.sum(speed_n >= steps)), "envs": n,
+            "speed": float(np.mean(speed_sum / np.maximum(speed_n, 1))), "command": float(np.mean(cmd))}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    comm = Comm(args.mpi)
+    if args.num_envs % comm.size:
+        sys.exit(f"error: --num-envs {args.num_envs} is not divisible by the {comm.size} MPI ranks")
+    n_local = args.num_envs // comm.size
+    lo, hi = comm.rank * n_local, (comm.rank + 1) * n_local
+    threads = args.threads or max(1, (os.cpu_count() or 1) // comm.size)
+    torch.set_num_threads(args.torch_threads)
+    torch.manual_seed(args.seed)
+    dtype = torch.float64
+
+    env = AnymalLocomotion(n_local, num_threads=threads, seed=args.seed, first_env=lo)
+    obs_size, act_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
+    policy = ActorCritic(obs_size, act_size, list(args.hidden)).to(dtype)
+    opt = torch.optim.Adam(policy.parameters(), lr=args.lr)
+    noise_gen = torch.Generator().manual_seed(args.seed + 1)  # one global noise stream, sliced per rank
+    perm_gen = torch.Generator().manual_seed(args.seed + 2)
+
+    gamma, lam, clip, vcoef, ecoef, kl_target, max_grad = 0.99, 0.95, 0.2, 1.0, 0.005, 0.01, 1.0
+    T, N = args.steps, n_local
+    buf_obs = torch.zeros(T, N, obs_size, dtype=dtype)
+    buf_act = torch.zeros(T, N, act_size, dtype=dtype)
+    buf_logp = torch.zeros(T, N, dtype=dtype)
+    buf_mu = torch.zeros(T, N, act_size, dtype=dtype)
+    buf_std = torch.zeros(T, act_size, dtype=dtype)
+    buf_val = torch.zeros(T + 1, N, dtype=dtype)
+    buf_rew = torch.zeros(T, N, dtype=dtype)
+    buf_done = torch.zeros(T, N, dtype=dtype)
+
+    obs_np, _ = env.reset(seed=args.seed)
+    obs = torch.from_numpy(obs_np.copy())
+    running_return = np.zeros(N)
+    recent_returns = []  # (iteration, return) of finished episodes, this rank
+    log_rows, lr = [], args.lr
+    t_start = time.time()
+    it = 0
+    for it in range(args.iterations):
+        t_it = time.time()
+        # rollout
+        with torch.no_grad():
+            for t in range(T):
+                dist = policy.dist(obs)
+                noise = torch.randn(args.num_envs, act_size, generator=noise_gen, dtype=dtype)[lo:hi]
+                act = dist.mean + dist.stddev * noise
+                buf_obs[t], buf_act[t] = obs, act
+                buf_logp[t] = dist.log_prob(act).sum(-1)
+                buf_mu[t], buf_std[t] = dist.mean, dist.stddev[0]
+                buf_val[t] = policy.value(obs)
+                o, r, term, trunc, info = env.step(act.numpy())
+                rew = torch.from_numpy(r.copy())
+                running_return += r
+                if trunc.any():  # time limit: bootstrap with the value of the final observation
+                    idx = np.nonzero(trunc)[0]
+                    fin = torch.from_numpy(info["final_observation"][idx])
+                    rew[idx] += gamma * policy.value(fin)
+                done = np.logical_or(term, trunc)
+                for i in np.nonzero(done)[0]:
+                    recent_returns.append((it, float(info["episode"]["r"][i])))
+                    running_return[i] = 0
+                buf_rew[t] = rew
+                buf_done[t] = torch.from_numpy(done.astype(np.float64))
+                obs = torch.from_numpy(o.copy())
+            buf_val[T] = policy.value(obs)
+            # GAE per environment (independent of the split over ranks)
+            adv = torch.zeros(T, N, dtype=dtype)
+            last = torch.zeros(N, dtype=dtype)
+            for t in reversed(range(T)):
+                nonterminal = 1.0 - buf_done[t]
+                delta = buf_rew[t] + gamma * buf_val[t + 1] * nonterminal - buf_val[t]
+                last = delta + gamma * lam * nonterminal * last
+                adv[t] = last
+            ret = adv + buf_val[:T]
+            s = comm.sum(np.array([adv.sum().item(), (adv * adv).sum().item(), adv.numel()]))
+            mean = s[0] / s[2]
+            std = math.sqrt(max(s[1] / s[2] - mean * mean, 0.0)) + 1e-8
+            adv = (adv - mean) / std
+        t_roll = time.time() - t_it
+
+        # update: minibatches are sets of time steps x all environments (of all ranks)
+        params = list(policy.parameters())
+        mb_steps = T // args.minibatches
+        n_mb_global = mb_steps * args.num_envs
+        kl_mean = 0.0
+        for _ in range(args.epochs):
+            perm = torch.randperm(T, generator=perm_gen)
+            for m in range(args.minibatches):
+                ts = perm[m * mb_steps:(m + 1) * mb_steps]
+                o_mb = buf_obs[ts].reshape(-1, obs_size)
+                a_mb = buf_act[ts].reshape(-1, act_size)
+                dist = policy.dist(o_mb)
+                logp = dist.log_prob(a_mb).sum(-1)
+                ratio = torch.exp(logp - buf_logp[ts].reshape(-1))
+                adv_mb = adv[ts].reshape(-1)
+                surr = torch.max(-adv_mb * ratio, -adv_mb * torch.clamp(ratio, 1 - clip, 1 + clip))
+                v = policy.value(o_mb)
+                vloss = (v - ret[ts].reshape(-1)) ** 2
+                ent = dist.entropy().sum(-1)
+                # sums over this rank's samples divided by the global minibatch size: the
+                # allreduced gradient is the gradient of the global mean loss
+                loss = (surr.sum() + vcoef * 0.5 * vloss.sum() - ecoef * ent.sum()) / n_mb_global
+                opt.zero_grad()
+                loss.backward()
+                flat = torch.cat([p.grad.reshape(-1) for p in params]).numpy()
+                flat = comm.sum(flat)
+                k = 0
+                for p in params:
+                    n = p.numel()
+                    p.grad.copy_(torch.from_numpy(flat[k:k + n]).reshape(p.shape))
+                    k += n
+                nn.utils.clip_grad_norm_(params, max_grad)
+                with torch.no_grad():  # KL(old || new) of the Gaussians, summed over this rank's samples
+                    mu_o, sd_o = buf_mu[ts].reshape(-1, act_size), buf_std[ts].repeat_interleave(N, 0)
+                    mu_n, sd_n = dist.mean, dist.stddev
+                    kl_local = (torch.log(sd_n / sd_o) + (sd_o ** 2 + (mu_o - mu_n) ** 2) / (2 * sd_n ** 2)
+                                - 0.5).sum().item()
+                kl = comm.sum(np.array([kl_local]))[0] / n_mb_global
+                # KL-adaptive learning rate (as in Rudin et al. 2022)
+                if kl > 2 * kl_target:
+                    lr = max(1e-5, lr / 1.5)
+                elif kl < kl_target / 2:
+                    lr = min(1e-2, lr * 1.5)
+                for g in opt.param_groups:
+                    g["lr"] = lr
+                opt.step()
+                kl_mean += kl / (args.epochs * args.minibatches)
+        # log (global figures)
+        recent = [r for (i, r) in recent_returns if i > it - 20]
+        recent_returns = [(i, r) for (i, r) in recent_returns if i > it - 20]
+        g = comm.sum(np.array([buf_rew.sum().item(), buf_rew.numel(), sum(recent), len(recent),
+                               running_return.sum(), N]))
+        mean_reward = g[0] / g[1]
+        ep_return = g[2] / g[3] if g[3] > 0 else g[4] / g[5]
+        row = {"iteration": it, "time_s": time.time() - t_start, "rollout_s": t_roll,
+               "update_s": time.time() - t_it - t_roll, "mean_reward": mean_reward, "episode_return": ep_return,
+               "episodes": int(g[3]), "kl": kl_mean, "lr": lr, "action_std": policy.log_std.exp().mean().item()}
+        log_rows.append(row)
+        if comm.rank == 0 and (it % 10 == 0 or it == args.iterations - 1):
+            print(f"it {it:4d}  t {row['time_s']:7.1f}s  reward/step {mean_reward:+.5f}  return {ep_return:8.3f} "
+                  f"({int(g[3])} episodes)  kl {kl_mean:.4f}  lr {lr:.1e}  std {row['action_std']:.3f}", flush=True)
+        stop = args.time_limit > 0 and time.time() - t_start > args.time_limit
+        if comm.all_equal_check(stop):
+            break
+
+    params_sum = sum(p.detach().sum().item() for p in policy.actor.parameters()) + policy.log_std.sum().item()
+    params_sum += sum(p.detach().sum().item() for p in policy.critic.parameters())
+    if comm.rank == 0:
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            torch.save({"policy": policy.state_dict(), "hidden": list(args.hidden), "obs_size": obs_size,
+                        "act_size": act_size, "args": vars(args)}, os.path.join(args.out, "policy.pt"))
+            with open(os.path.join(args.out, "train_log.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(log_rows[0].keys()))
+                w.writeheader()
+                w.writerows(log_rows)
+        if args.eval_envs > 0:
+            e = evaluate(policy, args, args.seed)
+            print(f"eval: {e['envs']} envs, 10 s episodes, command {e['command']:.2f} m/s, "
+                  f"mean forward speed {e['speed']:.2f} m/s, fell {e['fell']}", flush=True)
+        print(f"final: return={ep_return:.6f} params={params_sum:.10g}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

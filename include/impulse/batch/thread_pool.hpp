@@ -1,0 +1,65 @@
+// ThreadPool: a fixed set of std::thread workers for batched simulation (module batch/, above
+// world/). parallel_for(n, f) calls f(i) once for every i in [0, n), on the caller and the
+// workers; items are handed out one at a time through an atomic counter (dynamic scheduling:
+// worlds with more contacts take longer). Which thread runs which item varies from call to call,
+// so f(i) must touch only the data of item i: then the results do not depend on the thread count.
+//
+// parallel_for allocates nothing (the callable is passed by address) and is not reentrant: one
+// parallel_for at a time per pool.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "impulse/core/types.hpp"
+
+namespace impulse::batch {
+
+class ThreadPool {
+ public:
+  // num_threads >= 1 threads in total (the caller counts as one); 0 picks
+  // std::thread::hardware_concurrency(). Throws InvalidArgument for a negative count.
+  explicit ThreadPool(int num_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs f(i) for i in [0, n). The first exception thrown by f is rethrown here after every
+  // thread has stopped taking items.
+  template <class F>
+  void parallel_for(Index n, F&& f) {
+    using Fn = std::remove_reference_t<F>;
+    run(n, const_cast<void*>(static_cast<const void*>(&f)),
+        [](void* c, Index i) { (*static_cast<Fn*>(c))(i); });
+  }
+
+ private:
+  using Invoke = void (*)(void*, Index);
+  void run(Index n, void* callable, Invoke invoke);
+  void work();          // takes items until none is left
+  void worker_loop();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable start_cv_, done_cv_;
+  std::uint64_t generation_ = 0;  // incremented per parallel_for
+  int busy_ = 0;                  // workers still inside the current generation
+  bool stop_ = false;
+
+  // the current job
+  void* callable_ = nullptr;
+  Invoke invoke_ = nullptr;
+  Index n_ = 0;
+  std::atomic<Index> next_{0};
+  std::exception_ptr error_;
+  std::mutex error_mutex_;
+};
+
+}  // namespace impulse::batch

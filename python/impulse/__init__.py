@@ -1,0 +1,55 @@
+"""Impulse: a rigid-body physics engine for robotics (Featherstone dynamics, exact Coulomb contact).
+
+Quick start::
+
+    import impulse
+    world = impulse.World.from_file("models/worlds/anymal_stand.xml")
+    robot = world.system("anymal")
+    world.integrate(1000)            # 1 s at 1 ms, GIL released
+    print(robot.q[:3], world.stats().contacts)
+
+State arrays (``robot.q``, ``robot.u``, ...) are read-only numpy views of the engine's memory;
+write them with the ``set_*`` methods, which validate like the C++ API and raise
+:class:`impulse.InvalidArgument` (a ``ValueError``) with the engine's message.
+
+Batched simulation: :class:`impulse.VecWorld` (N copies of a world on a C++ thread pool) and
+:mod:`impulse.envs` (vectorized environments in Gymnasium's conventions).
+"""
+from ._impulse import (  # noqa: F401
+    __version__,
+    ArticulatedSystem,
+    BisectionSettings,
+    BodyContactImpulse,
+    Contact,
+    ContactReport,
+    ContactSettings,
+    Error,
+    InvalidArgument,
+    LmSettings,
+    LmVariant,
+    LocomotionSettings,
+    LocomotionTask,
+    Model,
+    ModelError,
+    NoSlipSettings,
+    PgsSettings,
+    PositionCorrection,
+    RestitutionLaw,
+    SolverResult,
+    SolverStatus,
+    StageTimes,
+    StepStats,
+    StepStatus,
+    VecWorld,
+    World,
+    WorldFileError,
+    contact_solver_names,
+    load_urdf,
+    load_world,
+)
+from . import envs  # noqa: F401,E402
+
+import os as _os
+
+#: Directory of the robot descriptions shipped with the package (ANYmal).
+DATA_DIR = _os.path.join(_os.path.dirname(__file__), "data")

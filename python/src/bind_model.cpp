@@ -1,0 +1,61 @@
+// Model: the immutable description of one articulated system, read-only from Python.
+#include "bindings.hpp"
+#include "impulse/io/urdf.hpp"
+#include "impulse/model/model.hpp"
+
+namespace impulse::python {
+
+void bind_model(py::module_& m) {
+  py::class_<Model>(m, "Model",
+                                            "Immutable description of an articulated system (a kinematic tree).\n"
+                                            "Bodies in depth-first order; q = [x y z qw qx qy qz joints...] for a "
+                                            "floating base, u = [v w joints...] (world frame).")
+      .def_readonly("name", &Model::name)
+      .def_readonly("nq", &Model::nq, "Size of q.")
+      .def_readonly("nv", &Model::nv, "Size of u and of tau.")
+      .def_readonly("nb", &Model::nb, "Number of bodies (= joints, fixed root included).")
+      .def_readonly("floating_base", &Model::floating_base)
+      .def_readonly("body_names", &Model::body_names)
+      .def_readonly("joint_names", &Model::joint_names)
+      .def_property_readonly(
+          "frame_names",
+          [](const Model& mo) {
+            std::vector<std::string> n;
+            for (const Frame& f : mo.frames) n.push_back(f.name);
+            return n;
+          },
+          "Every named frame: URDF links (merged or not) and joints.")
+      .def_readonly("parent", &Model::parent, "Parent body of each body (-1: the world).")
+      .def_readonly("idx_q", &Model::idx_q, "First coordinate of each joint in q.")
+      .def_readonly("idx_v", &Model::idx_v, "First coordinate of each joint in u.")
+      .def_readonly("lower_position", &Model::lower_position, "Lower position limits (size nq, -inf: none).")
+      .def_readonly("upper_position", &Model::upper_position, "Upper position limits (size nq, +inf: none).")
+      .def_readonly("velocity_limit", &Model::velocity_limit, "Velocity limits (size nv, +inf: none).")
+      .def_readonly("effort_limit", &Model::effort_limit, "Effort limits (size nv, +inf: none).")
+      .def_readonly("damping", &Model::damping)
+      .def_readonly("friction", &Model::friction)
+      .def_readonly("armature", &Model::armature)
+      .def("body_id", &Model::body_id, py::arg("name"), "Index of a body; raises InvalidArgument if absent.")
+      .def("joint_id", &Model::joint_id, py::arg("name"), "Index of a joint; raises InvalidArgument if absent.")
+      .def("frame_id", &Model::frame_id, py::arg("name"), "Index of a frame; raises InvalidArgument if absent.")
+      .def("total_mass", &Model::total_mass)
+      .def("neutral_configuration", &Model::neutral_configuration,
+           "Zero joints, identity base orientation, origin position.")
+      .def("__repr__", [](const Model& mo) {
+        return "<impulse.Model '" + mo.name + "' nq=" + std::to_string(mo.nq) + " nv=" + std::to_string(mo.nv) +
+               " bodies=" + std::to_string(mo.nb) + ">";
+      });
+
+  m.def(
+      "load_urdf",
+      [](const std::string& path, bool fixed_base, const std::vector<std::string>& package_paths) {
+        UrdfOptions o;
+        o.fixed_base = fixed_base;
+        o.package_paths = package_paths;
+        return load_urdf(path, o);
+      },
+      py::arg("path"), py::arg("fixed_base") = false, py::arg("package_paths") = std::vector<std::string>{},
+      "Loads a URDF file into a Model (raises ModelError naming the file and the problem).");
+}
+
+}  // namespace impulse::python

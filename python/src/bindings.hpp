@@ -1,0 +1,39 @@
+// Shared declarations of the pybind11 module impulse._impulse: one bind_* function per C++ class
+// family, each in its own file, so a new C++ API (state save/restore, step report, ...) is a small
+// local change in the file of its class.
+#pragma once
+
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "impulse/spatial/spatial.hpp"
+
+namespace impulse::python {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& m);    // bind_errors.cpp: Error, ModelError, InvalidArgument, WorldFileError
+void bind_model(py::module_& m);     // bind_model.cpp: Model (read-only), load_urdf
+void bind_solvers(py::module_& m);   // bind_solvers.cpp: solver settings, SolverResult, StepStats
+void bind_system(py::module_& m);    // bind_system.cpp: ArticulatedSystem, BodyContactImpulse
+void bind_world(py::module_& m);     // bind_world.cpp: World, Contact, ContactReport, load_world
+void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld, LocomotionBatch
+
+// An SE3 as a 4x4 homogeneous transform (numpy).
+inline Eigen::Matrix4d to_matrix(const SE3& X) {
+  Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
+  T.topLeftCorner<3, 3>() = X.R;
+  T.topRightCorner<3, 1>() = X.p;
+  return T;
+}
+
+// A read-only numpy view of a vector owned by `owner` (no copy; the view keeps owner alive).
+inline py::array view(const VecX& v, py::handle owner) {
+  py::array a(py::dtype::of<double>(), {v.size()}, {sizeof(double)}, v.data(), owner);
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+}  // namespace impulse::python

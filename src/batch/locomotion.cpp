@@ -1,0 +1,264 @@
+// LocomotionTask (see the header for the observation, reward and termination definitions).
+#include "impulse/batch/locomotion.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "impulse/core/error.hpp"
+#include "impulse/io/urdf.hpp"
+
+namespace impulse::batch {
+
+namespace {
+
+constexpr const char* kJoints[LocomotionTask::kAct] = {"LF_HAA", "LF_HFE", "LF_KFE", "RF_HAA", "RF_HFE", "RF_KFE",
+                                                       "LH_HAA", "LH_HFE", "LH_KFE", "RH_HAA", "RH_HFE", "RH_KFE"};
+constexpr const char* kFeet[4] = {"LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"};
+// standing pose: front legs HFE +0.4, KFE -0.8; hind legs mirrored (models/worlds/anymal_stand.xml)
+constexpr Scalar kNominal[LocomotionTask::kAct] = {0, 0.4, -0.8, 0, 0.4, -0.8, 0, -0.4, 0.8, 0, -0.4, 0.8};
+
+// splitmix64 (Steele et al. 2014): decorrelates the per-environment seeds
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// uniform in [lo, hi) from 53 random bits (portable, unlike std::uniform_real_distribution)
+Scalar uniform(std::mt19937_64& rng, Scalar lo, Scalar hi) {
+  return lo + (hi - lo) * static_cast<Scalar>(rng() >> 11) * 0x1.0p-53;
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument("LocomotionTask: " + what);
+}
+
+}  // namespace
+
+struct LocomotionTask::Env {
+  std::unique_ptr<World> world;
+  ArticulatedSystem* robot = nullptr;
+  std::mt19937_64 rng;
+  Vec3 command = Vec3::Zero();
+  Eigen::Matrix<Scalar, kAct, 1> action = Eigen::Matrix<Scalar, kAct, 1>::Zero();
+  Eigen::Matrix<Scalar, kAct, 1> prev_action = Eigen::Matrix<Scalar, kAct, 1>::Zero();
+  std::array<bool, 4> foot_contact{};
+  bool base_contact = false;
+  Index steps = 0;
+  Scalar episode_return = 0;
+  VecX q_target, u_target, q0, u0;  // sized once
+  Index index = 0;                  // global environment index (first_env + i)
+};
+
+LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int num_threads, Index first_env)
+    : settings_(s), pool_(num_threads) {
+  require(num_envs >= 1, "num_envs must be >= 1, got " + std::to_string(num_envs));
+  require(first_env >= 0, "first_env must be >= 0, got " + std::to_string(first_env));
+  require(s.physics_dt > 0 && std::isfinite(s.physics_dt), "physics_dt must be > 0");
+  require(s.substeps >= 1, "substeps must be >= 1");
+  require(s.max_episode_steps >= 1, "max_episode_steps must be >= 1");
+  require(s.kp >= 0 && s.kd >= 0, "kp and kd must be >= 0");
+  require(s.action_scale > 0 && s.action_clip > 0, "action_scale and action_clip must be > 0");
+  require(s.command_vx_min <= s.command_vx_max, "command_vx_min must be <= command_vx_max");
+  require(s.command_vy_max >= 0 && s.command_yaw_max >= 0, "command ranges must be >= 0");
+
+  const Model model = load_urdf(s.urdf);
+  require(model.floating_base, "the robot '" + model.name + "' must have a floating base");
+  for (Index k = 0; k < kAct; ++k) {
+    const Index j = model.find_joint(kJoints[k]);
+    require(j >= 0, "joint '" + std::string(kJoints[k]) + "' not in " + s.urdf);
+    joint_q_[static_cast<std::size_t>(k)] = model.idx_q[static_cast<std::size_t>(j)];
+    joint_v_[static_cast<std::size_t>(k)] = model.idx_v[static_cast<std::size_t>(j)];
+    nominal_[k] = kNominal[k];
+  }
+  for (int f = 0; f < 4; ++f) {
+    const Index fr = model.find_frame(kFeet[f]);
+    require(fr >= 0, "frame '" + std::string(kFeet[f]) + "' not in " + s.urdf);
+    foot_body_[static_cast<std::size_t>(f)] = model.frames[static_cast<std::size_t>(fr)].body;
+  }
+
+  envs_.resize(static_cast<std::size_t>(num_envs));
+  pool_.parallel_for(num_envs, [&](Index i) {
+    auto e = std::make_unique<Env>();
+    e->index = first_env + i;
+    e->world = std::make_unique<World>();
+    World& w = *e->world;
+    w.set_time_step(s.physics_dt);
+    w.set_max_contacts(s.max_contacts);
+    w.set_default_material(s.friction, 0);
+    w.set_contact_solver(s.solver);
+    w.add_ground();
+    SystemOptions o;
+    o.name = "anymal";
+    e->robot = &w.add_articulated_system(model, o);
+    VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
+    for (Index k = 0; k < kAct; ++k) {
+      kp[joint_v_[static_cast<std::size_t>(k)]] = s.kp;
+      kd[joint_v_[static_cast<std::size_t>(k)]] = s.kd;
+    }
+    e->robot->set_pd_gains(kp, kd);
+    e->q_target = model.neutral_configuration();
+    e->u_target = VecX::Zero(model.nv);
+    e->q0 = e->q_target;
+    e->u0 = e->u_target;
+    envs_[static_cast<std::size_t>(i)] = std::move(e);
+  });
+}
+
+LocomotionTask::~LocomotionTask() = default;
+
+World& LocomotionTask::world(Index i) {
+  require(i >= 0 && i < num_envs(), "environment index " + std::to_string(i) + " out of range");
+  return *envs_[static_cast<std::size_t>(i)]->world;
+}
+
+Vec3 LocomotionTask::command(Index i) const {
+  require(i >= 0 && i < num_envs(), "environment index " + std::to_string(i) + " out of range");
+  return envs_[static_cast<std::size_t>(i)]->command;
+}
+
+void LocomotionTask::reset_env(Env& e) {
+  const LocomotionSettings& s = settings_;
+  // random heading, joints around the standing pose, small base velocities
+  const Scalar yaw = uniform(e.rng, -M_PI, M_PI);
+  e.q0[0] = 0;
+  e.q0[1] = 0;
+  e.q0[2] = s.init_height;
+  e.q0[3] = std::cos(yaw / 2);
+  e.q0[4] = 0;
+  e.q0[5] = 0;
+  e.q0[6] = std::sin(yaw / 2);
+  for (Index k = 0; k < kAct; ++k)
+    e.q0[joint_q_[static_cast<std::size_t>(k)]] = nominal_[k] + uniform(e.rng, -s.init_joint_noise, s.init_joint_noise);
+  e.u0.setZero();
+  for (int k = 0; k < 6; ++k) e.u0[k] = uniform(e.rng, -s.init_velocity_noise, s.init_velocity_noise);
+  e.command = Vec3(uniform(e.rng, s.command_vx_min, s.command_vx_max),
+                   uniform(e.rng, -s.command_vy_max, s.command_vy_max),
+                   uniform(e.rng, -s.command_yaw_max, s.command_yaw_max));
+  e.robot->set_state(e.q0, e.u0);
+  e.q_target = e.q0;
+  for (Index k = 0; k < kAct; ++k) e.q_target[joint_q_[static_cast<std::size_t>(k)]] = nominal_[k];
+  e.robot->set_pd_targets(e.q_target, e.u_target);
+  e.robot->clear_external_forces();
+  e.world->set_time(0);
+  e.action.setZero();
+  e.prev_action.setZero();
+  e.foot_contact.fill(false);
+  e.base_contact = false;
+  e.steps = 0;
+  e.episode_return = 0;
+}
+
+void LocomotionTask::observe(const Env& e, Eigen::Ref<Eigen::Matrix<Scalar, 1, Eigen::Dynamic>> o) const {
+  const VecX& q = e.robot->q();
+  const VecX& u = e.robot->u();
+  const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();  // base to world
+  const Vec3 g = R.transpose() * Vec3(0, 0, -1);
+  const Vec3 w = R.transpose() * u.segment<3>(3);
+  o.segment<3>(0) = g.transpose();
+  o.segment<3>(3) = 0.25 * w.transpose();
+  for (Index k = 0; k < kAct; ++k) {
+    o[6 + k] = q[joint_q_[static_cast<std::size_t>(k)]] - nominal_[k];
+    o[18 + k] = 0.05 * u[joint_v_[static_cast<std::size_t>(k)]];
+    o[30 + k] = e.action[k];
+  }
+  o[42] = 2 * e.command[0];
+  o[43] = 2 * e.command[1];
+  o[44] = 0.25 * e.command[2];
+  for (int f = 0; f < 4; ++f) o[45 + f] = e.foot_contact[static_cast<std::size_t>(f)] ? 1 : 0;
+}
+
+void LocomotionTask::reset(std::uint64_t seed, RowMatXref obs) {
+  if (obs.rows() != num_envs() || obs.cols() != kObs)
+    throw InvalidArgument("LocomotionTask::reset: obs must have shape (" + std::to_string(num_envs()) + ", 49), got (" +
+                          std::to_string(obs.rows()) + ", " + std::to_string(obs.cols()) + ")");
+  seed_ = seed;
+  pool_.parallel_for(num_envs(), [&](Index i) {
+    Env& e = *envs_[static_cast<std::size_t>(i)];
+    e.rng.seed(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(e.index))));
+    reset_env(e);
+    observe(e, obs.row(i));
+  });
+}
+
+void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref reward, Eigen::Ref<BoolVec> terminated,
+                          Eigen::Ref<BoolVec> truncated, RowMatXref final_obs, VecXref episode_return,
+                          VecXref episode_length) {
+  const Index n = num_envs();
+  if (actions.rows() != n || actions.cols() != kAct)
+    throw InvalidArgument("LocomotionTask::step: actions must have shape (" + std::to_string(n) + ", 12), got (" +
+                          std::to_string(actions.rows()) + ", " + std::to_string(actions.cols()) + ")");
+  if (!actions.allFinite()) throw InvalidArgument("LocomotionTask::step: actions must be finite");
+  if (obs.rows() != n || obs.cols() != kObs || final_obs.rows() != n || final_obs.cols() != kObs)
+    throw InvalidArgument("LocomotionTask::step: obs and final_obs must have shape (" + std::to_string(n) + ", 49)");
+  if (reward.size() != n || terminated.size() != n || truncated.size() != n || episode_return.size() != n ||
+      episode_length.size() != n)
+    throw InvalidArgument("LocomotionTask::step: reward, terminated, truncated, episode_return and episode_length "
+                          "must have size " + std::to_string(n));
+
+  const LocomotionSettings& s = settings_;
+  const Scalar dt_c = control_dt();
+  pool_.parallel_for(n, [&](Index i) {
+    Env& e = *envs_[static_cast<std::size_t>(i)];
+    ArticulatedSystem& robot = *e.robot;
+    // action -> PD targets
+    e.prev_action = e.action;
+    for (Index k = 0; k < kAct; ++k) {
+      const Scalar a = std::min(s.action_clip, std::max(-s.action_clip, actions(i, k)));
+      e.action[k] = a;
+      e.q_target[joint_q_[static_cast<std::size_t>(k)]] = nominal_[k] + s.action_scale * a;
+    }
+    robot.set_pd_targets(e.q_target, e.u_target);
+    // physics
+    bool failed = false;
+    for (Index k = 0; k < s.substeps; ++k) {
+      const StepStatus st = e.world->integrate();
+      failed = failed || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;
+    }
+    // contacts of the last physics step: feet and base
+    e.foot_contact.fill(false);
+    e.base_contact = false;
+    for (const BodyContactImpulse& c : robot.contact_impulses()) {
+      if (c.body == 0) e.base_contact = true;
+      for (int f = 0; f < 4; ++f)
+        if (c.body == foot_body_[static_cast<std::size_t>(f)]) e.foot_contact[static_cast<std::size_t>(f)] = true;
+    }
+    // reward (see the header)
+    const VecX& q = robot.q();
+    const VecX& u = robot.u();
+    const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();
+    const Vec3 v = R.transpose() * u.segment<3>(0);
+    const Vec3 w = R.transpose() * u.segment<3>(3);
+    const Vec3 g = R.transpose() * Vec3(0, 0, -1);
+    Scalar tau2 = 0;
+    for (Index k = 0; k < kAct; ++k) {
+      const Index iq = joint_q_[static_cast<std::size_t>(k)], iv = joint_v_[static_cast<std::size_t>(k)];
+      const Scalar tau = s.kp * (e.q_target[iq] - q[iq]) - s.kd * u[iv];
+      tau2 += tau * tau;
+    }
+    const Scalar lin_err = (e.command.head<2>() - v.head<2>()).squaredNorm();
+    const Scalar yaw_err = (e.command[2] - w[2]) * (e.command[2] - w[2]);
+    const Scalar r = 1.0 * std::exp(-lin_err / 0.25) + 0.5 * std::exp(-yaw_err / 0.25) - 2.0 * v[2] * v[2] -
+                     0.05 * w.head<2>().squaredNorm() - 1.0 * g.head<2>().squaredNorm() - 1e-5 * tau2 -
+                     0.01 * (e.action - e.prev_action).squaredNorm();
+    reward[i] = std::isfinite(r) ? r * dt_c : 0;
+    e.episode_return += reward[i];
+    ++e.steps;
+    // termination and truncation
+    const bool term = failed || !q.allFinite() || q[2] < s.min_base_height || -g[2] < s.min_uprightness ||
+                      e.base_contact;
+    const bool trunc = !term && e.steps >= s.max_episode_steps;
+    terminated[i] = term;
+    truncated[i] = trunc;
+    if (term || trunc) {
+      observe(e, final_obs.row(i));
+      episode_return[i] = e.episode_return;
+      episode_length[i] = static_cast<Scalar>(e.steps);
+      reset_env(e);
+    }
+    observe(e, obs.row(i));
+  });
+}
+
+}  // namespace impulse::batch

@@ -1,0 +1,150 @@
+// LocomotionTask: results independent of the thread count and of the split of the environments
+// (first_env), seeded resets, auto reset with the final observation, shape errors, no allocation
+// per step, and physics: standing still under zero action keeps ANYmal up.
+#include <catch2/catch.hpp>
+
+#include "impulse/batch/locomotion.hpp"
+#include "impulse/core/error.hpp"
+#include "support/alloc_counter.hpp"
+
+using namespace impulse;
+using impulse::batch::LocomotionSettings;
+using impulse::batch::LocomotionTask;
+using impulse::batch::RowMatX;
+using BoolVec = LocomotionTask::BoolVec;
+
+namespace {
+
+LocomotionSettings settings() {
+  LocomotionSettings s;
+  s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf";
+  return s;
+}
+
+struct Buffers {
+  explicit Buffers(Index n)
+      : obs(n, 49), final_obs(n, 49), reward(n), ret(n), len(n), term(n), trunc(n), actions(RowMatX::Zero(n, 12)) {}
+  RowMatX obs, final_obs;
+  VecX reward, ret, len;
+  BoolVec term, trunc;
+  RowMatX actions;
+  void step(LocomotionTask& t) { t.step(actions, obs, reward, term, trunc, final_obs, ret, len); }
+};
+
+// pseudo-random but reproducible actions
+void fill_actions(RowMatX& a, Index k, Index first_env) {
+  for (Index i = 0; i < a.rows(); ++i)
+    for (Index j = 0; j < a.cols(); ++j) a(i, j) = std::sin(0.37 * k + 1.3 * (i + first_env) + 0.7 * j);
+}
+
+}  // namespace
+
+TEST_CASE("LocomotionTask: bit-identical with 1 and 2 threads and for any split of the environments", "[batch]") {
+  const Index n = 6, steps = 30;
+  LocomotionTask one(settings(), n, 1), two(settings(), n, 2);
+  LocomotionTask lo(settings(), 2, 1, 0), hi(settings(), 4, 2, 2);  // environments 0-1 and 2-5
+  Buffers b1(n), b2(n), bl(2), bh(4);
+  one.reset(7, b1.obs);
+  two.reset(7, b2.obs);
+  lo.reset(7, bl.obs);
+  hi.reset(7, bh.obs);
+  CHECK(b1.obs == b2.obs);
+  for (Index k = 0; k < steps; ++k) {
+    fill_actions(b1.actions, k, 0);
+    fill_actions(b2.actions, k, 0);
+    fill_actions(bl.actions, k, 0);
+    fill_actions(bh.actions, k, 2);
+    b1.step(one);
+    b2.step(two);
+    bl.step(lo);
+    bh.step(hi);
+    REQUIRE(b1.obs == b2.obs);
+    REQUIRE(b1.reward == b2.reward);
+    REQUIRE(RowMatX(b1.obs.topRows(2)) == bl.obs);
+    REQUIRE(RowMatX(b1.obs.bottomRows(4)) == bh.obs);
+  }
+  // seeds matter: another seed gives other commands and states
+  Buffers b3(n);
+  one.reset(8, b3.obs);
+  CHECK(b3.obs != b1.obs);
+}
+
+TEST_CASE("LocomotionTask: zero action stands; truncation resets with the final observation", "[batch]") {
+  LocomotionSettings s = settings();
+  s.max_episode_steps = 50;  // 0.5 s
+  const Index n = 3;
+  LocomotionTask task(s, n, 2);
+  Buffers b(n);
+  task.reset(1, b.obs);
+  const Vec3 cmd0 = task.command(0);
+  CHECK(cmd0[0] >= s.command_vx_min);
+  CHECK(cmd0[0] <= s.command_vx_max);
+  for (Index k = 0; k < 49; ++k) {
+    b.step(task);
+    REQUIRE(b.term.count() == 0);  // standing: nothing falls
+    REQUIRE(b.trunc.count() == 0);
+  }
+  const double height = task.world(0).system(0).q()[2];
+  CHECK(height > 0.45);
+  for (Index i = 0; i < n; ++i) CHECK(b.obs.row(i).segment<4>(45).sum() == 4);  // all feet on the ground
+  b.step(task);  // step 50: time limit
+  CHECK(b.trunc.count() == n);
+  CHECK(b.term.count() == 0);
+  CHECK(b.len == VecX::Constant(n, 50));
+  // the final observation is the standing robot; obs is the fresh episode (previous action zero, new command)
+  CHECK(b.final_obs(0, 2) < -0.95);
+  CHECK(task.world(0).time() == Approx(0.0));
+  CHECK(task.command(0) != cmd0);
+  CHECK(b.ret.allFinite());
+}
+
+TEST_CASE("LocomotionTask: a robot thrown upside down terminates", "[batch]") {
+  LocomotionSettings s = settings();
+  s.init_height = 0.8;
+  LocomotionTask task(s, 1, 1);
+  Buffers b(1);
+  task.reset(3, b.obs);
+  // flip the robot: base upside down above the ground
+  ArticulatedSystem& r = task.world(0).system(0);
+  VecX q = r.q();
+  q.segment<4>(3) << 0, 1, 0, 0;
+  r.set_q(q);
+  bool terminated = false;
+  for (int k = 0; k < 100 && !terminated; ++k) {
+    b.step(task);
+    terminated = b.term[0];
+  }
+  CHECK(terminated);
+  CHECK(b.final_obs(0, 2) > 0);  // gravity points up in the base frame: upside down
+}
+
+TEST_CASE("LocomotionTask: bad settings and shapes raise InvalidArgument", "[batch]") {
+  LocomotionSettings s = settings();
+  CHECK_THROWS_WITH(LocomotionTask(s, 0, 1), Catch::Contains("num_envs must be >= 1"));
+  s.substeps = 0;
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("substeps must be >= 1"));
+  s = settings();
+  s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/pendulum.urdf";
+  CHECK_THROWS_AS(LocomotionTask(s, 1, 1), Error);
+  LocomotionTask task(settings(), 2, 1);
+  Buffers b(2), wrong(3);
+  task.reset(0, b.obs);
+  CHECK_THROWS_WITH(task.reset(0, wrong.obs), Catch::Contains("obs must have shape (2, 49)"));
+  CHECK_THROWS_WITH(task.step(wrong.actions, b.obs, b.reward, b.term, b.trunc, b.final_obs, b.ret, b.len),
+                    Catch::Contains("actions must have shape (2, 12), got (3, 12)"));
+  b.actions(1, 3) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(b.step(task), Catch::Contains("actions must be finite"));
+}
+
+TEST_CASE("LocomotionTask::step allocates nothing", "[batch]") {
+  if (!test::alloc_counter_available()) return;
+  LocomotionSettings s = settings();
+  s.max_episode_steps = 5;  // include resets
+  LocomotionTask task(s, 4, 2);
+  Buffers b(4);
+  task.reset(0, b.obs);
+  for (int k = 0; k < 12; ++k) b.step(task);
+  test::alloc_counter_start();
+  for (int k = 0; k < 12; ++k) b.step(task);
+  CHECK(test::alloc_counter_stop() == 0);
+}

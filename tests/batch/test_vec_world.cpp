@@ -1,0 +1,69 @@
+// VecWorld: N copies of a world file stepped in parallel agree bit for bit with one World stepped
+// alone, whatever the thread count; the gather/scatter calls check shapes and change nothing on
+// a bad row; integrate() allocates nothing.
+#include <catch2/catch.hpp>
+
+#include "impulse/batch/vec_world.hpp"
+#include "impulse/core/error.hpp"
+#include "support/alloc_counter.hpp"
+
+using namespace impulse;
+using impulse::batch::RowMatX;
+using impulse::batch::VecWorld;
+
+namespace {
+const std::string kStand = std::string(IMPULSE_SOURCE_DIR) + "/models/worlds/anymal_stand.xml";
+}
+
+TEST_CASE("VecWorld equals single Worlds bit for bit with 1 and 2 threads", "[batch]") {
+  const Index n = 4, steps = 200;
+  VecWorld one(parse_world_file(kStand), n, 1), two(parse_world_file(kStand), n, 2);
+  // different initial velocities per world, so the worlds differ from each other
+  RowMatX q(n, 19), u = RowMatX::Zero(n, 18);
+  one.get_q(0, q);
+  for (Index i = 0; i < n; ++i) u(i, 0) = 0.1 * i, u(i, 5) = -0.2 * i;
+  one.set_state(0, q, u);
+  two.set_state(0, q, u);
+  one.integrate(steps);
+  two.integrate(steps);
+  RowMatX q1(n, 19), q2(n, 19);
+  one.get_q(0, q1);
+  two.get_q(0, q2);
+  CHECK(q1 == q2);  // bit-identical
+  for (Index i = 0; i < n; ++i) {
+    auto w = load_world(kStand);
+    w->system(0).set_state(q.row(i).transpose(), u.row(i).transpose());
+    for (Index k = 0; k < steps; ++k) w->integrate();
+    CHECK(VecX(q1.row(i).transpose()) == w->system(0).q());
+  }
+  // the worlds really differ (the test is not vacuous)
+  CHECK(q1(0, 0) != q1(3, 0));
+}
+
+TEST_CASE("VecWorld checks shapes and indices; a bad row changes nothing", "[batch]") {
+  VecWorld vec(parse_world_file(kStand), 3, 1);
+  RowMatX q(3, 19), u = RowMatX::Zero(3, 18), wrong(2, 19);
+  vec.get_q(0, q);
+  CHECK_THROWS_WITH(vec.get_q(0, wrong), Catch::Contains("expected an array of shape (3, 19), got (2, 19)"));
+  CHECK_THROWS_WITH(vec.get_q(1, q), Catch::Contains("system index 1 out of range"));
+  CHECK_THROWS_AS(vec.world(3), InvalidArgument);
+  CHECK_THROWS_AS(VecWorld(parse_world_file(kStand), 0, 1), InvalidArgument);
+  RowMatX bad = q;
+  bad(0, 2) += 0.1;         // row 0 valid and different
+  bad.row(2).segment<4>(3).setZero();  // row 2: zero quaternion
+  CHECK_THROWS_WITH(vec.set_state(0, bad, u), Catch::Contains("row 2"));
+  RowMatX after(3, 19);
+  vec.get_q(0, after);
+  CHECK(after == q);
+  bad(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(vec.set_state(0, bad, u), Catch::Contains("row 1 is not finite"));
+}
+
+TEST_CASE("VecWorld::integrate allocates nothing after the first steps", "[batch]") {
+  if (!test::alloc_counter_available()) return;
+  VecWorld vec(parse_world_file(kStand), 4, 2);
+  vec.integrate(20);
+  test::alloc_counter_start();
+  vec.integrate(20);
+  CHECK(test::alloc_counter_stop() == 0);
+}
