@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   add_run_command(app, run);
   add_contacts_command(app, run);
   add_demo_command(app, run);
+  add_view_command(app, run);
 
   try {
     app.parse(argc, argv);

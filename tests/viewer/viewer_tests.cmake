@@ -9,3 +9,13 @@ add_test(NAME record_python_roundtrip
   COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_recording_python.py
           $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/record_python)
 set_tests_properties(record_python_roundtrip PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+find_program(IMPULSE_NODE node)
+if(IMPULSE_NODE)
+  add_test(NAME viewer_browser
+    COMMAND ${IMPULSE_NODE} ${CMAKE_CURRENT_LIST_DIR}/browser_test.mjs
+            $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/viewer)
+  set_tests_properties(viewer_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+else()
+  message(STATUS "viewer_browser test: skipped (no node; install nodejs: scripts/install-deps.sh)")
+endif()
