@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_contacts_command(app, run);
   add_demo_command(app, run);
   add_view_command(app, run);
+  add_plot_command(app, run);
 
   try {
     app.parse(argc, argv);

@@ -318,7 +318,8 @@ int render_mp4(const ViewOptions& o, const RecordingReader& rec, httplib::Server
   std::thread http([&] { server.listen_after_bind(); });
   char profile[] = "/tmp/impulse-chromium-XXXXXX";
   if (!mkdtemp(profile)) throw Error("--mp4: cannot create a temporary directory");
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/?render=1&fps=" + std::to_string(o.fps);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/?render=1&fps=" + std::to_string(o.fps) +
+                          "&width=" + std::to_string(o.width) + "&height=" + std::to_string(o.height);
   std::cerr << "rendering " << rec.num_frames() << " recorded frames to " << o.mp4 << " via " << url << "\n";
   const pid_t chromium = spawn_chromium(o, url, profile);
   {

@@ -219,6 +219,19 @@ try {
   await r.page.close();
   rv.proc.kill('SIGTERM');
 
+  // --mp4: a short recording to a small video (when ffmpeg is installed)
+  if (fs.existsSync('/usr/bin/ffmpeg')) {
+    const mp4 = path.join(work, 'anymal_stand.mp4');
+    fs.rmSync(mp4, { force: true });
+    const v = spawnSync(impulse, ['view', rec, '--mp4', mp4, '--port', '0', '--width', '320', '--height', '180', '--chromium', chromium],
+      { encoding: 'utf8', timeout: 240000 });
+    // frames at t = 0.001 + i / 30 s up to 0.3 s: 9
+    check(v.status === 0 && fs.existsSync(mp4) && fs.statSync(mp4).size > 1000 && /: 9 frames at 30 fps/.test(v.stdout),
+      `--mp4 renders the 0.3 s recording to 9 video frames (${(v.stdout + v.stderr).trim().split('\n').pop()})`);
+  } else {
+    console.log('skip: --mp4 (no ffmpeg)');
+  }
+
   if (measure) await measureTargets();
 } catch (e) {
   if (!process.exitCode) {

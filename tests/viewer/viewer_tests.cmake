@@ -8,7 +8,10 @@ set(IMPULSE_TEST_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with numpy and m
 add_test(NAME record_python_roundtrip
   COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_recording_python.py
           $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/record_python)
-set_tests_properties(record_python_roundtrip PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME plot_pngs
+  COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_plot.py
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/plot)
+set_tests_properties(record_python_roundtrip plot_pngs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 find_program(IMPULSE_NODE node)
 if(IMPULSE_NODE)

@@ -35,7 +35,7 @@ async function getJson(url, init) {
 // ---------------------------------------------------------------------------- plots
 function plotSpecs() {
   return [
-    { id: 'energy', title: 'Energy (J, potential relative to the first frame)', series: [{ label: 'kinetic' }, { label: 'potential' }, { label: 'total' }] },
+    { id: 'energy', title: 'Energy (J; potential from its first value)', series: [{ label: 'kinetic' }, { label: 'potential' }, { label: 'total' }] },
     { id: 'contacts', title: 'Contacts', series: [{ label: 'count', scale: 'n' }, { label: 'normal force (N)', scale: 'f' }] },
     { id: 'solver', title: 'Solver', series: [{ label: 'iterations', scale: 'it' }, { label: 'residual', scale: 'log' }] },
     { id: 'joint', title: 'Joint', series: [{ label: 'position', scale: 'q' }, { label: 'velocity', scale: 'u' }, { label: 'effort', scale: 'tau' }] },
@@ -197,7 +197,7 @@ async function replay(info) {
 // --mp4: frame i shows time tStart + i / fps; each canvas goes to the server as PNG.
 async function renderVideo(view, series, setFrame, frameAt, tStart, tEnd) {
   document.body.classList.add('render');
-  view.resize();
+  view.setFixedSize(Number(params.get('width') || 1280), Number(params.get('height') || 720));
   const fps = Number(params.get('fps') || 30);
   const count = Math.max(1, Math.floor((tEnd - tStart) * fps) + 1);
   state.ready = true;
@@ -218,6 +218,7 @@ async function live(info) {
   const view = new SceneView($('view'), scene);
   const choices = setupCommon(view, scene);
   $('replay-controls').style.display = 'none';
+  $('timeline').style.visibility = 'hidden';  // live: the time is shown as text, the plots scroll
   $('mode').textContent = `live: ${info.source}`;
   let frame = decodeFrame(await (await fetch('/api/frame')).arrayBuffer(), 0, sizes);
   view.apply(frame);

@@ -288,9 +288,15 @@ export class SceneView {
     this.lastFollow = null;
   }
 
+  // A fixed drawing-buffer size (video frames), independent of the window.
+  setFixedSize(w, h) {
+    this.fixedSize = [w, h];
+    this.renderer.setPixelRatio(1);
+    this.resize();
+  }
+
   resize() {
-    const w = this.container.clientWidth || 800;
-    const h = this.container.clientHeight || 600;
+    const [w, h] = this.fixedSize || [this.container.clientWidth || 800, this.container.clientHeight || 600];
     this.renderer.setSize(w, h, false);
     this.camera.aspect = w / h;
     this.camera.updateProjectionMatrix();
