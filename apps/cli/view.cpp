@@ -91,9 +91,10 @@ class LiveSim {
     std::lock_guard<std::mutex> lock(mutex_);
     return scene_;
   }
+  // The latest frame; its own mutex, so a request never waits for a batch of steps.
   std::string frame() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::string(frame_.data(), frame_.size());
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    return frame_;
   }
   json status() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -122,6 +123,7 @@ class LiveSim {
     } else if (cmd == "step") {
       paused_ = true;
       step_locked();
+      publish_locked();
     } else if (cmd == "reset") {
       build();
     } else if (!cmd.empty()) {
@@ -157,7 +159,14 @@ class LiveSim {
     steps_ = 0;
     push_ = Push();
     error_.clear();
-    const auto& f = encoder_->encode(*world_, 0);
+    publish_locked();
+  }
+
+  // Encodes the current state as the latest frame (once per batch of steps, not per step: the
+  // encoder runs kinematics and energies of every system).
+  void publish_locked() {
+    const auto& f = encoder_->encode(*world_, static_cast<std::uint64_t>(steps_));
+    std::lock_guard<std::mutex> lock(frame_mutex_);
     frame_.assign(f.begin(), f.end());
   }
 
@@ -172,8 +181,6 @@ class LiveSim {
       paused_ = true;
       error_ = "the state became non-finite at t = " + std::to_string(world_->time()) + " s; paused (reset to restart)";
     }
-    const auto& f = encoder_->encode(*world_, static_cast<std::uint64_t>(steps_));
-    frame_.assign(f.begin(), f.end());
   }
 
   void loop() {
@@ -200,6 +207,7 @@ class LiveSim {
         budget -= dt;
         simulated += dt;
       }
+      if (simulated > 0) publish_locked();
       if (budget > 0.1 * speed_) budget = 0;  // behind: drop the debt rather than run ever faster
       window_wall += wall;
       window_sim += simulated;
@@ -214,7 +222,8 @@ class LiveSim {
   std::unique_ptr<World> world_;
   std::unique_ptr<FrameEncoder> encoder_;
   std::string scene_;
-  std::vector<char> frame_;
+  std::string frame_;
+  std::mutex frame_mutex_;
   long steps_ = 0;
   double speed_ = 1;
   bool paused_ = false;

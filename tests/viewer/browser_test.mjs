@@ -246,7 +246,7 @@ try {
 // The targets of docs/viewer.md.
 async function measureTargets() {
   // 100 ANYmals live (a 10 x 10 grid, 2 m apart)
-  const xml = [`<world dt="0.001"><solver name="bisection"/><ground/>`];
+  const xml = [`<world dt="0.001"><solver name="bisection"/><contact max_contacts="1024"/><ground/>`];
   for (let i = 0; i < 100; ++i) {
     xml.push(`<robot name="a${i}" urdf="${path.join(source, 'models/anymal/anymal.urdf')}" pos="${2 * (i % 10) - 9} ${2 * Math.floor(i / 10) - 9} 0.549">` +
       `<q>0 0.4 -0.8 0 0.4 -0.8 0 -0.4 0.8 0 -0.4 0.8</q><pd kp="300" kd="8"/>` +
