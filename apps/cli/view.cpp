@@ -384,6 +384,12 @@ int run_view(const ViewOptions& o) {
   }
 
   httplib::Server server;
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which lets a second viewer share
+  // a busy port (and steal half of its connections) instead of reporting it
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
   server.set_mount_point("/", dir);
   auto reply_error = [](httplib::Response& res, const std::string& e, int status = 400) {
     res.status = status;

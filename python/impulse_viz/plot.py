@@ -214,6 +214,9 @@ def main(argv=None) -> int:
     except (OSError, RecordingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except (UnicodeDecodeError, ValueError, csv.Error) as e:
+        print(f"error: '{a.input}' is neither a recording nor a CSV log ({e})", file=sys.stderr)
+        return 1
     if not written:
         print(f"error: '{a.input}' has no series to plot", file=sys.stderr)
         return 1

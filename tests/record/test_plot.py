@@ -51,3 +51,10 @@ with open(bad, "w") as f:
 r = subprocess.run([impulse, "plot", bad, "--out", os.path.join(work, "bad")], capture_output=True, text=True)
 assert r.returncode == 1 and "error:" in r.stderr and bad in r.stderr, (r.returncode, r.stderr)
 print("ok: a CSV that is not a log fails with one error line")
+
+junk = os.path.join(work, "junk.bin")
+with open(junk, "wb") as f:
+    f.write(bytes(range(256)) * 4)
+r = subprocess.run([impulse, "plot", junk, "--out", os.path.join(work, "junk")], capture_output=True, text=True)
+assert r.returncode == 1 and r.stderr.count("\n") == 1 and "neither a recording nor a CSV" in r.stderr, r.stderr
+print("ok: a binary file that is not a recording fails with one error line")
