@@ -120,6 +120,8 @@ class Recording:
         if header > buf.size or sizes_end > header or contact != CONTACT_BYTES:
             raise RecordingError(f"recording '{self.path}': truncated or corrupt header")
         sizes = np.frombuffer(buf, dtype="<u4", count=3 * nsys, offset=HEADER_BYTES).reshape(nsys, 3)
+        if nsys and (sizes[:, 0].max() > 100000 or sizes[:, 1:].max() > 1000000):
+            raise RecordingError(f"recording '{self.path}': corrupt header (system sizes)")
         (scene_len,) = struct.unpack_from("<I", b, sizes_end - 4)
         self.scene = json.loads(bytes(b[sizes_end : sizes_end + scene_len]).decode("utf-8"))
         self.every = every

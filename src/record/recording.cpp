@@ -338,13 +338,16 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
   if (header > n || sizes_end > header || contact != record::kContactBytes) {
     throw Error("recording '" + path + "': truncated or corrupt header");
   }
-  std::uint32_t expect = record::kFramePrefixBytes;
+  // sizes in 64 bits with a sanity bound, so a corrupt or hostile header cannot wrap around
+  std::uint64_t expect = record::kFramePrefixBytes;
   for (std::uint32_t i = 0; i < nsys; ++i) {
-    const char* s = p + record::kHeaderBytes + 12 * i;
-    SystemSize z{static_cast<int>(get<std::uint32_t>(s)), static_cast<int>(get<std::uint32_t>(s + 4)),
-                 static_cast<int>(get<std::uint32_t>(s + 8))};
-    systems_.push_back(z);
-    expect += 4 * (5 + 7 * z.nb + z.nq + 2 * z.nv);
+    const char* s = p + record::kHeaderBytes + 12 * std::size_t(i);
+    const std::uint32_t nb = get<std::uint32_t>(s), nq = get<std::uint32_t>(s + 4), nv = get<std::uint32_t>(s + 8);
+    if (nb > 100000 || nq > 1000000 || nv > 1000000) {
+      throw Error("recording '" + path + "': corrupt header (system " + std::to_string(i) + " sizes)");
+    }
+    systems_.push_back(SystemSize{static_cast<int>(nb), static_cast<int>(nq), static_cast<int>(nv)});
+    expect += 4 * (5 + 7 * std::uint64_t(nb) + nq + 2 * std::uint64_t(nv));
   }
   const auto scene_len = get<std::uint32_t>(p + sizes_end - 4);
   if (sizes_end + scene_len > header || expect != fixed) {
@@ -353,12 +356,12 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
   scene_.assign(p + sizes_end, scene_len);
   std::size_t at = header;
   while (at + 8 <= n) {
-    const auto size = get<std::uint32_t>(p + at);
-    const auto nc = get<std::uint32_t>(p + at + 4);
+    const std::uint64_t size = get<std::uint32_t>(p + at);
+    const std::uint64_t nc = get<std::uint32_t>(p + at + 4);
     if (size != fixed + nc * contact) throw Error("recording '" + path + "': corrupt frame at byte " + std::to_string(at));
     if (at + size > n) break;  // a run that was killed mid-frame: drop the partial frame
     offsets_.push_back(at);
-    at += size;
+    at += static_cast<std::size_t>(size);
   }
 }
 

@@ -130,6 +130,16 @@ TEST_CASE("reading a file that is not a recording names the file and the problem
     f.write(reinterpret_cast<const char*>(&v), 4);
   }
   CHECK_THROWS_WITH(RecordingReader(path), Catch::Contains("version 99 is not supported"));
+  {
+    // restore the version, then give system 0 an absurd body count: sizes must not wrap around
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    const std::uint32_t v = record::kVersion, nb = 0xFFFFFFFFu;
+    f.seekp(8);
+    f.write(reinterpret_cast<const char*>(&v), 4);
+    f.seekp(record::kHeaderBytes);
+    f.write(reinterpret_cast<const char*>(&nb), 4);
+  }
+  CHECK_THROWS_WITH(RecordingReader(path), Catch::Contains("corrupt header"));
   CHECK_THROWS_WITH(RecordingReader("no/such/dir/x.imprec"), Catch::Contains("no/such/dir/x.imprec"));
   auto world = make_world();
   CHECK_THROWS_WITH(Recorder("no/such/dir/x.imprec", *world), Catch::Contains("cannot open for writing"));
