@@ -93,6 +93,7 @@ class LiveSim {
   }
   // The latest frame; its own mutex, so a request never waits for a batch of steps.
   std::string frame() {
+    client_ = true;  // the clock starts with the first page, so nobody misses the beginning
     std::lock_guard<std::mutex> lock(frame_mutex_);
     return frame_;
   }
@@ -193,7 +194,7 @@ class LiveSim {
       const double wall = std::chrono::duration<double>(now - last).count();
       last = now;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (paused_) {
+      if (paused_ || !client_) {
         budget = 0;
         continue;
       }
@@ -234,6 +235,7 @@ class LiveSim {
   std::mutex mutex_;
   std::thread thread_;
   std::atomic<bool> quit_{false};
+  std::atomic<bool> client_{false};
 };
 
 json frame_json(const RecordedFrame& f) {

@@ -216,6 +216,7 @@ async function live(info) {
   const scene = await getJson('/api/scene');
   const sizes = sizesFromScene(scene);
   const view = new SceneView($('view'), scene);
+  state.view = view;
   const choices = setupCommon(view, scene);
   $('replay-controls').style.display = 'none';
   $('timeline').style.visibility = 'hidden';  // live: the time is shown as text, the plots scroll

@@ -36,6 +36,30 @@ function shapeGeometry(s) {
   }
 }
 
+// The ground's 1 m grid as a repeated texture (lines drawn into the surface: no z-fighting, and
+// mipmapped so distant lines fade instead of flickering). Every 5th line is darker.
+function gridTexture(size, renderer) {
+  const n = 512;
+  const c = document.createElement('canvas');
+  c.width = c.height = n;
+  const g = c.getContext('2d');
+  g.fillStyle = '#c9ced6';
+  g.fillRect(0, 0, n, n);
+  for (let i = 0; i < 5; ++i) {
+    g.fillStyle = i === 0 ? '#7d8591' : '#a3aab4';
+    const w = i === 0 ? 4 : 2;
+    const x = (i * n) / 5;
+    g.fillRect(x, 0, w, n);
+    g.fillRect(0, x, n, w);
+  }
+  const tex = new THREE.CanvasTexture(c);
+  tex.wrapS = tex.wrapT = THREE.RepeatWrapping;
+  tex.repeat.set(size / 5, size / 5);
+  tex.anisotropy = Math.min(8, renderer.capabilities.getMaxAnisotropy());
+  tex.colorSpace = THREE.SRGBColorSpace;
+  return tex;
+}
+
 function setPose(obj, p, at = 0) {
   obj.position.set(p[at], p[at + 1], p[at + 2]);
   obj.quaternion.set(p[at + 4], p[at + 5], p[at + 6], p[at + 3]);
@@ -110,23 +134,12 @@ export class SceneView {
         const isGround = Math.abs(o.pose[3]) > 0.999 || o.name === 'ground';
         const size = isGround ? 400 : 30;
         const mat = isGround
-          ? new THREE.MeshStandardMaterial({ color: 0xc9ced6, roughness: 0.95 })
+          ? new THREE.MeshStandardMaterial({ map: gridTexture(size, this.renderer), roughness: 0.95 })
           : new THREE.MeshStandardMaterial({ color: 0x9aa7b8, transparent: true, opacity: 0.35, side: THREE.DoubleSide });
         const plane = new THREE.Mesh(new THREE.PlaneGeometry(size, size), mat);
         plane.receiveShadow = true;
         setPose(plane, o.pose);
         this.scene.add(plane);
-        if (isGround) {
-          const grid = new THREE.GridHelper(size, size, 0x6b7380, 0x9aa1ab);
-          grid.rotateX(Math.PI / 2);  // the helper lies in x-z; ours in x-y
-          grid.position.z = 0.0005;
-          grid.material.transparent = true;
-          grid.material.opacity = 0.6;
-          const g = new THREE.Group();
-          setPose(g, o.pose);
-          g.add(grid);
-          this.scene.add(g);
-        }
       } else {
         for (const s of o.shapes || []) {
           const m = new THREE.Mesh(shapeGeometry(s), new THREE.MeshStandardMaterial({ color: s.colour || '#9aa0a6', roughness: 0.8 }));
