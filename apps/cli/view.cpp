@@ -50,6 +50,8 @@ struct ViewOptions {
   bool paused = false;
 };
 
+#if IMPULSE_HAVE_HTTPLIB
+
 bool is_recording(const std::string& path) {
   char magic[8] = {};
   std::ifstream in(path, std::ios::binary);
@@ -66,8 +68,6 @@ std::string viewer_dir() {
   return "";
 #endif
 }
-
-#if IMPULSE_HAVE_HTTPLIB
 
 using Clock = std::chrono::steady_clock;
 
