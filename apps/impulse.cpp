@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   add_run_command(app, run);
   add_contacts_command(app, run);
   add_demo_command(app, run);
+  add_view_command(app, run);
+  add_plot_command(app, run);
 
   try {
     app.parse(argc, argv);

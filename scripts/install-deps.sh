@@ -5,7 +5,12 @@ packages=(build-essential cmake ninja-build pkg-config
           libeigen3-dev libfcl-dev liburdfdom-dev libtinyxml2-dev
           catch2 libcli11-dev nlohmann-json3-dev libassimp-dev
           python3-dev python3-venv pybind11-dev python3-numpy python3-pytest python3-setuptools
-          python3-torch libopenblas0-pthread python3-mpi4py openmpi-bin libopenmpi-dev)
+          python3-torch libopenblas0-pthread python3-mpi4py openmpi-bin libopenmpi-dev
+          libcpp-httplib-dev esbuild chromium ffmpeg python3-matplotlib)
+# the viewer's page is bundled from npm packages (viewer/package-lock.json): node and npm, unless
+# some node (e.g. NodeSource's, which bundles npm) is already there
+if ! command -v node > /dev/null; then packages+=(nodejs); fi
+if ! command -v npm > /dev/null; then packages+=(npm); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

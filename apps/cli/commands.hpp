@@ -19,6 +19,8 @@ void add_bench_command(CLI::App& app, Runner& run);     // bench.cpp
 void add_run_command(CLI::App& app, Runner& run);       // run.cpp
 void add_contacts_command(CLI::App& app, Runner& run);  // contacts.cpp
 void add_demo_command(CLI::App& app, Runner& run);      // demo.cpp (apps/scenarios/)
+void add_view_command(CLI::App& app, Runner& run);      // view.cpp (viewer/, docs/viewer.md)
+void add_plot_command(CLI::App& app, Runner& run);      // plot.cpp (python/impulse_viz/plot.py)
 
 // The benchmarks of `impulse bench WHAT` (bench.cpp dispatches on WHAT).
 struct BenchOptions {

@@ -1,4 +1,4 @@
-// `impulse demo NAME [--solver S] [--steps N] [--seed S] [--csv FILE] [--json]`: the ANYmal
+// `impulse demo NAME [--solver S] [--steps N] [--seed S] [--csv FILE] [--record FILE] [--json]`: the ANYmal
 // scenarios of Hwangbo 2018 sec. V (apps/scenarios/), `table2` (their Table II and Fig. 6), and
 // the papers' validation scenarios sphere, pendulum (Mylapilli & Jain 2017 sec. 6.1, 6.2) and
 // grasp (Drumwright 2015 sec. VII-A).
@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "cli/summary.hpp"
+#include "impulse/record/recording.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/scenario_csv.hpp"
@@ -25,6 +26,8 @@ struct DemoOptions {
   long steps = -1;  // default: the scenario's (20000; sphere 600, grasp 5000; table2: 100000 per run)
   unsigned seed = 1;
   std::string csv;
+  std::string record;  // recording file (docs/recording.md), empty: none
+  long record_every = 1;
   bool json = false;
 };
 
@@ -33,6 +36,8 @@ int run_scenario_demo(const DemoOptions& o) {
   const long steps = o.steps > 0 ? o.steps : s->default_steps();
   std::unique_ptr<scenarios::ScenarioCsv> csv;
   if (!o.csv.empty()) csv = std::make_unique<scenarios::ScenarioCsv>(o.csv);
+  std::unique_ptr<Recorder> recording;
+  if (!o.record.empty()) recording = std::make_unique<Recorder>(o.record, s->world(), o.record_every);
   RunRecorder rec(steps);
   {
     ProgressBar bar(steps);
@@ -40,10 +45,12 @@ int run_scenario_demo(const DemoOptions& o) {
       s->step();
       rec.record(s->world().stats());
       if (csv) csv->log(*s);
+      if (recording) recording->record(s->world());
       bar.update(k + 1);
     }
     bar.finish();
   }
+  if (recording) recording->close();
   const auto figures = s->figures();
   if (o.json) {
     json j = rec.json();
@@ -157,8 +164,14 @@ void add_demo_command(CLI::App& app, Runner& run) {
   c->add_option("--seed", o->seed, "Seed of the scenario's random numbers");
   c->add_option("--csv", o->csv, "Per-step CSV log (time, base pose, contacts, iterations, residual, "
                                  "penetration, stage timings)");
+  c->add_option("--record", o->record, "Record the run to this file (docs/recording.md; `impulse view` replays it)");
+  c->add_option("--record-every", o->record_every, "Record every K-th step (default 1)")
+      ->check(CLI::Range(1L, 1000000000L));
   c->add_flag("--json", o->json, "Print the summary as one JSON object");
   c->callback([o, &run]() {
+    if (o->name == "table2" && !o->record.empty()) {
+      throw CLI::ValidationError("--record", "table2 runs eight scenarios; record one of them instead (e.g. demo trot --record FILE)");
+    }
     run = [o]() { return o->name == "table2" ? run_table2_demo(*o) : run_scenario_demo(*o); };
   });
 }

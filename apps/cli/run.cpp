@@ -1,4 +1,4 @@
-// `impulse run WORLD.xml --steps N [--solver NAME] [--csv FILE] [--every K] [--json]`: steps a
+// `impulse run WORLD.xml --steps N [--solver NAME] [--csv FILE] [--record FILE] [--every K] [--json]`: steps a
 // world file (docs/world-format.md) and prints the summary table (cli/summary.hpp).
 #include <algorithm>
 #include <iostream>
@@ -9,6 +9,7 @@
 #include "cli/csv_log.hpp"
 #include "cli/json_util.hpp"
 #include "cli/summary.hpp"
+#include "impulse/record/recording.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/world/world_file.hpp"
 
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string solver;  // empty: the world file's
   std::string csv;
   long every = 1;
+  std::string record;  // recording file (docs/recording.md), empty: none
   bool json = false;
 };
 
@@ -46,16 +48,20 @@ int run_world(const RunOptions& o) {
 
   std::unique_ptr<CsvLog> csv;
   if (!o.csv.empty()) csv = std::make_unique<CsvLog>(o.csv, world);
+  std::unique_ptr<Recorder> recording;
+  if (!o.record.empty()) recording = std::make_unique<Recorder>(o.record, world, o.every);
   RunRecorder rec(o.steps);
   ProgressBar bar(o.steps);
   for (long k = 1; k <= o.steps; ++k) {
     world.integrate();
     rec.record(world.stats());
     if (csv && k % o.every == 0) csv->log(world);
+    if (recording) recording->record(world);
     bar.update(k);
   }
   bar.finish();
   if (csv) csv->flush();
+  if (recording) recording->close();
 
   if (o.json) {
     json j = rec.json();
@@ -70,6 +76,7 @@ int run_world(const RunOptions& o) {
           << ", dt " << world.time_step() << " s, " << world.time() << " s simulated";
     rec.print_table(std::cout, title.str());
     if (csv) std::cout << "  csv                   " << o.csv << " (" << csv->rows() << " rows)\n";
+    if (recording) std::cout << "  recording             " << o.record << " (" << recording->frames() << " frames)\n";
   }
   return 0;
 }
@@ -83,7 +90,8 @@ void add_run_command(CLI::App& app, Runner& run) {
   c->add_option("--steps", o->steps, "Number of steps (default 1000)")->check(CLI::Range(1L, 1000000000L));
   c->add_option("--solver", o->solver, "Contact solver, overriding the world file's (bisection, pgs, lm, noslip)");
   c->add_option("--csv", o->csv, "Write the state every K steps to this CSV file");
-  c->add_option("--every", o->every, "Log every K-th step to the CSV (default 1)")->check(CLI::Range(1L, 1000000000L));
+  c->add_option("--record", o->record, "Record the run to this file (docs/recording.md; `impulse view` replays it)");
+  c->add_option("--every", o->every, "Log every K-th step to the CSV and the recording (default 1)")->check(CLI::Range(1L, 1000000000L));
   c->add_flag("--json", o->json, "Print the summary as one JSON object");
   c->callback([o, &run]() { run = [o]() { return run_world(*o); }; });
 }

@@ -571,4 +571,30 @@ SE3 CollisionWorld::shape_pose(Index object, Index shape) const {
   return o.X_WB[static_cast<std::size_t>(s.body)] * s.X_BS;
 }
 
+bool CollisionWorld::is_plane(Index object) const {
+  return impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].plane >= 0;
+}
+
+CollisionShape CollisionWorld::shape_description(Index object, Index shape) const {
+  const Impl& w = *impl_;
+  const Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  IMPULSE_CHECK(o.plane < 0, "object '", o.name, "' is a plane: it has no shape description");
+  IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ",
+                shape, " out of range");
+  const Shape& s = w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])];
+  CollisionShape cs;
+  cs.name = s.name;
+  cs.body = s.body;
+  cs.type = s.type;
+  cs.X_BS = s.X_BS;
+  switch (s.type) {
+    case ShapeType::Sphere: cs.size = Vec3(s.r, 0, 0); break;
+    case ShapeType::Box: cs.size = 2 * s.h; break;
+    case ShapeType::Capsule:
+    case ShapeType::Cylinder: cs.size = Vec3(s.r, 2 * s.hl, 0); break;
+    case ShapeType::Mesh: cs.size = Vec3::Ones(); break;  // the stored mesh is already scaled
+  }
+  return cs;
+}
+
 }  // namespace impulse

@@ -112,6 +112,10 @@ class CollisionWorld {
   bool is_static(Index object) const;
   // World pose of a shape at the last update.
   SE3 shape_pose(Index object, Index shape) const;
+  // For drawing and recording: whether an object is a plane (ground, wall; shape_pose() gives its
+  // frame, z = normal), and the description of one of its shapes (type, size, X_BS, body, mesh).
+  bool is_plane(Index object) const;
+  CollisionShape shape_description(Index object, Index shape) const;
 
  private:
   struct Impl;

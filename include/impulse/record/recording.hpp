@@ -1,0 +1,139 @@
+// Recordings of a run: the scene description once, then one frame per recorded step (poses of
+// every body, contacts with impulses, joint states, energies, solver figures). The binary layout
+// (version 1, little-endian) is documented in docs/recording.md; python/impulse_viz/recording.py
+// and the viewer's page (viewer/src/recording.js) read the same bytes.
+//
+//   World world; ...
+//   Recorder rec("run.imprec", world);       // writes the header and the scene
+//   for (...) { world.integrate(); rec.record(world); }
+//   rec.close();                              // or let the destructor close it
+//
+// The module sits above world/ and only reads the World through its public API. Recording is
+// outside World::integrate(): it allocates (contact reports) and does I/O, so it is not part of
+// the allocation-free step.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impulse/dynamics/data.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse {
+
+// Constants of the binary layout (docs/recording.md).
+namespace record {
+constexpr char kMagic[8] = {'I', 'M', 'P', 'R', 'E', 'C', '\r', '\n'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kHeaderBytes = 40;    // before the system sizes and the scene JSON
+constexpr std::uint32_t kFramePrefixBytes = 48;
+constexpr std::uint32_t kContactBytes = 56;
+}  // namespace record
+
+// The scene of a World as one JSON object (docs/recording.md, "Scene"): time step, gravity, the
+// systems with their bodies, joints and collision shapes (meshes inlined as triangles), and the
+// static objects (planes, boxes). Meshes that cannot be read are listed without triangles.
+std::string scene_json(World& world);
+
+// Encodes the current state of a World as one frame (docs/recording.md, "Frame"). One encoder
+// per World: it keeps a kinematics workspace per system, sized once.
+class FrameEncoder {
+ public:
+  explicit FrameEncoder(const World& world);
+  // Size of the part of every frame before its contacts.
+  std::uint32_t fixed_bytes() const { return fixed_bytes_; }
+  // Encodes the World's current state; `step` is the number of steps taken so far.
+  const std::vector<char>& encode(const World& world, std::uint64_t step);
+
+ private:
+  std::uint32_t fixed_bytes_ = 0;
+  std::vector<Data> data_;
+  std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
+  std::vector<char> buffer_;
+};
+
+class Recorder {
+ public:
+  // Opens `path` for writing and writes the header and the scene. `every` >= 1: record(world)
+  // keeps calls every, 2 every, ... (like `impulse run --csv --every`). Throws Error naming the file when
+  // it cannot be written.
+  Recorder(const std::string& path, World& world, long every = 1);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Appends a frame of the World's current state (subject to `every`).
+  void record(const World& world);
+  // Flushes and closes the file; throws Error when a write failed. Idempotent.
+  void close();
+
+  long frames() const { return frames_; }
+  std::uint64_t bytes() const { return bytes_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void write(const void* p, std::size_t n);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  FrameEncoder encoder_;
+  long every_ = 1;
+  std::uint64_t calls_ = 0;
+  long frames_ = 0;
+  std::uint64_t bytes_ = 0;
+  bool failed_ = false;
+};
+
+// A recording read back (C++ side, used by `impulse view` and the tests): the scene JSON and the
+// byte offset of every frame; frames are decoded on demand.
+struct RecordedContact {
+  Vec3 position, normal, impulse;
+  Scalar depth = 0;
+  int system_a = -1, body_a = -1, system_b = -1, body_b = -1;
+};
+
+struct RecordedFrame {
+  std::uint64_t step = 0;
+  double time = 0;
+  std::uint32_t status = 0, iterations = 0, limits = 0;
+  float residual = 0, max_penetration = 0, step_us = 0;
+  // per system
+  std::vector<float> kinetic, potential;
+  std::vector<Vec3> com;
+  std::vector<std::vector<SE3>> poses;  // [system][body]
+  std::vector<VecX> q, u, tau;
+  std::vector<RecordedContact> contacts;
+};
+
+class RecordingReader {
+ public:
+  // Reads the whole file; throws Error naming the file for a bad magic, an unsupported version,
+  // or a truncated frame (a truncated last frame, e.g. of a run that was killed, is dropped).
+  explicit RecordingReader(const std::string& path);
+
+  const std::string& scene() const { return scene_; }
+  double dt() const { return dt_; }
+  std::size_t num_frames() const { return offsets_.size(); }
+  const std::vector<char>& bytes() const { return bytes_; }
+  // Raw bytes of frame k (for streaming to the viewer).
+  const char* frame_data(std::size_t k) const { return bytes_.data() + offsets_.at(k); }
+  std::uint32_t frame_size(std::size_t k) const;
+  RecordedFrame frame(std::size_t k) const;
+  // Sizes of each system (nb, nq, nv), parsed from the scene.
+  struct SystemSize {
+    int nb = 0, nq = 0, nv = 0;
+  };
+  const std::vector<SystemSize>& systems() const { return systems_; }
+
+ private:
+  std::string path_, scene_;
+  double dt_ = 0;
+  std::vector<char> bytes_;
+  std::vector<std::size_t> offsets_;
+  std::vector<SystemSize> systems_;
+};
+
+}  // namespace impulse

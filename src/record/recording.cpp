@@ -1,0 +1,426 @@
+// Recordings (docs/recording.md): the scene JSON, the frame encoder, the file writer and reader.
+// Everything is little-endian; floats are IEEE binary32 except time (binary64), which keeps
+// 1 ms steps exact over long runs. Values are written with memcpy, so no alignment is assumed.
+#include "impulse/record/recording.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "impulse/collision/mesh.hpp"
+#include "impulse/core/error.hpp"
+#include "impulse/dynamics/energy.hpp"
+#include "impulse/dynamics/kinematics.hpp"
+
+namespace impulse {
+
+namespace {
+
+static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559,
+              "recordings store IEEE floats");
+
+// json string literal
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// a finite number (json has no NaN/Inf: those become null)
+std::string num(double x) {
+  if (!std::isfinite(x)) return "null";
+  std::ostringstream o;
+  o << std::setprecision(9) << x;
+  return o.str();
+}
+
+template <class V>
+std::string array(const V& v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? "," : "") + num(static_cast<double>(v[i]));
+  return s + "]";
+}
+
+// position and quaternion (w, x, y, z) of a pose
+std::string pose_json(const SE3& X) {
+  const Quat qt(X.R);
+  const double p[7] = {X.p.x(), X.p.y(), X.p.z(), qt.w(), qt.x(), qt.y(), qt.z()};
+  return array(p, 7);
+}
+
+// A colour per system, so robots are told apart; static objects are grey (the page may override).
+std::string system_colour(Index i) {
+  static const char* kColours[] = {"#e8a33d", "#4c8bd6", "#5fb86a", "#d65f5f", "#9b6fd0", "#d0b84a"};
+  return kColours[static_cast<std::size_t>(i) % 6];
+}
+
+std::string shape_json(const CollisionShape& cs, const std::string& colour) {
+  std::ostringstream o;
+  o << "{\"name\":" << quoted(cs.name) << ",\"body\":" << cs.body << ",\"type\":" << quoted(shape_type_name(cs.type))
+    << ",\"size\":" << array(cs.size, 3) << ",\"pose\":" << pose_json(cs.X_BS) << ",\"colour\":" << quoted(colour);
+  if (cs.type == ShapeType::Mesh) {
+    o << ",\"mesh\":" << quoted(cs.mesh_path);
+    try {
+      const TriangleMesh m = load_mesh(cs.mesh_path, cs.size);
+      o << ",\"vertices\":[";
+      for (std::size_t k = 0; k < m.vertices.size(); ++k) {
+        o << (k ? "," : "") << num(m.vertices[k].x()) << "," << num(m.vertices[k].y()) << "," << num(m.vertices[k].z());
+      }
+      o << "],\"triangles\":[";
+      for (std::size_t k = 0; k < m.triangles.size(); ++k) {
+        o << (k ? "," : "") << m.triangles[k][0] << "," << m.triangles[k][1] << "," << m.triangles[k][2];
+      }
+      o << "]";
+    } catch (const Error&) {
+      // drawn as its bounding box by the page; the collision stage reported the file already
+    }
+  }
+  o << "}";
+  return o.str();
+}
+
+template <class T>
+void put(std::vector<char>& b, std::size_t& at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof v);
+  at += sizeof v;
+}
+
+template <class T>
+T get(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+std::uint32_t system_fixed_bytes(const Model& m) {
+  // kinetic, potential, com (3), poses (7 nb), q (nq), u (nv), tau (nv)
+  return static_cast<std::uint32_t>(4 * (5 + 7 * m.nb + m.nq + 2 * m.nv));
+}
+
+}  // namespace
+
+std::string scene_json(World& world) {
+  std::ostringstream o;
+  o << "{\"format\":\"impulse-recording\",\"version\":" << record::kVersion << ",\"dt\":" << num(world.time_step())
+    << ",\"gravity\":" << array(world.gravity(), 3) << ",\"solver\":" << quoted(world.contact_solver().name())
+    << ",\"systems\":[";
+  for (Index i = 0; i < world.num_systems(); ++i) {
+    const ArticulatedSystem& s = *world.systems()[static_cast<std::size_t>(i)];
+    const Model& m = s.model();
+    o << (i ? "," : "") << "{\"name\":" << quoted(s.name()) << ",\"nb\":" << m.nb << ",\"nq\":" << m.nq
+      << ",\"nv\":" << m.nv << ",\"floating_base\":" << (m.floating_base ? "true" : "false")
+      << ",\"mass\":" << num(m.total_mass()) << ",\"colour\":" << quoted(system_colour(i)) << ",\"bodies\":[";
+    for (Index b = 0; b < m.nb; ++b) {
+      o << (b ? "," : "") << "{\"name\":" << quoted(m.body_names[static_cast<std::size_t>(b)])
+        << ",\"parent\":" << m.parent[static_cast<std::size_t>(b)] << ",\"mass\":" << num(m.inertia[static_cast<std::size_t>(b)].m)
+        << "}";
+    }
+    o << "],\"joints\":[";
+    for (Index j = 0; j < m.nb; ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      o << (j ? "," : "") << "{\"name\":" << quoted(m.joint_names[k]) << ",\"type\":" << quoted(m.joint_urdf_types[k])
+        << ",\"body\":" << j << ",\"idx_q\":" << m.idx_q[k] << ",\"nq\":" << m.nq_joint[k] << ",\"idx_v\":" << m.idx_v[k]
+        << ",\"nv\":" << m.nv_joint[k] << "}";
+    }
+    o << "],\"shapes\":[";
+    for (std::size_t k = 0; k < m.collision.size(); ++k) {
+      o << (k ? "," : "") << shape_json(m.collision[k], system_colour(i));
+    }
+    o << "]}";
+  }
+  o << "],\"static\":[";
+  CollisionWorld& cw = world.collision();
+  bool first = true;
+  for (Index ob = 0; ob < cw.num_objects(); ++ob) {
+    if (!cw.is_static(ob)) continue;
+    o << (first ? "" : ",") << "{\"name\":" << quoted(cw.object_name(ob));
+    first = false;
+    if (cw.is_plane(ob)) {
+      o << ",\"type\":\"plane\",\"pose\":" << pose_json(cw.shape_pose(ob, 0)) << "}";
+      continue;
+    }
+    o << ",\"type\":\"shapes\",\"shapes\":[";
+    for (Index k = 0; k < cw.num_shapes(ob); ++k) {
+      CollisionShape cs = cw.shape_description(ob, k);
+      cs.X_BS = cw.shape_pose(ob, k);
+      o << (k ? "," : "") << shape_json(cs, "#9aa0a6");
+    }
+    o << "]}";
+  }
+  o << "]}";
+  return o.str();
+}
+
+FrameEncoder::FrameEncoder(const World& world) {
+  fixed_bytes_ = record::kFramePrefixBytes;
+  for (const ArticulatedSystem* s : world.systems()) {
+    data_.emplace_back(s->model());
+    fixed_bytes_ += system_fixed_bytes(s->model());
+  }
+  Index max_object = -1;
+  for (const ArticulatedSystem* s : world.systems()) max_object = std::max(max_object, s->collision_object());
+  object_system_.assign(static_cast<std::size_t>(max_object + 1), -1);
+  for (Index i = 0; i < world.num_systems(); ++i) {
+    object_system_[static_cast<std::size_t>(world.systems()[static_cast<std::size_t>(i)]->collision_object())] = i;
+  }
+  buffer_.reserve(fixed_bytes_ + 16 * record::kContactBytes);
+}
+
+const std::vector<char>& FrameEncoder::encode(const World& world, std::uint64_t step) {
+  const std::vector<ContactReport> contacts = world.contact_reports();
+  const auto nc = static_cast<std::uint32_t>(contacts.size());
+  const std::uint32_t size = fixed_bytes_ + nc * record::kContactBytes;
+  buffer_.resize(size);
+  std::size_t at = 0;
+  const StepStats& st = world.stats();
+  put<std::uint32_t>(buffer_, at, size);
+  put<std::uint32_t>(buffer_, at, nc);
+  put<std::uint64_t>(buffer_, at, step);
+  put<double>(buffer_, at, world.time());
+  put<std::uint32_t>(buffer_, at, static_cast<std::uint32_t>(st.status));
+  put<std::uint32_t>(buffer_, at, static_cast<std::uint32_t>(st.solver.iterations));
+  put<float>(buffer_, at, static_cast<float>(st.solver.residual));
+  put<float>(buffer_, at, static_cast<float>(st.max_penetration));
+  put<std::uint32_t>(buffer_, at, static_cast<std::uint32_t>(st.limits));
+  put<float>(buffer_, at, static_cast<float>(st.times.total()));
+  for (std::size_t i = 0; i < data_.size(); ++i) {
+    const ArticulatedSystem& s = *world.systems()[i];
+    const Model& m = s.model();
+    Data& d = data_[i];
+    put<float>(buffer_, at, static_cast<float>(kinetic_energy(m, d, s.q(), s.u())));
+    put<float>(buffer_, at, static_cast<float>(potential_energy(m, d, s.q())));
+    const Vec3 com = center_of_mass(m, d, s.q());
+    for (int k = 0; k < 3; ++k) put<float>(buffer_, at, static_cast<float>(com[k]));
+    const SE3Vector& X = forward_kinematics(m, d, s.q());
+    for (Index b = 0; b < m.nb; ++b) {
+      const SE3& Xb = X[static_cast<std::size_t>(b)];
+      const Quat qt(Xb.R);
+      const double p[7] = {Xb.p.x(), Xb.p.y(), Xb.p.z(), qt.w(), qt.x(), qt.y(),
+                           qt.z()};
+      for (double v : p) put<float>(buffer_, at, static_cast<float>(v));
+    }
+    for (Index k = 0; k < m.nq; ++k) put<float>(buffer_, at, static_cast<float>(s.q()[k]));
+    for (Index k = 0; k < m.nv; ++k) put<float>(buffer_, at, static_cast<float>(s.u()[k]));
+    // joint effort: the explicit generalized force plus the implicit PD evaluated at the new state
+    for (Index k = 0; k < m.nv; ++k) {
+      Scalar tau = s.generalized_force()[k];
+      if (s.kp().size() == m.nv && (s.kp()[k] != 0 || s.kd()[k] != 0)) {
+        tau += s.kd()[k] * (s.u_target()[k] - s.u()[k]);
+        if (s.kp()[k] != 0) {
+          const Index j = m.dof_body[static_cast<std::size_t>(k)];
+          const Index qk = m.idx_q[static_cast<std::size_t>(j)] + (k - m.idx_v[static_cast<std::size_t>(j)]);
+          tau += s.kp()[k] * (s.q_target()[qk] - s.q()[qk]);
+        }
+      }
+      put<float>(buffer_, at, static_cast<float>(tau));
+    }
+  }
+  auto system_of = [&](Index object) -> int {
+    if (object < 0 || object >= static_cast<Index>(object_system_.size())) return -1;
+    return static_cast<int>(object_system_[static_cast<std::size_t>(object)]);
+  };
+  for (const ContactReport& r : contacts) {
+    const Contact& c = r.contact;
+    for (int k = 0; k < 3; ++k) put<float>(buffer_, at, static_cast<float>(c.position[k]));
+    for (int k = 0; k < 3; ++k) put<float>(buffer_, at, static_cast<float>(c.normal[k]));
+    for (int k = 0; k < 3; ++k) put<float>(buffer_, at, static_cast<float>(r.impulse[k]));
+    put<float>(buffer_, at, static_cast<float>(c.depth));
+    put<std::int32_t>(buffer_, at, system_of(c.object_a));
+    put<std::int32_t>(buffer_, at, static_cast<std::int32_t>(c.body_a));
+    put<std::int32_t>(buffer_, at, system_of(c.object_b));
+    put<std::int32_t>(buffer_, at, static_cast<std::int32_t>(c.body_b));
+  }
+  return buffer_;
+}
+
+Recorder::Recorder(const std::string& path, World& world, long every)
+    : path_(path), encoder_(world), every_(every) {
+  if (every < 1) throw InvalidArgument("recording '" + path + "': every must be >= 1, got " + std::to_string(every));
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) throw Error("recording '" + path + "': cannot open for writing: " + std::strerror(errno));
+  const std::string scene = scene_json(world);
+  const auto nsys = static_cast<std::uint32_t>(world.num_systems());
+  // header, system sizes, scene length and scene, padded with spaces to a multiple of 8 bytes
+  std::size_t header = record::kHeaderBytes + 12 * nsys + 4 + scene.size();
+  header = (header + 7) / 8 * 8;
+  std::vector<char> h(header, ' ');
+  std::size_t at = 0;
+  std::memcpy(h.data(), record::kMagic, 8);
+  at = 8;
+  put<std::uint32_t>(h, at, record::kVersion);
+  put<std::uint32_t>(h, at, static_cast<std::uint32_t>(header));
+  put<std::uint32_t>(h, at, nsys);
+  put<std::uint32_t>(h, at, encoder_.fixed_bytes());
+  put<std::uint32_t>(h, at, record::kContactBytes);
+  put<std::uint32_t>(h, at, static_cast<std::uint32_t>(every));
+  put<double>(h, at, world.time_step());
+  for (const ArticulatedSystem* s : world.systems()) {
+    put<std::uint32_t>(h, at, static_cast<std::uint32_t>(s->model().nb));
+    put<std::uint32_t>(h, at, static_cast<std::uint32_t>(s->model().nq));
+    put<std::uint32_t>(h, at, static_cast<std::uint32_t>(s->model().nv));
+  }
+  put<std::uint32_t>(h, at, static_cast<std::uint32_t>(scene.size()));
+  std::memcpy(h.data() + at, scene.data(), scene.size());
+  write(h.data(), h.size());
+  if (failed_) {
+    std::fclose(file_);
+    file_ = nullptr;
+    throw Error("recording '" + path + "': write failed");
+  }
+}
+
+Recorder::~Recorder() {
+  if (file_) std::fclose(file_);
+}
+
+void Recorder::write(const void* p, std::size_t n) {
+  if (std::fwrite(p, 1, n, file_) != n) failed_ = true;
+  bytes_ += n;
+}
+
+void Recorder::record(const World& world) {
+  ++calls_;
+  if (calls_ % static_cast<std::uint64_t>(every_) != 0 || !file_) return;
+  const auto step = static_cast<std::uint64_t>(std::llround(world.time() / world.time_step()));
+  const std::vector<char>& f = encoder_.encode(world, step);
+  write(f.data(), f.size());
+  ++frames_;
+}
+
+void Recorder::close() {
+  if (!file_) return;
+  const bool ok = std::fflush(file_) == 0 && !failed_;
+  std::fclose(file_);
+  file_ = nullptr;
+  if (!ok) throw Error("recording '" + path_ + "': write failed (disk full?)");
+}
+
+RecordingReader::RecordingReader(const std::string& path) : path_(path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("recording '" + path + "': cannot open");
+  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const char* p = bytes_.data();
+  const std::size_t n = bytes_.size();
+  if (n < record::kHeaderBytes || std::memcmp(p, record::kMagic, 8) != 0) {
+    throw Error("recording '" + path + "': not an Impulse recording (bad magic)");
+  }
+  const auto version = get<std::uint32_t>(p + 8);
+  if (version != record::kVersion) {
+    throw Error("recording '" + path + "': version " + std::to_string(version) + " is not supported (this build reads " +
+                std::to_string(record::kVersion) + ")");
+  }
+  const auto header = get<std::uint32_t>(p + 12);
+  const auto nsys = get<std::uint32_t>(p + 16);
+  const auto fixed = get<std::uint32_t>(p + 20);
+  const auto contact = get<std::uint32_t>(p + 24);
+  dt_ = get<double>(p + 32);
+  const std::size_t sizes_end = record::kHeaderBytes + 12 * std::size_t(nsys) + 4;
+  if (header > n || sizes_end > header || contact != record::kContactBytes) {
+    throw Error("recording '" + path + "': truncated or corrupt header");
+  }
+  // sizes in 64 bits with a sanity bound, so a corrupt or hostile header cannot wrap around
+  std::uint64_t expect = record::kFramePrefixBytes;
+  for (std::uint32_t i = 0; i < nsys; ++i) {
+    const char* s = p + record::kHeaderBytes + 12 * std::size_t(i);
+    const std::uint32_t nb = get<std::uint32_t>(s), nq = get<std::uint32_t>(s + 4), nv = get<std::uint32_t>(s + 8);
+    if (nb > 100000 || nq > 1000000 || nv > 1000000) {
+      throw Error("recording '" + path + "': corrupt header (system " + std::to_string(i) + " sizes)");
+    }
+    systems_.push_back(SystemSize{static_cast<int>(nb), static_cast<int>(nq), static_cast<int>(nv)});
+    expect += 4 * (5 + 7 * std::uint64_t(nb) + nq + 2 * std::uint64_t(nv));
+  }
+  const auto scene_len = get<std::uint32_t>(p + sizes_end - 4);
+  if (sizes_end + scene_len > header || expect != fixed) {
+    throw Error("recording '" + path + "': corrupt header (scene or frame size)");
+  }
+  scene_.assign(p + sizes_end, scene_len);
+  std::size_t at = header;
+  while (at + 8 <= n) {
+    const std::uint64_t size = get<std::uint32_t>(p + at);
+    const std::uint64_t nc = get<std::uint32_t>(p + at + 4);
+    if (size != fixed + nc * contact) throw Error("recording '" + path + "': corrupt frame at byte " + std::to_string(at));
+    if (at + size > n) break;  // a run that was killed mid-frame: drop the partial frame
+    offsets_.push_back(at);
+    at += static_cast<std::size_t>(size);
+  }
+}
+
+std::uint32_t RecordingReader::frame_size(std::size_t k) const { return get<std::uint32_t>(frame_data(k)); }
+
+RecordedFrame RecordingReader::frame(std::size_t k) const {
+  const char* p = frame_data(k);
+  RecordedFrame f;
+  const auto nc = get<std::uint32_t>(p + 4);
+  f.step = get<std::uint64_t>(p + 8);
+  f.time = get<double>(p + 16);
+  f.status = get<std::uint32_t>(p + 24);
+  f.iterations = get<std::uint32_t>(p + 28);
+  f.residual = get<float>(p + 32);
+  f.max_penetration = get<float>(p + 36);
+  f.limits = get<std::uint32_t>(p + 40);
+  f.step_us = get<float>(p + 44);
+  p += record::kFramePrefixBytes;
+  auto fl = [&p]() {
+    const float v = get<float>(p);
+    p += 4;
+    return static_cast<Scalar>(v);
+  };
+  for (const SystemSize& z : systems_) {
+    f.kinetic.push_back(static_cast<float>(fl()));
+    f.potential.push_back(static_cast<float>(fl()));
+    Vec3 c;
+    for (int i = 0; i < 3; ++i) c[i] = fl();
+    f.com.push_back(c);
+    std::vector<SE3> poses;
+    for (int b = 0; b < z.nb; ++b) {
+      Vec3 t;
+      for (int i = 0; i < 3; ++i) t[i] = fl();
+      const Scalar w = fl(), x = fl(), y = fl(), zz = fl();
+      poses.emplace_back(Quat(w, x, y, zz).normalized().toRotationMatrix(), t);
+    }
+    f.poses.push_back(std::move(poses));
+    VecX q(z.nq), u(z.nv), tau(z.nv);
+    for (int i = 0; i < z.nq; ++i) q[i] = fl();
+    for (int i = 0; i < z.nv; ++i) u[i] = fl();
+    for (int i = 0; i < z.nv; ++i) tau[i] = fl();
+    f.q.push_back(q);
+    f.u.push_back(u);
+    f.tau.push_back(tau);
+  }
+  for (std::uint32_t c = 0; c < nc; ++c) {
+    RecordedContact rc;
+    for (int i = 0; i < 3; ++i) rc.position[i] = fl();
+    for (int i = 0; i < 3; ++i) rc.normal[i] = fl();
+    for (int i = 0; i < 3; ++i) rc.impulse[i] = fl();
+    rc.depth = fl();
+    rc.system_a = get<std::int32_t>(p);
+    rc.body_a = get<std::int32_t>(p + 4);
+    rc.system_b = get<std::int32_t>(p + 8);
+    rc.body_b = get<std::int32_t>(p + 12);
+    p += 16;
+    f.contacts.push_back(rc);
+  }
+  return f;
+}
+
+}  // namespace impulse

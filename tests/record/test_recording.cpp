@@ -1,0 +1,148 @@
+// Recordings (docs/recording.md): what is written is what the state was (poses against an
+// independent forward-kinematics query, contacts against the World's contact reports), the
+// `every` subsampling, the scene, and the errors for files that are not recordings.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "impulse/core/error.hpp"
+#include "impulse/record/recording.hpp"
+#include "impulse/world/world_file.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+
+std::string temp_path(const std::string& name) { return "impulse_test_" + name + ".imprec"; }
+
+// ANYmal standing under PD on the ground next to a free sphere and a static box: every kind of
+// object, with contacts from the first steps on.
+std::unique_ptr<World> make_world() {
+  WorldDescription d = parse_world_file(impulse_test::source_path("models/worlds/anymal_stand.xml"));
+  auto world = std::make_unique<World>();
+  build_world(d, *world);
+  world->add_static_box("crate", SE3(Mat3::Identity(), Vec3(2, 0, 0.25)), Vec3(0.5, 0.5, 0.5));
+  world->add_sphere("ball", 0.1, 1.0).set_q((VecX(7) << 2, 0, 0.62, 1, 0, 0, 0).finished());
+  return world;
+}
+
+}  // namespace
+
+TEST_CASE("a recording reads back the poses, joint states, energies and contacts of every step", "[record]") {
+  auto world = make_world();
+  const std::string path = temp_path("roundtrip");
+  const int steps = 120;
+  std::vector<std::vector<SE3>> poses;  // [step] all bodies of all systems, from body_pose()
+  std::vector<std::vector<ContactReport>> contacts;
+  std::vector<Scalar> kinetic;
+  {
+    Recorder rec(path, *world);
+    for (int k = 0; k < steps; ++k) {
+      world->integrate();
+      rec.record(*world);
+      std::vector<SE3> p;
+      for (const ArticulatedSystem* s : world->systems()) {
+        for (Index b = 0; b < s->model().nb; ++b) p.push_back(s->body_pose(b));
+      }
+      poses.push_back(p);
+      contacts.push_back(world->contact_reports());
+      kinetic.push_back(world->systems()[0]->kinetic_energy());
+    }
+    rec.close();
+    CHECK(rec.frames() == steps);
+  }
+  RecordingReader r(path);
+  REQUIRE(r.num_frames() == static_cast<std::size_t>(steps));
+  REQUIRE(r.systems().size() == 2);
+  CHECK(r.dt() == world->time_step());
+  CHECK(r.scene().find("\"crate\"") != std::string::npos);
+  CHECK(r.scene().find("\"plane\"") != std::string::npos);
+  bool saw_contacts = false;
+  for (int k = 0; k < steps; ++k) {
+    const RecordedFrame f = r.frame(static_cast<std::size_t>(k));
+    CHECK(f.step == static_cast<std::uint64_t>(k + 1));
+    CHECK(f.time == Approx(0.001 * (k + 1)).margin(1e-12));
+    std::size_t i = 0;
+    for (std::size_t s = 0; s < f.poses.size(); ++s) {
+      for (const SE3& X : f.poses[s]) {
+        // binary32: relative precision 6e-8 on metre-sized positions and unit quaternions
+        CHECK((X.p - poses[k][i].p).norm() < 1e-6);
+        CHECK((X.R - poses[k][i].R).norm() < 1e-6);
+        ++i;
+      }
+    }
+    CHECK(std::abs(f.kinetic[0] - kinetic[k]) <= 1e-6 * (1 + kinetic[k]));
+    CHECK(f.q[0].size() == world->systems()[0]->nq());
+    REQUIRE(f.contacts.size() == contacts[k].size());
+    for (std::size_t c = 0; c < f.contacts.size(); ++c) {
+      saw_contacts = true;
+      CHECK((f.contacts[c].position - contacts[k][c].contact.position).norm() < 1e-6);
+      CHECK((f.contacts[c].impulse - contacts[k][c].impulse).norm() < 1e-6 * (1 + contacts[k][c].impulse.norm()));
+      CHECK(f.contacts[c].system_b == -1);  // ground and crate are static
+    }
+  }
+  CHECK(saw_contacts);
+  // the last frame's joint state is the World's final state
+  const RecordedFrame last = r.frame(r.num_frames() - 1);
+  CHECK((last.q[0] - world->systems()[0]->q()).cwiseAbs().maxCoeff() < 1e-6);
+  CHECK((last.u[0] - world->systems()[0]->u()).cwiseAbs().maxCoeff() < 1e-5 * (1 + world->systems()[0]->u().norm()));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a recording keeps every K-th step and drops a truncated last frame", "[record]") {
+  auto world = make_world();
+  const std::string path = temp_path("every");
+  {
+    Recorder rec(path, *world, 10);
+    for (int k = 0; k < 95; ++k) {
+      world->integrate();
+      rec.record(*world);
+    }
+    CHECK(rec.frames() == 9);
+  }
+  RecordingReader r(path);
+  REQUIRE(r.num_frames() == 9);
+  CHECK(r.frame(0).step == 10);
+  CHECK(r.frame(8).step == 90);
+  const std::size_t full = r.bytes().size();
+  // a run killed mid-frame: the partial frame is dropped, the others stay readable
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(r.bytes().data(), static_cast<std::streamsize>(full - 5));
+  RecordingReader cut(path);
+  CHECK(cut.num_frames() == 8);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("reading a file that is not a recording names the file and the problem", "[record]") {
+  const std::string path = temp_path("bad");
+  std::ofstream(path, std::ios::binary) << "this is not a recording at all, not even close";
+  CHECK_THROWS_WITH(RecordingReader(path), Catch::Contains(path) && Catch::Contains("bad magic"));
+  {
+    auto world = make_world();
+    Recorder rec(path, *world);
+    world->integrate();
+    rec.record(*world);
+  }
+  {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(8);
+    const std::uint32_t v = 99;
+    f.write(reinterpret_cast<const char*>(&v), 4);
+  }
+  CHECK_THROWS_WITH(RecordingReader(path), Catch::Contains("version 99 is not supported"));
+  {
+    // restore the version, then give system 0 an absurd body count: sizes must not wrap around
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    const std::uint32_t v = record::kVersion, nb = 0xFFFFFFFFu;
+    f.seekp(8);
+    f.write(reinterpret_cast<const char*>(&v), 4);
+    f.seekp(record::kHeaderBytes);
+    f.write(reinterpret_cast<const char*>(&nb), 4);
+  }
+  CHECK_THROWS_WITH(RecordingReader(path), Catch::Contains("corrupt header"));
+  CHECK_THROWS_WITH(RecordingReader("no/such/dir/x.imprec"), Catch::Contains("no/such/dir/x.imprec"));
+  auto world = make_world();
+  CHECK_THROWS_WITH(Recorder("no/such/dir/x.imprec", *world), Catch::Contains("cannot open for writing"));
+  CHECK_THROWS_AS(Recorder(path, *world, 0), InvalidArgument);
+  std::remove(path.c_str());
+}

@@ -1,0 +1,24 @@
+# Tests of recordings, plots and the viewer that run the `impulse` binary from Python and node
+# (included by tests/CMakeLists.txt). Each exits 77 (skipped, with a message) when its tools are
+# missing; CI installs them (scripts/install-deps.sh).
+if(NOT TARGET impulse_cli)
+  return()
+endif()
+set(IMPULSE_TEST_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with numpy and matplotlib for the recording and plot tests")
+add_test(NAME record_python_roundtrip
+  COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_recording_python.py
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/record_python)
+add_test(NAME plot_pngs
+  COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_plot.py
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/plot)
+set_tests_properties(record_python_roundtrip plot_pngs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+find_program(IMPULSE_NODE node)
+if(IMPULSE_NODE)
+  add_test(NAME viewer_browser
+    COMMAND ${IMPULSE_NODE} ${CMAKE_CURRENT_LIST_DIR}/browser_test.mjs
+            $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/viewer)
+  set_tests_properties(viewer_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+else()
+  message(STATUS "viewer_browser test: skipped (no node; install nodejs: scripts/install-deps.sh)")
+endif()
