@@ -1,14 +1,33 @@
 // impulse: command-line front end (inspect a model, evaluate its dynamics, run benchmarks).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/core/version.hpp"
+
+namespace {
+// Messages may span lines (CLI11 adds "Run with --help ..."); the CLI prints one line per error.
+std::string one_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace impulse::cli;
   CLI::App app{"Impulse: rigid-body dynamics and hard contact for robotics"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("impulse ") + impulse::version_string());
   Runner run;
   add_inspect_command(app, run);
   add_dynamics_command(app, run);
@@ -20,17 +39,19 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's own text on one line with the documented prefix (exit code 2: usage)
+    std::cerr << "error: " << one_line(e.what()) << " (see 'impulse --help')\n";
+    return 2;
   }
   if (!run) return 2;
   try {
     return run();
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }
