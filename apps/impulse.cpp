@@ -7,11 +7,29 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/core/version.hpp"
+
+namespace {
+// Messages may span lines (CLI11 adds "Run with --help ..."); the CLI prints one line per error.
+std::string one_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace impulse::cli;
   CLI::App app{"Impulse: rigid-body dynamics and hard contact for robotics"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("impulse ") + impulse::version_string());
   // --package-path DIR (repeatable): searched first for package:// URIs by every command. It is
   // handed to the loaders through IMPULSE_PACKAGE_PATH, which they read before ROS_PACKAGE_PATH.
   std::vector<std::string> package_paths;
@@ -32,8 +50,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's own text on one line with the documented prefix (exit code 2: usage)
+    std::cerr << "error: " << one_line(e.what()) << " (see 'impulse --help')\n";
+    return 2;
   }
   if (!run) return 2;
   if (!package_paths.empty()) {
@@ -45,10 +65,10 @@ int main(int argc, char** argv) {
   try {
     return run();
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

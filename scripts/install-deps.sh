@@ -6,7 +6,8 @@ packages=(build-essential cmake ninja-build pkg-config
           catch2 libcli11-dev nlohmann-json3-dev libassimp-dev
           python3-dev python3-venv pybind11-dev python3-numpy python3-pytest python3-setuptools
           python3-torch libopenblas0-pthread python3-mpi4py openmpi-bin libopenmpi-dev
-          libcpp-httplib-dev esbuild chromium ffmpeg python3-matplotlib)
+          libcpp-httplib-dev esbuild chromium ffmpeg python3-matplotlib
+          clang)  # clang: libFuzzer targets (tests/fuzz, IMPULSE_BUILD_FUZZERS)
 # the viewer's page is bundled from npm packages (viewer/package-lock.json): node and npm, unless
 # some node (e.g. NodeSource's, which bundles npm) is already there
 if ! command -v node > /dev/null; then packages+=(nodejs); fi

@@ -3,10 +3,11 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "impulse/core/version.hpp"
 
 namespace impulse::cli {
 
-std::string default_model_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
+std::string default_model_path() { return find_model("anymal/anymal.urdf"); }
 
 void add_bench_command(CLI::App& app, Runner& run) {
   // WHAT -> benchmark; each lives in its own bench_<what>.cpp

@@ -66,8 +66,14 @@ int run_dynamics(const std::string& model_path, bool fixed_base) {
   json state;
   try {
     state = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UsageError(std::string("malformed JSON on stdin: ") + e.what());
+  } catch (const json::exception& e) {
+    // the library's text without its "[json.exception.parse_error.101] " tag; a number such as
+    // 1e999 overflows a double (out_of_range 406)
+    std::string msg = e.what();
+    const std::size_t tag = msg.find("] ");
+    if (msg.rfind("[json.exception.", 0) == 0 && tag != std::string::npos) msg = msg.substr(tag + 2);
+    if (e.id == 406) throw UsageError("JSON on stdin: a number is out of range for a double (" + msg + ")");
+    throw UsageError("malformed JSON on stdin: " + msg);
   }
   if (!state.is_object()) throw UsageError("stdin must hold a JSON object {\"q\": [...], \"u\": [...], \"tau\": [...]}");
   VecX q = read_vector(state, "q", m.nq, true);

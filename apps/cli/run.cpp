@@ -10,20 +10,18 @@
 #include "cli/json_util.hpp"
 #include "cli/summary.hpp"
 #include "impulse/record/recording.hpp"
-#include "impulse/solvers/contact_solver.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world_file.hpp"
 
 namespace impulse::cli {
 
 namespace {
 
-// `name` when it is a contact solver, else a UsageError listing the valid names.
+// `name` when it is a contact solver of the registry, else a UsageError listing the valid names.
 std::string check_solver_name(const std::string& name) {
   const auto& valid = contact_solver_names();
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return name;
-  std::string list;
-  for (const auto& n : valid) list += (list.empty() ? "" : ", ") + n;
-  throw UsageError("unknown solver '" + name + "'; valid names are: " + list);
+  throw UsageError("unknown solver '" + name + "'; valid names are: " + join_solver_names());
 }
 
 struct RunOptions {
@@ -53,7 +51,13 @@ int run_world(const RunOptions& o) {
   RunRecorder rec(o.steps);
   ProgressBar bar(o.steps);
   for (long k = 1; k <= o.steps; ++k) {
-    world.integrate();
+    const StepReport r = world.integrate();
+    if (!r.ok() && r.status == StepStatus::NonFinite) {
+      // the World rejected the step (state and time unchanged): continuing would repeat it
+      bar.finish();
+      std::cerr << "error: step " << k << " (t = " << world.time() << " s): " << world.describe(r) << "\n";
+      return 3;
+    }
     rec.record(world.stats());
     if (csv && k % o.every == 0) csv->log(world);
     if (recording) recording->record(world);
@@ -62,6 +66,17 @@ int run_world(const RunOptions& o) {
   bar.finish();
   if (csv) csv->flush();
   if (recording) recording->close();
+  // every other condition of the run, one line each on stderr (stdout stays the summary)
+  for (int k = 0; k < kNumWarningKinds; ++k) {
+    const WarningCounter& w = world.warnings()[static_cast<std::size_t>(k)];
+    if (w.count == 0) continue;
+    std::cerr << "warning: " << to_string(static_cast<WarningKind>(k)) << " in " << w.count << " of " << o.steps
+              << " steps (last at t = " << w.last_time << " s";
+    if (static_cast<WarningKind>(k) == WarningKind::ContactOverflow) {
+      std::cerr << "; max_contacts " << world.settings().max_contacts << ": contacts beyond it were dropped";
+    }
+    std::cerr << ")\n";
+  }
 
   if (o.json) {
     json j = rec.json();
@@ -88,7 +103,7 @@ void add_run_command(CLI::App& app, Runner& run) {
   auto* c = app.add_subcommand("run", "Step a world file and print the timing and contact summary");
   c->add_option("world", o->world, "World file (XML, docs/world-format.md)")->required()->check(CLI::ExistingFile);
   c->add_option("--steps", o->steps, "Number of steps (default 1000)")->check(CLI::Range(1L, 1000000000L));
-  c->add_option("--solver", o->solver, "Contact solver, overriding the world file's (bisection, pgs, lm, noslip)");
+  c->add_option("--solver", o->solver, "Contact solver, overriding the world file's (" + join_solver_names() + ")");
   c->add_option("--csv", o->csv, "Write the state every K steps to this CSV file");
   c->add_option("--record", o->record, "Record the run to this file (docs/recording.md; `impulse view` replays it)");
   c->add_option("--every", o->every, "Log every K-th step to the CSV and the recording (default 1)")->check(CLI::Range(1L, 1000000000L));

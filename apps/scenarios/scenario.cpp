@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "impulse/core/error.hpp"
+#include "impulse/core/version.hpp"
 #include "impulse/dynamics/data.hpp"
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/io/urdf.hpp"
@@ -12,7 +13,7 @@
 
 namespace impulse::scenarios {
 
-std::string anymal_urdf_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
+std::string anymal_urdf_path() { return find_model("anymal/anymal.urdf"); }
 
 VecX anymal_nominal_joints() {
   VecX j(12);

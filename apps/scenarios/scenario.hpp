@@ -97,7 +97,8 @@ const std::vector<std::string>& validation_scenario_names();
 // Any of the above. Throws InvalidArgument for an unknown scenario or solver name (listing the valid ones).
 std::unique_ptr<Scenario> make_scenario(const std::string& name, const ScenarioConfig& config);
 
-// The project's ANYmal (models/anymal/anymal.urdf in the source tree, IMPULSE_SOURCE_DIR).
+// The project's ANYmal: find_model("anymal/anymal.urdf") (installed share/impulse/models, or
+// the source tree's models/; core/version.hpp).
 std::string anymal_urdf_path();
 // The nominal standing pose (12 joints, LF RF LH RH x HAA HFE KFE): knees bent, X configuration.
 VecX anymal_nominal_joints();

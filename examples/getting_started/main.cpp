@@ -3,7 +3,7 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-  const std::string urdf = argc > 1 ? argv[1] : "models/anymal/anymal.urdf";
+  const std::string urdf = argc > 1 ? argv[1] : impulse::find_model("anymal/anymal.urdf");
   impulse::World world;                                   // dt = 1 ms, gravity -9.81 z
   world.add_ground();
   world.set_contact_solver("bisection");                  // or "pgs", "lm", "noslip"

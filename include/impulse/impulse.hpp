@@ -3,6 +3,7 @@
 
 #include "impulse/core/error.hpp"
 #include "impulse/core/types.hpp"
+#include "impulse/core/version.hpp"
 #include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/crba.hpp"
 #include "impulse/dynamics/data.hpp"
@@ -18,5 +19,9 @@
 #include "impulse/collision/collision_world.hpp"
 #include "impulse/contact/delassus.hpp"
 #include "impulse/solvers/contact_solver.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/stepper/stepper.hpp"
+#include "impulse/world/settings.hpp"
 #include "impulse/world/world.hpp"
+#include "impulse/world/world_file.hpp"
+#include "impulse/world/world_state.hpp"

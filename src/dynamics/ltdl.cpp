@@ -1,11 +1,13 @@
 // Tree-sparse L^T D L factorization and solves, RBDA sec. 6.5, Tables 6.3 and 6.4. See ltdl.hpp.
 #include "impulse/dynamics/ltdl.hpp"
 
+#include <cmath>
+
 #include "impulse/core/check.hpp"
 
 namespace impulse {
 
-void ltdl_factor(const Model& model, Data& data) {
+bool ltdl_factor(const Model& model, Data& data) {
   // Table 6.3 reorganised by columns of L (row-oriented, "up-looking", as Pinocchio's
   // cholesky::decompose): the descendants of dof j are the contiguous dofs j+1 .. e_j - 1
   // (depth-first numbering), and with M = L^T D L
@@ -18,6 +20,7 @@ void ltdl_factor(const Model& model, Data& data) {
   Scalar* H = data.M.data();  // H(r, c) = H[r + c n] (column major)
   const Index* lambda = model.dof_parent.data();
   Scalar* DL = data.ltdl_tmp.data();
+  bool positive_definite = true;
   for (Index j = n - 1; j >= 0; --j) {
     const Index b = j + 1, nd = data.dof_subtree_end[j] - b;  // descendants b .. b + nd - 1
     const Scalar* Lj = H + b + j * n;                         // L_kj, k in desc(j)
@@ -26,7 +29,10 @@ void ltdl_factor(const Model& model, Data& data) {
       DL[t] = data.D[b + t] * Lj[t];
       Dj -= Lj[t] * DL[t];
     }
-    IMPULSE_ASSERT(Dj > 0);
+    // A pivot <= 0 or NaN: M is not positive definite (bad inertias, or NaN in q). Not an
+    // assertion: the factor runs to the end and reports it, the caller decides (World skips the
+    // step and names the system and dof).
+    positive_definite = positive_definite && Dj > 0 && std::isfinite(Dj);
     const Scalar Djinv = 1 / Dj;
     data.D[j] = Dj;
     data.Dinv[j] = Djinv;
@@ -38,6 +44,7 @@ void ltdl_factor(const Model& model, Data& data) {
       H[j + i * n] = s * Djinv;  // L_ji
     }
   }
+  return positive_definite;
 }
 
 namespace {

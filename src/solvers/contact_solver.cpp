@@ -65,19 +65,6 @@ SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda)
   return result;
 }
 
-const std::vector<std::string>& contact_solver_names() {
-  static const std::vector<std::string> names = {"bisection", "pgs", "lm", "noslip"};
-  return names;
-}
-
-std::unique_ptr<ContactSolver> make_contact_solver(const std::string& name) {
-  if (name == "bisection") return std::make_unique<BisectionSolver>();
-  if (name == "pgs") return std::make_unique<PgsSolver>();
-  if (name == "lm") return std::make_unique<LmSolver>();
-  if (name == "noslip") return std::make_unique<NoSlipSolver>();
-  std::string valid;
-  for (const std::string& n : contact_solver_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw InvalidArgument("unknown contact solver '" + name + "'; valid names are: " + valid);
-}
+// contact_solver_names() and make_contact_solver(name) live in solver_registry.cpp.
 
 }  // namespace impulse

@@ -73,11 +73,11 @@ void Stepper::reserve(const std::vector<ArticulatedSystem*>& systems, const std:
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i]->nv());
   solver_->reserve(max_rows);
-  memory_.clear();
-  memory_.reserve(static_cast<std::size_t>(st.max_contacts));
+  cache_.memory.clear();
+  cache_.memory.reserve(static_cast<std::size_t>(st.max_contacts));
   memory_next_.reserve(static_cast<std::size_t>(st.max_contacts));
-  limit_memory_.clear();
-  limit_memory_.reserve(static_cast<std::size_t>(max_rows));
+  cache_.limit_memory.clear();
+  cache_.limit_memory.reserve(static_cast<std::size_t>(max_rows));
   limit_memory_next_.reserve(static_cast<std::size_t>(max_rows));
   prepared_ = false;
 }
@@ -260,6 +260,11 @@ void Stepper::position_correction(const ContactProblem& problem) {
   stats_.position_sweeps = sweeps;
 }
 
+void Stepper::restore_cache(const StepperCache& cache) {
+  cache_.memory.assign(cache.memory.begin(), cache.memory.end());
+  cache_.limit_memory.assign(cache.limit_memory.begin(), cache.limit_memory.end());
+}
+
 Vec3 Stepper::contact_impulse(Index i) const {
   if (i < 0 || i >= assembler_.num_contacts()) return Vec3::Zero();
   return assembler_.contact_frame(i) * lambda_.segment<3>(3 * i);
@@ -275,7 +280,7 @@ void Stepper::warm_start(Index n) {
     const Contact& c = contacts_[i];
     const Memory* best = nullptr;
     Scalar best_d2 = radius2;
-    for (const Memory& m : memory_) {
+    for (const Memory& m : cache_.memory) {
       if (m.object_a != c.object_a || m.shape_a != c.shape_a || m.object_b != c.object_b || m.shape_b != c.shape_b)
         continue;
       const Scalar d2 = (m.position - c.position).squaredNorm();
@@ -285,7 +290,7 @@ void Stepper::warm_start(Index n) {
   }
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Limit) continue;
-    for (const LimitMemory& m : limit_memory_) {
+    for (const LimitMemory& m : cache_.limit_memory) {
       if (m.system == r.system && m.dof == r.index && m.sign == r.sign) lambda[r.row] = m.lambda;
     }
   }
@@ -297,12 +302,12 @@ void Stepper::remember() {
     const Contact& c = contacts_[i];
     memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
   }
-  memory_.swap(memory_next_);
+  cache_.memory.swap(memory_next_);
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind == ConstraintRow::Kind::Limit) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
   }
-  limit_memory_.swap(limit_memory_next_);
+  cache_.limit_memory.swap(limit_memory_next_);
 }
 
 void Stepper::report_impulses(const std::vector<ArticulatedSystem*>& systems) {

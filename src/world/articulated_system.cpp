@@ -205,16 +205,23 @@ Vec3 ArticulatedSystem::center_of_mass() const { return impulse::center_of_mass(
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_object_filter(object_, CollisionFilter{group, mask});
+  const std::string n = name_;
+  world_->record([n, group, mask](const World&, World& w) { w.system(n).set_collision_filter(group, mask); });
 }
 
 void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_body_filter(object_, model_.body_id(body), CollisionFilter{group, mask});
+  const std::string n = name_;
+  world_->record(
+      [n, body, group, mask](const World&, World& w) { w.system(n).set_body_collision_filter(body, group, mask); });
 }
 
 void ArticulatedSystem::set_self_collision(bool enabled) {
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_self_collision(object_, enabled);
+  const std::string n = name_;
+  world_->record([n, enabled](const World&, World& w) { w.system(n).set_self_collision(enabled); });
 }
 
 }  // namespace impulse

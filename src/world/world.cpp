@@ -1,48 +1,78 @@
 #include "impulse/world/world.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "impulse/core/check.hpp"
 #include "impulse/model/model_builder.hpp"
+#include "impulse/solvers/solver_registry.hpp"
+#include "impulse/world/settings.hpp"
 
 namespace impulse {
 
-World::World() : collision_(0.005) { reserve(); }
+World::World() : collision_(0.005) {
+  reserve();
+  solver_recipe_ = stepper_.solver().name();
+}
 World::~World() = default;
 
+const char* to_string(WarningKind k) {
+  switch (k) {
+    case WarningKind::ContactOverflow: return "contact overflow";
+    case WarningKind::SolverNotConverged: return "solver not converged";
+    case WarningKind::SolverFailed: return "solver failed";
+    case WarningKind::NonFinite: return "non-finite state";
+    case WarningKind::MassMatrixNotPositiveDefinite: return "mass matrix not positive definite";
+  }
+  return "unknown";
+}
+
 void World::set_time_step(Scalar dt) {
-  IMPULSE_CHECK(std::isfinite(dt) && dt > 0 && dt <= 0.1, "time step must be in (0, 0.1] s, got ", dt);
+  validate_time_step(dt);
   settings_.dt = dt;
   prepared_ = false;
+  record([dt](const World&, World& w) { w.set_time_step(dt); });
+}
+
+void World::set_time(Scalar t) {
+  validate_time(t);
+  time_ = t;
 }
 
 void World::set_gravity(const Vec3& g) {
-  IMPULSE_CHECK(g.allFinite(), "gravity (", g.transpose(), ") is not finite");
+  validate_gravity(g);
   gravity_ = g;
   for (auto& s : systems_) s->model_.gravity = g;
   prepared_ = false;
+  record([g](const World&, World& w) { w.set_gravity(g); });
 }
 
 void World::set_contact_margin(Scalar margin) {
-  IMPULSE_CHECK(std::isfinite(margin) && margin >= 0, "contact margin must be >= 0, got ", margin);
+  validate_contact_margin(margin);
   collision_.set_margin(margin);
   prepared_ = false;
+  record([margin](const World&, World& w) { w.set_contact_margin(margin); });
 }
 
 void World::set_contact_settings(const DelassusSettings& s) {
-  IMPULSE_CHECK(std::isfinite(s.restitution_threshold) && s.restitution_threshold >= 0,
-                "restitution threshold must be >= 0");
-  IMPULSE_CHECK(std::isfinite(s.erp) && s.erp >= 0 && s.erp <= 1, "erp must be in [0, 1], got ", s.erp);
-  IMPULSE_CHECK(std::isfinite(s.slop) && s.slop >= 0, "slop must be >= 0");
-  IMPULSE_CHECK(std::isfinite(s.limit_margin) && s.limit_margin >= 0, "limit margin must be >= 0");
+  validate_contact_settings(s);
   settings_.contact = s;
   prepared_ = false;
+  record([s](const World&, World& w) { w.set_contact_settings(s); });
 }
 
 void World::set_max_contacts(Index n) {
-  IMPULSE_CHECK(n > 0 && n <= 100000, "max contacts must be in [1, 100000], got ", n);
+  validate_max_contacts(n);
+  const StepSettings old = settings_;
   settings_.max_contacts = n;
-  reserve();
+  try {
+    reserve();  // replaces the stepper only on success (see reserve())
+  } catch (...) {
+    settings_ = old;
+    throw;
+  }
+  record([n](const World&, World& w) { w.set_max_contacts(n); });
 }
 
 void World::set_contact_solver(const std::string& name) { set_contact_solver(make_contact_solver(name)); }
@@ -51,6 +81,8 @@ void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {
   IMPULSE_CHECK(solver != nullptr, "set_contact_solver: null solver");
   stepper_.set_solver(std::move(solver));
   prepared_ = false;
+  // the clone rebuilds the solver from the registry with the settings it has at clone time
+  solver_recipe_ = is_registered_solver(stepper_.solver()) ? stepper_.solver().name() : "";
 }
 
 void World::set_material_pair(const std::string& a, const std::string& b, Scalar mu, Scalar restitution) {
@@ -61,19 +93,34 @@ void World::set_default_material(Scalar mu, Scalar restitution) {
   collision_.materials().set_default(MaterialPair{mu, restitution});
 }
 
+// Any change of the objects: sizes of the stepper, and the initial state no longer applies.
+void World::objects_changed() {
+  reserve();
+  prepare_initial_state();
+}
+
 Index World::add_ground(Scalar height, const std::string& material, const CollisionFilter& f) {
   IMPULSE_CHECK(std::isfinite(height), "ground height is not finite");
   const Index o = collision_.add_ground(height, material, f);
   object_system_.push_back(-1);
-  reserve();
+  objects_changed();
+  record([=](const World&, World& w) { w.add_ground(height, material, f); });
   return o;
 }
 
 Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3& size, const std::string& material,
                             const CollisionFilter& f) {
-  const Index o = collision_.add_static_box(unique_name(name), pose, size, material, f);
+  // a rotation: orthonormal columns and det +1 (to 1e-6), else the box would be sheared or mirrored
+  IMPULSE_CHECK(pose.R.allFinite() && pose.p.allFinite(), "static box '", name, "': pose is not finite");
+  const Scalar ortho = (pose.R.transpose() * pose.R - Mat3::Identity()).cwiseAbs().maxCoeff();
+  IMPULSE_CHECK(ortho <= 1e-6 && pose.R.determinant() > 0, "static box '", name,
+                "': pose rotation is not a rotation matrix (|R^T R - I| = ", ortho, ", det ", pose.R.determinant(),
+                ")");
+  const std::string unique = unique_name(name);
+  const Index o = collision_.add_static_box(unique, pose, size, material, f);
   object_system_.push_back(-1);
-  reserve();
+  objects_changed();
+  record([=](const World&, World& w) { w.add_static_box(unique, pose, size, material, f); });
   return o;
 }
 
@@ -95,9 +142,11 @@ Index World::add_static_mesh(const std::string& name, const std::string& mesh_pa
 
 Index World::add_wall(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material,
                       const CollisionFilter& f) {
-  const Index o = collision_.add_plane(unique_name(name), normal, offset, material, f);
+  const std::string unique = unique_name(name);
+  const Index o = collision_.add_plane(unique, normal, offset, material, f);
   object_system_.push_back(-1);
-  reserve();
+  objects_changed();
+  record([=](const World&, World& w) { w.add_wall(unique, normal, offset, material, f); });
   return o;
 }
 
@@ -142,7 +191,13 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   object_system_[object] = static_cast<Index>(systems_.size());
   system_ptrs_.push_back(sys.get());
   systems_.push_back(std::move(sys));
-  reserve();
+  objects_changed();
+  const Index index = num_systems() - 1;
+  SystemOptions o = options;
+  o.name = systems_.back()->name();
+  record([index, o](const World& src, World& w) {
+    w.add_articulated_system(src.systems_[static_cast<std::size_t>(index)]->model_, o);
+  });
   return *systems_.back();
 }
 
@@ -229,27 +284,278 @@ ArticulatedSystem& World::system(const std::string& name) {
   throw InvalidArgument("world has no system named '" + name + "' (systems: " + names + ")");
 }
 
+// Sizes the stepper for the current objects and settings. For a solver of the registry the new
+// buffers are allocated in a fresh Stepper that replaces the current one only on success: a
+// failed allocation (std::bad_alloc for a huge max_contacts) then leaves the World's stepper as it
+// was, and the fresh one's buffers, empty before the failed allocation, are destroyed safely
+// (resizing an Eigen matrix in place frees the old block before allocating the new one, and a
+// throw there leaves it pointing at freed memory). A custom solver instance cannot be duplicated:
+// it is resized in place.
 void World::reserve() {
-  stepper_.reserve(system_ptrs_, object_system_, settings_);
   prepared_ = false;
+  if (solver_recipe_.empty()) {
+    stepper_.reserve(system_ptrs_, object_system_, settings_);
+    return;
+  }
+  Stepper next;
+  next.set_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
+  next.reserve(system_ptrs_, object_system_, settings_);
+  stepper_ = std::move(next);
+  // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
+  Index limit_rows = 0;
+  for (const auto& s : systems_) limit_rows += 2 * s->nv();
+  initial_.cache.memory.reserve(static_cast<std::size_t>(settings_.max_contacts));
+  initial_.cache.limit_memory.reserve(static_cast<std::size_t>(limit_rows));
 }
 
 void World::integrate1() {
+  if (!has_initial_) mark_initial_state();
   stepper_.prepare(system_ptrs_, collision_, settings_);
   prepared_ = true;
 }
 
-StepStatus World::integrate2() {
-  if (!prepared_) integrate1();
-  const StepStatus s = stepper_.finish(system_ptrs_, settings_);
-  prepared_ = false;
-  time_ += settings_.dt;
-  return s;
+void World::warn(WarningKind k, Index info) {
+  WarningCounter& w = warnings_[static_cast<std::size_t>(k)];
+  ++w.count;
+  w.last_time = time_;
+  w.last_info = info;
 }
 
-StepStatus World::integrate() {
+StepReport World::integrate2() {
+  if (!prepared_) integrate1();
+  prepared_ = false;
+  StepReport r;
+  // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
+  // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
+  // build type; the step is skipped, state and time stay as they were.
+  for (std::size_t i = 0; i < systems_.size() && !r.mass_matrix_not_positive_definite; ++i) {
+    const VecX& D = systems_[i]->data_.D;
+    for (Index k = 0; k < D.size(); ++k) {
+      if (!(D[k] > 0) || !std::isfinite(D[k])) {
+        r.mass_matrix_not_positive_definite = true;
+        r.system = static_cast<Index>(i);
+        r.dof = k;
+        r.pivot = D[k];
+        break;
+      }
+    }
+  }
+  if (r.mass_matrix_not_positive_definite) {
+    r.stepped = false;
+    r.status = StepStatus::NonFinite;
+    warn(WarningKind::MassMatrixNotPositiveDefinite, r.system);
+    report_ = r;
+    return r;
+  }
+  const StepStatus status = stepper_.finish(system_ptrs_, settings_);
+  const StepStats& st = stepper_.stats();
+  r.status = status;
+  r.contacts = st.contacts;
+  r.limits = st.limits;
+  r.solver_iterations = st.solver.iterations;
+  r.residual = st.solver.residual;
+  r.restitution = st.restitution;
+  r.contact_overflow = stepper_.contacts().overflow();
+  r.solver_not_converged = st.solver.status == SolverStatus::MaxIterations;
+  r.solver_failed = st.solver.status == SolverStatus::NumericalIssue;
+  r.non_finite = status == StepStatus::NonFinite;
+  if (r.non_finite) {
+    // the stepper kept q and u; name the first system whose candidate state was not finite
+    r.stepped = false;
+    for (std::size_t i = 0; i < systems_.size(); ++i) {
+      if (!systems_[i]->q_next_.allFinite() || !systems_[i]->u_free_.allFinite()) {
+        r.system = static_cast<Index>(i);
+        break;
+      }
+    }
+  }
+  if (r.contact_overflow) warn(WarningKind::ContactOverflow, r.contacts);
+  if (r.solver_not_converged) warn(WarningKind::SolverNotConverged, r.solver_iterations);
+  if (r.solver_failed) warn(WarningKind::SolverFailed, r.solver_iterations);
+  if (r.non_finite) warn(WarningKind::NonFinite, r.system);
+  if (r.stepped) time_ += settings_.dt;
+  report_ = r;
+  return r;
+}
+
+StepReport World::integrate() {
   integrate1();
   return integrate2();
+}
+
+std::string World::describe(const StepReport& r) const {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  auto sys = [&](Index i) {
+    return i >= 0 && i < num_systems() ? "system '" + systems_[static_cast<std::size_t>(i)]->name() + "'"
+                                       : std::string("a system");
+  };
+  if (r.mass_matrix_not_positive_definite) {
+    const Model& m = systems_[static_cast<std::size_t>(r.system)]->model();
+    std::string joint;
+    for (Index b = 0; b < m.nb; ++b) {
+      if (r.dof >= m.idx_v[b] && r.dof < m.idx_v[b] + m.nv_joint[b]) joint = " (joint '" + m.joint_names[b] + "')";
+    }
+    std::ostringstream pivot;
+    pivot << r.pivot;
+    add("mass matrix of " + sys(r.system) + " is not positive definite: LTDL pivot D[" + std::to_string(r.dof) +
+        "] = " + pivot.str() + joint + "; step skipped");
+  }
+  if (r.non_finite) add("non-finite state in " + sys(r.system) + "; step rejected, state and time unchanged");
+  if (r.solver_failed) add("contact solver failed (numerical issue); no contact impulse applied");
+  if (r.solver_not_converged) {
+    std::ostringstream res;
+    res << r.residual;
+    add("contact solver not converged (" + std::to_string(r.solver_iterations) + " iterations, residual " +
+        res.str() + ")");
+  }
+  if (r.contact_overflow) {
+    add("contact overflow: kept " + std::to_string(r.contacts) + " contacts (max_contacts " +
+        std::to_string(settings_.max_contacts) + "), dropped the rest");
+  }
+  return out.empty() ? "ok" : out;
+}
+
+// ---- state ----
+
+WorldState World::save_state() const {
+  WorldState st;
+  save_state_into(st);
+  return st;
+}
+
+// Copies the state into `st`, reusing its buffers: no allocation when `st` already has the sizes
+// of this World (prepare_initial_state() sets initial_ up so for the first step).
+void World::save_state_into(WorldState& st) const {
+  st.time = time_;
+  st.num_objects = collision_.num_objects();
+  st.systems.resize(systems_.size());
+  for (std::size_t i = 0; i < systems_.size(); ++i) {
+    const ArticulatedSystem& s = *systems_[i];
+    SystemState& x = st.systems[i];
+    x.name = s.name_;
+    x.nq = s.model_.nq;
+    x.nv = s.model_.nv;
+    x.nb = s.model_.nb;
+    x.q = s.q_;
+    x.u = s.u_;
+    x.tau = s.tau_;
+    x.kp = s.kp_;
+    x.kd = s.kd_;
+    x.q_target = s.q_target_;
+    x.u_target = s.u_target_;
+    x.f_ext.assign(s.f_ext_.begin(), s.f_ext_.end());
+    x.has_f_ext = s.has_f_ext_;
+  }
+  const StepperCache& c = stepper_.cache();
+  st.cache.memory.assign(c.memory.begin(), c.memory.end());
+  st.cache.limit_memory.assign(c.limit_memory.begin(), c.limit_memory.end());
+}
+
+// Sizes initial_ for this World so that the first step captures it without allocating
+// (World::integrate allocates nothing in steady state, the first step included).
+void World::prepare_initial_state() {
+  has_initial_ = false;
+  save_state_into(initial_);
+  Index limit_rows = 0;
+  for (const auto& s : systems_) limit_rows += 2 * s->nv();
+  initial_.cache.memory.reserve(static_cast<std::size_t>(settings_.max_contacts));
+  initial_.cache.limit_memory.reserve(static_cast<std::size_t>(limit_rows));
+}
+
+void World::check_compatible(const WorldState& st) const {
+  auto fail = [](const std::string& msg) { throw InvalidArgument("restore_state: " + msg); };
+  if (st.num_objects != collision_.num_objects() || st.systems.size() != systems_.size()) {
+    fail("the state is of a world with " + std::to_string(st.systems.size()) + " systems and " +
+         std::to_string(st.num_objects) + " collision objects, this world has " + std::to_string(systems_.size()) +
+         " and " + std::to_string(collision_.num_objects()) + "; restore into a World built from the same description");
+  }
+  if (!std::isfinite(st.time) || st.time < 0) fail("time is not finite or negative");
+  for (std::size_t i = 0; i < systems_.size(); ++i) {
+    const SystemState& x = st.systems[i];
+    const ArticulatedSystem& s = *systems_[i];
+    const std::string who = "system " + std::to_string(i) + " '" + s.name() + "'";
+    if (x.name != s.name()) fail(who + ": the state names it '" + x.name + "'");
+    if (x.nq != s.nq() || x.nv != s.nv() || x.nb != s.model().nb) {
+      fail(who + ": the state has nq " + std::to_string(x.nq) + ", nv " + std::to_string(x.nv) + ", " +
+           std::to_string(x.nb) + " bodies; the system has " + std::to_string(s.nq()) + ", " + std::to_string(s.nv()) +
+           ", " + std::to_string(s.model().nb));
+    }
+    const std::pair<const VecX*, Index> vectors[] = {{&x.q, x.nq},   {&x.u, x.nv},  {&x.tau, x.nv},
+                                                     {&x.kp, x.nv},  {&x.kd, x.nv}, {&x.q_target, x.nq},
+                                                     {&x.u_target, x.nv}};
+    for (const auto& v : vectors) {
+      if (v.first->size() != v.second || !v.first->allFinite()) fail(who + ": a state vector has the wrong size or is not finite");
+    }
+    if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who + ": wrong number of external wrenches");
+    for (const Vec6& f : x.f_ext) {
+      if (!f.allFinite()) fail(who + ": external wrench is not finite");
+    }
+  }
+  for (const StepperCache::Memory& m : st.cache.memory) {
+    for (Index o : {m.object_a, m.object_b}) {
+      if (o < -1 || o >= collision_.num_objects()) fail("warm-start memory names collision object " + std::to_string(o));
+    }
+    if (!m.position.allFinite() || !m.impulse_W.allFinite()) fail("warm-start memory is not finite");
+  }
+  if (static_cast<Index>(st.cache.memory.size()) > settings_.max_contacts) fail("warm-start memory exceeds max_contacts");
+  for (const StepperCache::LimitMemory& m : st.cache.limit_memory) {
+    if (m.system < 0 || m.system >= num_systems() || m.dof < 0 || m.dof >= systems_[static_cast<std::size_t>(m.system)]->nv() ||
+        !std::isfinite(m.lambda) || !std::isfinite(m.sign)) {
+      fail("warm-start memory names an invalid limit row (system " + std::to_string(m.system) + ", dof " +
+           std::to_string(m.dof) + ")");
+    }
+  }
+}
+
+void World::restore_state(const WorldState& st) {
+  check_compatible(st);
+  // Everything below only copies into buffers of the right size (no throwing path but a
+  // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
+  stepper_.restore_cache(st.cache);
+  for (std::size_t i = 0; i < systems_.size(); ++i) {
+    const SystemState& x = st.systems[i];
+    ArticulatedSystem& s = *systems_[i];
+    s.q_ = x.q;
+    s.u_ = x.u;
+    s.tau_ = x.tau;
+    s.kp_ = x.kp;
+    s.kd_ = x.kd;
+    s.q_target_ = x.q_target;
+    s.u_target_ = x.u_target;
+    std::copy(x.f_ext.begin(), x.f_ext.end(), s.f_ext_.begin());
+    s.has_f_ext_ = x.has_f_ext;
+    s.contact_impulses_.clear();
+  }
+  time_ = st.time;
+  prepared_ = false;
+}
+
+void World::mark_initial_state() {
+  save_state_into(initial_);
+  has_initial_ = true;
+}
+
+void World::reset() {
+  if (has_initial_) restore_state(initial_);
+  clear_warnings();
+  report_ = StepReport();
+}
+
+std::unique_ptr<World> World::clone() const {
+  IMPULSE_CHECK(!solver_recipe_.empty(), "clone: the World's contact solver '", stepper_.solver().name(),
+                "' is a custom instance; only solvers of the registry (", join_solver_names(), ") can be cloned");
+  auto w = std::make_unique<World>();
+  // materials first: the objects below then find their material names at the same ids
+  w->collision_.materials() = collision_.materials();
+  for (const Recipe& r : recipe_) r(*this, *w);
+  w->set_contact_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
+  w->restore_state(save_state());
+  w->initial_ = initial_;
+  w->has_initial_ = has_initial_;
+  w->warnings_ = warnings_;
+  w->report_ = report_;
+  return w;
 }
 
 std::vector<ContactReport> World::contact_reports() const {

@@ -4,6 +4,7 @@
 #include <tinyxml2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "impulse/core/file.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/joint.hpp"
+#include "impulse/world/settings.hpp"
 
 namespace impulse {
 
@@ -65,11 +67,56 @@ class Parser {
       }
     }
   }
-  void check_no_children(const XMLElement* e) const {
+  void check_no_children(const XMLElement* e, bool text_allowed = false) const {
     if (const XMLElement* c = e->FirstChildElement()) fail(c, "unexpected element inside <" + std::string(e->Name()) + ">");
+    if (!text_allowed) check_no_text(e, "inside <" + std::string(e->Name()) + ">" + label(e));
   }
 
   static bool has(const XMLElement* e, const char* attr) { return e->Attribute(attr) != nullptr; }
+
+  // Runs a check of world/settings.hpp (or the solver registry) and reports its message at the
+  // element and attribute (attr nullptr: the element).
+  template <class F>
+  void validated(const XMLElement* e, const char* attr, F&& check) const {
+    try {
+      check();
+    } catch (const InvalidArgument& err) {
+      if (attr) fail_attr(e, attr, err.what());
+      fail(e, err.what());
+    }
+  }
+
+  // Text inside an element (or between elements) is never meaningful in a world file: a typo
+  // such as a lost '<' turns an element into text, which must not be silently ignored.
+  void check_no_text(const tinyxml2::XMLNode* parent, const std::string& where) const {
+    for (const tinyxml2::XMLNode* n = parent->FirstChild(); n; n = n->NextSibling()) {
+      const tinyxml2::XMLText* t = n->ToText();
+      if (!t) continue;
+      std::string v = t->Value() ? t->Value() : "";
+      if (v.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      v = v.substr(v.find_first_not_of(" \t\r\n"));
+      v = v.substr(0, v.find_last_not_of(" \t\r\n") + 1);
+      if (v.size() > 40) v = v.substr(0, 40) + "...";
+      for (char& c : v) {
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+      }
+      fail(n->GetLineNum(), "stray text '" + v + "' " + where);
+    }
+  }
+
+  // Material names used by objects: each must be "default" or appear in a <material> pair.
+  struct MaterialUse {
+    std::string name;
+    int line;
+    std::string element;
+  };
+  mutable std::vector<MaterialUse> material_uses_;
+  std::string material(const XMLElement* e) const {
+    if (!has(e, "material")) return "default";
+    const std::string m = name(e, "material");
+    material_uses_.push_back({m, e->GetLineNum(), "<" + std::string(e->Name()) + ">" + label(e)});
+    return m;
+  }
 
   std::string text(const XMLElement* e, const char* attr, const std::string& def = "") const {
     const char* v = e->Attribute(attr);
@@ -84,7 +131,29 @@ class Parser {
     return n;
   }
 
-  // Parses a whitespace-separated list of finite numbers.
+  // A plain decimal number: [+-] digits [. digits] [e [+-] digits]. strtod alone would also take
+  // hex floats (0x1p-10), "inf", "nan" and "infinity", which a world file must not contain.
+  static bool decimal(const std::string& t) {
+    std::size_t i = 0, n = t.size();
+    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+    std::size_t digits = 0;
+    while (i < n && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++digits;
+    if (i < n && t[i] == '.') {
+      ++i;
+      while (i < n && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+      ++i;
+      if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+      std::size_t exp = 0;
+      while (i < n && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++exp;
+      if (exp == 0) return false;
+    }
+    return i == n;
+  }
+
+  // Parses a whitespace-separated list of finite decimal numbers.
   std::vector<Scalar> numbers(const XMLElement* e, const char* what, const std::string& s, bool is_attr) const {
     std::vector<Scalar> out;
     std::istringstream in(s);
@@ -92,11 +161,21 @@ class Parser {
     while (in >> tok) {
       errno = 0;
       char* end = nullptr;
-      const double x = std::strtod(tok.c_str(), &end);
-      const bool bad = end == tok.c_str() || *end != '\0' || errno == ERANGE;
+      double x = std::strtod(tok.c_str(), &end);
       const std::string where = is_attr ? "attribute '" + std::string(what) + "'" : std::string(what);
-      if (bad) fail(e, where + ": '" + tok + "' is not a number");
+      const std::string lower = [&] {
+        std::string l = tok;
+        for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return l;
+      }();
+      if (lower.find("inf") != std::string::npos || lower.find("nan") != std::string::npos) {
+        fail(e, where + ": '" + tok + "' is not finite");
+      }
+      if (!decimal(tok)) fail(e, where + ": '" + tok + "' is not a decimal number");
+      if (end == tok.c_str() || *end != '\0') fail(e, where + ": '" + tok + "' is not a number");
+      if (errno == ERANGE && std::abs(x) > 1) fail(e, where + ": '" + tok + "' is out of range (not finite)");
       if (!std::isfinite(x)) fail(e, where + ": '" + tok + "' is not finite");
+      if (errno == ERANGE) x = 0;  // underflow to a denormal or zero: 1e-400 is zero
       out.push_back(x);
     }
     return out;
@@ -132,7 +211,8 @@ class Parser {
     char* end = nullptr;
     errno = 0;
     const long long x = std::strtoll(s.c_str(), &end, 10);
-    if (end == s.c_str() || *end != '\0' || errno == ERANGE || x <= 0) {
+    const bool digits = !s.empty() && s.find_first_not_of("+0123456789") == std::string::npos;
+    if (!digits || end == s.c_str() || *end != '\0' || errno == ERANGE || x <= 0) {
       fail_attr(e, attr, "'" + s + "' is not a positive integer");
     }
     return static_cast<Index>(x);
@@ -143,7 +223,10 @@ class Parser {
     char* end = nullptr;
     errno = 0;
     const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
-    if (s.empty() || s[0] == '-' || end == s.c_str() || *end != '\0' || errno == ERANGE || x > 0xFFFFFFFFull) {
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const bool octal = !hex && s.size() > 1 && s[0] == '0';  // strtoull would read 010 as 8
+    if (s.empty() || octal || s[0] == '-' || s[0] == '+' || std::isspace(static_cast<unsigned char>(s[0])) ||
+        end == s.c_str() || *end != '\0' || errno == ERANGE || x > 0xFFFFFFFFull) {
       fail_attr(e, attr, "'" + s + "' is not a 32-bit unsigned integer (decimal or 0x hex)");
     }
     return static_cast<std::uint32_t>(x);
@@ -216,7 +299,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
   s.name = text(e, "name", "bisection");
   const auto& valid = contact_solver_names();
   if (std::find(valid.begin(), valid.end(), s.name) == valid.end()) {
-    fail_attr(e, "name", "unknown contact solver '" + s.name + "'; valid names are: " + join(valid));
+    fail_attr(e, "name", "unknown contact solver '" + s.name + "'; valid names are: " + join_solver_names());
   }
   if (s.name == "bisection") {
     check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1", "beta2", "beta3",
@@ -232,16 +315,12 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
     b.beta3 = positive(e, "beta3", b.beta3);
     b.bisection_tolerance = positive(e, "bisection_tolerance", b.bisection_tolerance);
     b.regularization = nonnegative(e, "regularization", b.regularization);
-    if (b.alpha > 2 || b.gamma > 1 || b.alpha_min > b.alpha) {
-      fail(e, "need 0 < alpha_min <= alpha <= 2 and 0 < gamma <= 1");
-    }
   } else if (s.name == "pgs") {
     check_attributes(e, {"name", "max_iterations", "tolerance", "alpha"});
     PgsSettings& p = s.pgs;
     p.max_iterations = count(e, "max_iterations", p.max_iterations);
     p.tolerance = positive(e, "tolerance", p.tolerance);
     p.alpha = positive(e, "alpha", p.alpha);
-    if (p.alpha > 2) fail_attr(e, "alpha", "must be in (0, 2]");
   } else if (s.name == "lm") {
     check_attributes(e, {"name", "variant", "max_iterations", "tolerance", "damping", "scale"});
     LmSettings& l = s.lm;
@@ -264,6 +343,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
     n.rank_tolerance = positive(e, "rank_tolerance", n.rank_tolerance);
     n.max_pivots = count(e, "max_pivots", n.max_pivots);
   }
+  validated(e, nullptr, [&] { validate_solver_settings(s); });  // the registry's range checks
 }
 
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
@@ -284,7 +364,9 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   c.limit_margin = nonnegative(e, "limit_margin", c.limit_margin);
   c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
   w.max_contacts = count(e, "max_contacts", w.max_contacts);
-  if (w.max_contacts > 100000) fail_attr(e, "max_contacts", "must be <= 100000");
+  validated(e, "margin", [&] { validate_contact_margin(w.margin); });
+  validated(e, "max_contacts", [&] { validate_max_contacts(w.max_contacts); });
+  validated(e, nullptr, [&] { validate_contact_settings(c); });
 }
 
 MaterialPairDescription Parser::parse_material(const XMLElement* e, bool is_default) const {
@@ -332,7 +414,7 @@ BodyDescription Parser::parse_body(const XMLElement* e) const {
   }
   b.position = vec3(e, "pos", Vec3::Zero());
   b.orientation = orientation(e);
-  b.material = has(e, "material") ? name(e, "material") : "default";
+  b.material = material(e);
   b.filter = filter(e);
   if (b.is_static) {
     for (const char* a : {"mass", "vel", "angvel"}) {
@@ -350,7 +432,7 @@ BodyDescription Parser::parse_body(const XMLElement* e) const {
 // u): the text holds every joint coordinate after the floating base, in joint order; attributes
 // named after 1-dof joints set single joints (after the text).
 void Parser::joint_values(const XMLElement* e, const Model& m, bool velocities, VecX& out) const {
-  check_no_children(e);
+  check_no_children(e, true);  // the text holds the values
   const Index base = m.floating_base ? (velocities ? 6 : 7) : 0;
   const Index n = (velocities ? m.nv : m.nq) - base;
   if (const char* t = e->GetText()) {
@@ -429,6 +511,7 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
                        "mask", "package_path"});
   RobotDescription r;
   r.line = e->GetLineNum();
+  check_no_text(e, "inside <robot>" + label(e));
   if (!has(e, "urdf")) fail(e, "missing attribute 'urdf' (path relative to the world file)");
   r.urdf = resolve(text(e, "urdf"));
   r.fixed_base = boolean(e, "fixed_base", false);
@@ -521,19 +604,26 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
 WorldDescription Parser::parse(const std::string& xml) {
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
-    fail(doc.ErrorLineNum(), std::string("malformed XML: ") + doc.ErrorName() +
+    fail(std::max(1, doc.ErrorLineNum()), std::string("malformed XML: ") + doc.ErrorName() +
                                  (doc.ErrorStr() ? std::string(" (") + doc.ErrorStr() + ")" : std::string()));
   }
   const XMLElement* root = doc.RootElement();
   if (!root) fail(1, "empty file (expected a <world> element)");
   if (std::string(root->Name()) != "world") fail(root, "the root element must be <world>");
+  if (const XMLElement* second = root->NextSiblingElement()) {
+    fail(second, "a second root element after <world> (line " + std::to_string(root->GetLineNum()) +
+                     "); a world file has exactly one <world>");
+  }
+  check_no_text(&doc, "outside <world>");
+  check_no_text(root, "inside <world>");
   check_attributes(root, {"dt", "gravity", "name"});
 
   WorldDescription w;
   w.path = path_;
-  w.dt = positive(root, "dt", w.dt);
-  if (w.dt > 0.1) fail_attr(root, "dt", "must be in (0, 0.1] s, got " + text(root, "dt"));
+  w.dt = number(root, "dt", w.dt);
+  validated(root, "dt", [&] { validate_time_step(w.dt); });
   w.gravity = vec3(root, "gravity", w.gravity);
+  validated(root, "gravity", [&] { validate_gravity(w.gravity); });
 
   std::set<std::string> names;
   bool seen_solver = false, seen_contact = false;
@@ -557,7 +647,7 @@ WorldDescription Parser::parse(const std::string& xml) {
       check_attributes(e, {"height", "material", "group", "mask"});
       GroundDescription g;
       g.height = number(e, "height", 0);
-      g.material = has(e, "material") ? name(e, "material") : "default";
+      g.material = material(e);
       g.filter = filter(e);
       w.grounds.push_back(g);
     } else if (tag == "plane") {
@@ -569,7 +659,7 @@ WorldDescription Parser::parse(const std::string& xml) {
       p.normal = vec3(e, "normal", Vec3::UnitZ());
       if (!(p.normal.norm() > 1e-9)) fail_attr(e, "normal", "must be non-zero");
       p.offset = number(e, "offset", 0);
-      p.material = has(e, "material") ? name(e, "material") : "default";
+      p.material = material(e);
       p.filter = filter(e);
       if (!names.insert(p.name).second) fail_attr(e, "name", "'" + p.name + "' is already used");
       w.planes.push_back(p);
@@ -592,6 +682,14 @@ WorldDescription Parser::parse(const std::string& xml) {
               "sphere, capsule, cylinder, robot)");
     }
   }
+  std::set<std::string> materials = {"default"};
+  for (const auto& m : w.materials) materials.insert({m.a, m.b});
+  for (const MaterialUse& u : material_uses_) {
+    if (materials.count(u.name)) continue;
+    std::vector<std::string> known(materials.begin(), materials.end());
+    fail(u.line, u.element + ": attribute 'material': unknown material '" + u.name +
+                     "' (materials are named by <material a=... b=...> pairs; known: " + join(known) + ")");
+  }
   return w;
 }
 
@@ -603,14 +701,6 @@ WorldDescription parse_world_string(const std::string& xml, const std::string& p
 
 WorldDescription parse_world_file(const std::string& path) {
   return parse_world_string(read_regular_file<WorldFileError>(path, kMaxDescriptionBytes, "world file"), path);
-}
-
-std::unique_ptr<ContactSolver> make_contact_solver(const WorldSolverDescription& s) {
-  if (s.name == "bisection") return std::make_unique<BisectionSolver>(s.bisection);
-  if (s.name == "pgs") return std::make_unique<PgsSolver>(s.pgs);
-  if (s.name == "lm") return std::make_unique<LmSolver>(s.lm);
-  if (s.name == "noslip") return std::make_unique<NoSlipSolver>(s.noslip);
-  return make_contact_solver(s.name);  // throws, listing the valid names
 }
 
 void build_world(const WorldDescription& d, World& world) {

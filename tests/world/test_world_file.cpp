@@ -165,7 +165,7 @@ TEST_CASE("world file error: unknown attribute names the line and the attribute"
 
 TEST_CASE("world file error: bad numbers, NaN, wrong counts and ranges", "[world]") {
   CHECK(contains(load_error("num", "<world>\n<box name=\"b\" size=\"1 1 x\" mass=\"1\"/>\n</world>"),
-                 ":2: <box> 'b': attribute 'size': 'x' is not a number"));
+                 ":2: <box> 'b': attribute 'size': 'x' is not a decimal number"));
   CHECK(contains(load_error("nan", "<world dt=\"nan\"/>"), ":1: <world>: attribute 'dt': 'nan' is not finite"));
   CHECK(contains(load_error("inf", "<world>\n\n<sphere name=\"s\" radius=\"1\" mass=\"inf\"/></world>"),
                  ":3: <sphere> 's': attribute 'mass': 'inf' is not finite"));

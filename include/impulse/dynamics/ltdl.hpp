@@ -24,8 +24,9 @@
 
 namespace impulse {
 
-// Factors data.M in place (RBDA Table 6.3). Requires data.M symmetric positive definite.
-void ltdl_factor(const Model& model, Data& data);
+// Factors data.M in place (RBDA Table 6.3). Returns false when data.M is not positive definite
+// (some pivot D_j <= 0 or not finite; the factor is then meaningless), in every build type.
+bool ltdl_factor(const Model& model, Data& data);
 
 // X <- M^-1 X in place, for a vector (VecX binds here) or a matrix with nv rows (each column).
 void ltdl_solve(const Model& model, const Data& data, MatXref X);

@@ -98,6 +98,23 @@ struct StepSettings {
   Index max_contacts = 256;
 };
 
+// All memory a step carries into the next one (the warm start): last step's impulses by contact
+// identity (world frame) and by joint-limit row. Part of a WorldState; copying it into a Stepper
+// with restore_cache() makes the next steps identical to those of the Stepper it came from.
+struct StepperCache {
+  struct Memory {
+    Index object_a, shape_a, object_b, shape_b;
+    Vec3 position;
+    Vec3 impulse_W;
+  };
+  struct LimitMemory {
+    Index system, dof;
+    Scalar sign, lambda;
+  };
+  std::vector<Memory> memory;
+  std::vector<LimitMemory> limit_memory;
+};
+
 class Stepper {
  public:
   Stepper();
@@ -118,6 +135,10 @@ class Stepper {
   // Impulse of contact i in the world frame, acting on side A (after finish()).
   Vec3 contact_impulse(Index i) const;
   const StepStats& stats() const { return stats_; }
+
+  // Warm-start memory (see StepperCache); restore_cache copies it (no allocation when it fits).
+  const StepperCache& cache() const { return cache_; }
+  void restore_cache(const StepperCache& cache);
 
  private:
   void warm_start(Index n);
@@ -143,17 +164,11 @@ class Stepper {
   bool prepared_ = false;
 
   // warm start: last step's impulses by contact identity (world frame) and by limit row
-  struct Memory {
-    Index object_a, shape_a, object_b, shape_b;
-    Vec3 position;
-    Vec3 impulse_W;
-  };
-  std::vector<Memory> memory_, memory_next_;
-  struct LimitMemory {
-    Index system, dof;
-    Scalar sign, lambda;
-  };
-  std::vector<LimitMemory> limit_memory_, limit_memory_next_;
+  using Memory = StepperCache::Memory;
+  using LimitMemory = StepperCache::LimitMemory;
+  StepperCache cache_;
+  std::vector<Memory> memory_next_;
+  std::vector<LimitMemory> limit_memory_next_;
 };
 
 }  // namespace impulse

@@ -9,11 +9,18 @@
 //   world.set_contact_solver("bisection");
 //   for (int k = 0; k < 1000; ++k) world.integrate();
 //
-// Set-up calls validate everything and throw Error subclasses; a failed call leaves the World as
-// it was. integrate() never throws: it returns a StepStatus and keeps the state finite.
+// Set-up calls validate everything (settings through world/settings.hpp) and throw Error
+// subclasses; a failed call leaves the World as it was (strong guarantee). integrate() never
+// throws: it returns a StepReport (every condition of the step; converts to the worst
+// StepStatus) and keeps the state finite; conditions are also counted in warnings().
 // Worlds share nothing, so separate Worlds may be stepped on separate threads.
+//
+// State: save_state() / restore_state() capture and restore everything that determines the next
+// steps (world_state.hpp), reset() returns to the initial state, clone() copies a whole World.
 #pragma once
 
+#include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +30,7 @@
 #include "impulse/io/urdf.hpp"
 #include "impulse/stepper/stepper.hpp"
 #include "impulse/world/articulated_system.hpp"
+#include "impulse/world/world_state.hpp"
 
 namespace impulse {
 
@@ -39,12 +47,70 @@ struct ContactReport {
   Vec3 impulse = Vec3::Zero();
 };
 
+// Kinds of warnings a step can raise (counted per World, like MuJoCo's mjData.warning).
+enum class WarningKind {
+  ContactOverflow,                // more contacts than max_contacts: the extra ones were dropped
+  SolverNotConverged,             // the solver hit its iteration limit; its last iterate was used
+  SolverFailed,                   // numerical issue in the solver: no contact impulse was applied
+  NonFinite,                      // the new state was not finite: state and time left unchanged
+  MassMatrixNotPositiveDefinite,  // LTDL pivot <= 0 or not finite: state and time left unchanged
+};
+constexpr int kNumWarningKinds = 5;
+const char* to_string(WarningKind k);
+
+struct WarningCounter {
+  Index count = 0;      // steps that raised this warning since the last clear_warnings()
+  Scalar last_time = 0; // World time at the start of the last such step
+  Index last_info = -1; // kind-specific: contacts found (overflow), iterations (solver), system index
+};
+
+// Everything that happened in one step. Converts to StepStatus (the worst condition) so code
+// written against the older `StepStatus integrate()` keeps working.
+struct StepReport {
+  StepStatus status = StepStatus::Ok;  // worst: NonFinite > SolverFailed > SolverNotConverged > ContactOverflow
+  bool stepped = true;                 // false: state and time were left unchanged
+  bool contact_overflow = false;
+  bool solver_not_converged = false;
+  bool solver_failed = false;
+  bool non_finite = false;             // the new state was not finite (rejected)
+  bool mass_matrix_not_positive_definite = false;
+  Index system = -1;     // the system of non_finite / mass_matrix_not_positive_definite (first one)
+  Index dof = -1;        // mass matrix: the dof whose LTDL pivot D failed
+  Scalar pivot = 0;      // mass matrix: that pivot's value
+  Index contacts = 0;    // contacts used (<= max_contacts)
+  Index limits = 0;      // joint-limit rows
+  Index solver_iterations = 0;
+  Scalar residual = 0;   // worst solver residual of the step (both solves of a restitution phase)
+  bool restitution = false;
+  bool ok() const { return status == StepStatus::Ok && stepped; }
+  operator StepStatus() const { return status; }  // NOLINT: implicit on purpose (compatibility)
+};
+
 class World {
  public:
   World();
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
+
+  // A new World with the same description (settings, solver and its settings, materials, static
+  // objects, systems, collision filters) and the same state (save_state()). A World whose solver
+  // was set as a custom instance that is not one of the registry's types cannot be cloned
+  // (InvalidArgument). Changes made directly through collision() other than materials and the
+  // filter setters of World/ArticulatedSystem are not copied.
+  std::unique_ptr<World> clone() const;
+
+  // state (world_state.hpp)
+  WorldState save_state() const;
+  // Restores a state saved from this World or from one built from the same description; throws
+  // InvalidArgument naming the first mismatch, and then changes nothing.
+  void restore_state(const WorldState& state);
+  // The initial state: captured automatically by the first step (integrate/integrate1) after the
+  // last change of the World's objects, or explicitly by mark_initial_state(). reset() restores it
+  // and clears the warnings; without one (never stepped, no mark) it does nothing.
+  void mark_initial_state();
+  void reset();
+  bool has_initial_state() const { return has_initial_; }
 
   // settings
   void set_time_step(Scalar dt);
@@ -102,12 +168,21 @@ class World {
   const CollisionWorld& collision() const { return collision_; }
 
   // stepping
-  StepStatus integrate();
+  StepReport integrate();
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
-  StepStatus integrate2();   // solve and integrate (runs integrate1 first if it was not)
+  StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
   Scalar time() const { return time_; }
-  void set_time(Scalar t) { time_ = t; }
+  void set_time(Scalar t);   // finite, >= 0
   const StepStats& stats() const { return stepper_.stats(); }
+  const StepReport& last_report() const { return report_; }
+  // One line describing the conditions of a report ("ok", or e.g. "contact overflow (256 contacts
+  // kept); mass matrix of system 'arm' not positive definite (dof 3, pivot -0.2)").
+  std::string describe(const StepReport& report) const;
+
+  // warnings: per-kind counters since construction, reset() or clear_warnings()
+  const WarningCounter& warning(WarningKind k) const { return warnings_[static_cast<std::size_t>(k)]; }
+  const std::array<WarningCounter, kNumWarningKinds>& warnings() const { return warnings_; }
+  void clear_warnings() { warnings_ = {}; }
 
   // contacts of the last integrate1 (with impulses after integrate2)
   const ContactSet& contacts() const { return stepper_.contacts(); }
@@ -123,6 +198,14 @@ class World {
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
   std::string unique_name(const std::string& base) const;
   void reserve();
+  void objects_changed();
+  void save_state_into(WorldState& st) const;
+  void prepare_initial_state();
+  void check_compatible(const WorldState& state) const;
+  void warn(WarningKind k, Index info);
+  // Replays the description onto a fresh World (clone): one entry per successful set-up call.
+  using Recipe = std::function<void(const World& source, World& target)>;
+  void record(Recipe r) { recipe_.push_back(std::move(r)); }
 
   Vec3 gravity_ = Vec3(0, 0, -9.81);
   StepSettings settings_;
@@ -133,6 +216,12 @@ class World {
   std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
   Scalar time_ = 0;
   bool prepared_ = false;
+  StepReport report_;
+  std::array<WarningCounter, kNumWarningKinds> warnings_{};
+  WorldState initial_;
+  bool has_initial_ = false;
+  std::vector<Recipe> recipe_;
+  std::string solver_recipe_;  // registry name of the solver, empty for a custom instance
 };
 
 }  // namespace impulse

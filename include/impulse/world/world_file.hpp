@@ -38,10 +38,7 @@
 #include "impulse/contact/delassus.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/model/model.hpp"
-#include "impulse/solvers/bisection.hpp"
-#include "impulse/solvers/lm.hpp"
-#include "impulse/solvers/noslip.hpp"
-#include "impulse/solvers/pgs.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 
 namespace impulse {
@@ -52,13 +49,8 @@ class WorldFileError : public Error {
   using Error::Error;
 };
 
-struct WorldSolverDescription {
-  std::string name = "bisection";  // one of contact_solver_names()
-  BisectionSettings bisection;     // only the settings of `name` are used
-  PgsSettings pgs;
-  LmSettings lm;
-  NoSlipSettings noslip;
-};
+// The <solver> element: a name of the solver registry and its settings.
+using WorldSolverDescription = SolverSettings;
 
 struct MaterialPairDescription {
   std::string a, b;
@@ -151,7 +143,7 @@ std::unique_ptr<World> load_world(const std::string& path);
 // is invalid (phase 1 failed), and should be discarded when phase 2 throws.
 void load_world(const std::string& path, World& world);
 
-// The contact-solver instance a WorldSolverDescription asks for (name and options).
-std::unique_ptr<ContactSolver> make_contact_solver(const WorldSolverDescription& solver);
+// The contact-solver instance a WorldSolverDescription asks for: make_contact_solver(const
+// SolverSettings&) of the solver registry (solver_registry.hpp).
 
 }  // namespace impulse

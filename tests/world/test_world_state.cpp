@@ -1,0 +1,231 @@
+// WorldState: save / restore / reset / clone / serialization reproduce trajectories bit for bit,
+// and a state from another description is rejected with a clear error, changing nothing.
+#include <cstring>
+#include <limits>
+
+#include "impulse/core/error.hpp"
+#include "impulse/world/world.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+
+const std::string kAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
+
+// ANYmal under PD control standing on the ground (plane contacts, limit rows), and free bodies
+// that hit each other (broadphase pairs: box-box, sphere-capsule) with restitution, so the
+// trajectory exercises warm starts of contacts and of limits.
+void build(World& w) {
+  w.add_ground();
+  w.set_material_pair("rubber", "default", 0.9, 0.3);
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  VecX q = robot.model().neutral_configuration();
+  q[2] = 0.62;
+  const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
+  for (int leg = 0; leg < 4; ++leg) {
+    q[7 + 3 * leg + 1] = hfe[leg];
+    q[7 + 3 * leg + 2] = kfe[leg];
+  }
+  robot.set_q(q);
+  VecX kp = VecX::Zero(robot.nv()), kd = VecX::Zero(robot.nv());
+  kp.tail(12).setConstant(80);
+  kd.tail(12).setConstant(2);
+  robot.set_pd_gains(kp, kd);
+  robot.set_pd_targets(q, VecX::Zero(robot.nv()));
+  ArticulatedSystem& a = w.add_box("a", Vec3(0.2, 0.2, 0.2), 1.0, "rubber");
+  ArticulatedSystem& b = w.add_box("b", Vec3(0.2, 0.2, 0.2), 1.0);
+  ArticulatedSystem& s = w.add_sphere("s", 0.1, 0.5, "rubber");
+  ArticulatedSystem& c = w.add_capsule("c", 0.05, 0.3, 0.4);
+  auto place = [](ArticulatedSystem& x, const Vec3& p, const Vec3& v) {
+    VecX qx = x.q(), ux = VecX::Zero(6);
+    qx.head<3>() = p;
+    ux.head<3>() = v;
+    x.set_state(qx, ux);
+  };
+  place(a, Vec3(2, 0, 0.1), Vec3(0, 0, 0));
+  place(b, Vec3(2.05, 0.02, 0.5), Vec3(0, 0, -1));
+  place(s, Vec3(-2, 0, 0.3), Vec3(0.5, 0, 0));
+  place(c, Vec3(-1.6, 0, 0.05), Vec3(0, 0, 0));
+}
+
+using Trajectory = std::vector<VecX>;
+
+// Steps n times and records the state of every system (q then u), and the time.
+Trajectory run(World& w, int n) {
+  Trajectory t;
+  for (int k = 0; k < n; ++k) {
+    w.integrate();
+    VecX x(1);
+    x[0] = w.time();
+    for (ArticulatedSystem* s : w.systems()) {
+      VecX y(x.size() + s->nq() + s->nv());
+      y << x, s->q(), s->u();
+      x = y;
+    }
+    t.push_back(x);
+  }
+  return t;
+}
+
+// Bitwise equality (also of the signs of zeros), not tolerance.
+bool identical(const Trajectory& a, const Trajectory& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].size() != b[k].size() ||
+        std::memcmp(a[k].data(), b[k].data(), sizeof(Scalar) * static_cast<std::size_t>(a[k].size())) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("save at 100, step 200, restore, step 200: bit-identical; also into a second World and by reset", "[world][state]") {
+  World w;
+  build(w);
+  const Trajectory head = run(w, 100);
+  const WorldState saved = w.save_state();
+  const Trajectory first = run(w, 200);
+  // the scene has contacts, limits and collisions between free bodies in the recorded window
+  CHECK(w.save_state().cache.memory.size() > 4);
+
+  SECTION("restore into the same World") {
+    w.restore_state(saved);
+    CHECK(w.time() == saved.time);
+    CHECK(identical(run(w, 200), first));
+  }
+  SECTION("restore into a second World built from the same description") {
+    World w2;
+    build(w2);
+    run(w2, 7);  // a different history: its cache and state are overwritten
+    w2.restore_state(saved);
+    CHECK(identical(run(w2, 200), first));
+  }
+  SECTION("the warm-start cache is part of the state: restoring q, u and time alone diverges") {
+    World w2;
+    build(w2);
+    for (std::size_t i = 0; i < saved.systems.size(); ++i) {
+      w2.system(static_cast<Index>(i)).set_state(saved.systems[i].q, saved.systems[i].u);
+    }
+    w2.set_time(saved.time);
+    CHECK_FALSE(identical(run(w2, 200), first));
+  }
+  SECTION("reset() reproduces the first run from its start") {
+    w.reset();
+    CHECK(w.time() == 0);
+    Trajectory again = run(w, 100);
+    CHECK(identical(again, head));
+    CHECK(identical(run(w, 200), first));
+  }
+  SECTION("an explicit mark replaces the automatic initial state") {
+    w.restore_state(saved);
+    w.mark_initial_state();
+    run(w, 50);
+    w.reset();
+    CHECK(identical(run(w, 200), first));
+  }
+  SECTION("serialization round trip restores the same trajectory") {
+    const std::string bytes = serialize_state(saved);
+    const WorldState back = deserialize_state(bytes);
+    CHECK(serialize_state(back) == bytes);
+    World w2;
+    build(w2);
+    w2.restore_state(back);
+    CHECK(identical(run(w2, 200), first));
+  }
+  SECTION("clone copies description and state") {
+    w.restore_state(saved);
+    std::unique_ptr<World> c = w.clone();
+    CHECK(identical(run(*c, 200), first));
+    CHECK(identical(run(w, 200), first));  // the original is untouched by its clone's steps
+  }
+}
+
+TEST_CASE("WorldState carries inputs: torque, PD targets, pending external forces", "[world][state]") {
+  World w;
+  build(w);
+  run(w, 20);
+  ArticulatedSystem& robot = w.system(0);
+  robot.set_generalized_force(VecX::Constant(robot.nv(), 0.5));
+  robot.set_external_force(0, Vec3(30, 0, 0), robot.body_pose(0).p);
+  const WorldState saved = w.save_state();
+  const Trajectory first = run(w, 50);
+  // change every input, then restore
+  robot.set_generalized_force(VecX::Zero(robot.nv()));
+  robot.set_pd_gains(VecX::Zero(robot.nv()), VecX::Zero(robot.nv()));
+  w.restore_state(saved);
+  CHECK(robot.generalized_force()[3] == 0.5);
+  CHECK(robot.kp()[8] == 80);
+  CHECK(identical(run(w, 50), first));
+}
+
+TEST_CASE("restore_state rejects a state of another description and changes nothing", "[world][state]") {
+  World w;
+  build(w);
+  run(w, 10);
+  const WorldState saved = w.save_state();
+
+  World other;
+  other.add_ground();
+  other.add_sphere("s", 0.1, 1.0);
+  const VecX q0 = other.system(0).q();
+  CHECK_THROWS_AS(other.restore_state(saved), InvalidArgument);
+  CHECK_THROWS_WITH(other.restore_state(saved), Catch::Contains("restore_state: the state is of a world with 5 systems"));
+  CHECK(other.system(0).q() == q0);
+  CHECK(other.time() == 0);
+
+  World renamed;
+  renamed.add_ground();
+  renamed.add_sphere("t", 0.1, 1.0);
+  World one;
+  one.add_ground();
+  one.add_sphere("s", 0.1, 1.0);
+  one.integrate();
+  CHECK_THROWS_WITH(renamed.restore_state(one.save_state()), Catch::Contains("system 0 't': the state names it 's'"));
+
+  WorldState bad = saved;
+  bad.systems[1].q[0] = std::numeric_limits<Scalar>::quiet_NaN();
+  CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("not finite"));
+  bad = saved;
+  bad.cache.limit_memory.push_back({0, 999, 1, 0});
+  CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("dof 999"));
+}
+
+TEST_CASE("deserialize_state rejects corrupt bytes with a clear error", "[world][state]") {
+  World w;
+  build(w);
+  run(w, 10);
+  const std::string bytes = serialize_state(w.save_state());
+  CHECK(bytes.substr(0, 4) == "IMPS");
+  CHECK_THROWS_AS(deserialize_state(""), StateFormatError);
+  CHECK_THROWS_WITH(deserialize_state(""), Catch::Contains("bad magic"));
+  CHECK_THROWS_WITH(deserialize_state(bytes.substr(0, bytes.size() - 1)), Catch::Contains("checksum"));
+  std::string flipped = bytes;
+  flipped[40] = static_cast<char>(flipped[40] ^ 1);
+  CHECK_THROWS_AS(deserialize_state(flipped), StateFormatError);
+  CHECK_THROWS_WITH(deserialize_state(flipped), Catch::Contains("checksum"));
+  // every truncation is rejected (never a read past the end)
+  for (std::size_t n = 0; n < bytes.size(); n += 37) CHECK_THROWS_AS(deserialize_state(bytes.substr(0, n)), StateFormatError);
+}
+
+TEST_CASE("clone rejects a custom solver instance", "[world][state]") {
+  struct Custom final : ContactSolver {
+    const char* name() const override { return "custom"; }
+    void reserve_impl(Index) override {}
+    SolverResult solve_impl(const ContactProblem&, VecXref lambda) override {
+      lambda.setZero();
+      return SolverResult{SolverStatus::Converged, 0, 0};
+    }
+  };
+  World w;
+  w.add_ground();
+  w.set_contact_solver(std::make_unique<Custom>());
+  CHECK_THROWS_AS(w.clone(), InvalidArgument);
+  CHECK_THROWS_WITH(w.clone(), Catch::Contains("custom instance"));
+  w.set_contact_solver("pgs");
+  CHECK(std::string(w.clone()->contact_solver().name()) == "pgs");
+}
