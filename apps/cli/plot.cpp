@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "impulse/core/version.hpp"
 #include "impulse/core/error.hpp"
 
 namespace impulse::cli {
@@ -24,10 +25,11 @@ struct PlotOptions {
   std::string python = "/usr/bin/python3";
 };
 
-// python/ with impulse_viz: $IMPULSE_PYTHON_DIR, else the source tree's.
+// The folder holding impulse_viz: $IMPULSE_PYTHON_DIR, else the python/ folder beside the models
+// (the source tree's python/, or share/impulse/python when installed).
 std::string python_dir() {
   if (const char* env = std::getenv("IMPULSE_PYTHON_DIR")) return env;
-  return std::string(IMPULSE_SOURCE_DIR) + "/python";
+  return models_dir() + "/../python";
 }
 
 int run_plot(const PlotOptions& o) {

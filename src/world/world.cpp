@@ -126,17 +126,22 @@ Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3
 
 Index World::add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
                              const std::string& material, const CollisionFilter& f) {
-  const Index o = collision_.add_heightfield(unique_name(name), std::move(terrain), material, f);
+  const std::string unique = unique_name(name);
+  const Index o = collision_.add_heightfield(unique, terrain, material, f);
   object_system_.push_back(-1);
-  reserve();
+  objects_changed();
+  // the terrain is immutable and shared: a clone refers to the same heights
+  record([=](const World&, World& w) { w.add_heightfield(unique, terrain, material, f); });
   return o;
 }
 
 Index World::add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale,
                              const SE3& pose, const std::string& material, const CollisionFilter& f) {
-  const Index o = collision_.add_static_mesh(unique_name(name), mesh_path, scale, pose, material, f);
+  const std::string unique = unique_name(name);
+  const Index o = collision_.add_static_mesh(unique, mesh_path, scale, pose, material, f);
   object_system_.push_back(-1);
-  reserve();
+  objects_changed();
+  record([=](const World&, World& w) { w.add_static_mesh(unique, mesh_path, scale, pose, material, f); });
   return o;
 }
 
