@@ -214,18 +214,20 @@ ArticulatedSystem& World::system(const std::string& name) {
 }
 
 void World::reserve() {
-  stepper_.reserve(system_ptrs_, object_system_, settings_);
+  step_systems_.clear();
+  for (ArticulatedSystem* s : system_ptrs_) step_systems_.push_back(s->stepper_system());
+  stepper_.reserve(step_systems_, object_system_, settings_);
   prepared_ = false;
 }
 
 void World::integrate1() {
-  stepper_.prepare(system_ptrs_, collision_, settings_);
+  stepper_.prepare(step_systems_, collision_, settings_);
   prepared_ = true;
 }
 
 StepStatus World::integrate2() {
   if (!prepared_) integrate1();
-  const StepStatus s = stepper_.finish(system_ptrs_, settings_);
+  const StepStatus s = stepper_.finish(step_systems_, settings_);
   prepared_ = false;
   time_ += settings_.dt;
   return s;
