@@ -42,7 +42,8 @@
 // most dense_limit rows stores its G dense (the single robot keeps today's dense kernels); a larger
 // one stores it block-sparse (contact_problem.hpp BlockSparseG): a block G(g, h) exists only when
 // groups g and h have pieces in a common system whose paths overlap, so a pile of free bodies has
-// O(contacts) blocks instead of O(contacts^2) entries. Both storages hold the same numbers (the
+// O(contacts) blocks instead of O(contacts^2) entries; its contacts are ordered bottom-up (along
+// set_up_direction, +z by default) so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages hold the same numbers (the
 // same path products, tests/contact). The global rows (contact i at 3i, limits after all
 // contacts) stay what lambda, apply(), contact_frame() and problem() use; each island maps its
 // local rows to them (island(k).global_row).
@@ -134,6 +135,8 @@ class DelassusAssembler {
   void set_dense_limit(Index rows) { dense_limit_ = rows; }
   Index dense_limit() const { return dense_limit_; }
   static constexpr Index kDefaultDenseLimit = 64;
+  // Direction opposite to gravity: block-sparse islands order their contacts bottom-up along it.
+  void set_up_direction(const Vec3& up) { gravity_up_ = up; }
 
   // object_system[o]: the system index of collision object o, -1 for static objects.
   void assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
@@ -232,6 +235,9 @@ class DelassusAssembler {
   std::vector<Mat3> block_;                     // block-sparse values
   std::vector<Index> cursor_;                   // per island: fill position while building
   std::vector<Index> gglobal_;                  // per island local group: its global group
+  std::vector<Scalar> height_;                  // per contact: height along -gravity (ordering)
+  std::vector<Index> order_;                    // contacts in placement order
+  Vec3 gravity_up_ = Vec3::UnitZ();
 
   mutable MatX G_full_;                         // problem(): dense global G, on demand
 };
