@@ -27,20 +27,13 @@ const MatX& ContactProblem::empty_matrix() {
   return empty;
 }
 
-Mat3 ContactProblem::contact_block(Index i) const {
-  if (!sparse) return G.block<3, 3>(3 * i, 3 * i);
-  return sparse->block[sparse->diag[i]];
-}
-
-Scalar ContactProblem::diagonal(Index r) const {
-  if (!sparse) return G(r, r);
+Scalar ContactProblem::sparse_diagonal(Index r) const {
   int sub = 0;
   const Index g = row_group(r, nc, sub);
   return sparse->block[sparse->diag[g]](sub, sub);
 }
 
-Vec3 ContactProblem::contact_rows(Index i, const VecXcref& x) const {
-  if (!sparse) return G.middleRows<3>(3 * i) * x;
+Vec3 ContactProblem::sparse_contact_rows(Index i, const VecXcref& x) const {
   Vec3 v = Vec3::Zero();
   for (Index k = sparse->begin[i]; k < sparse->begin[i + 1]; ++k) {
     v.noalias() += sparse->block[k] * group_values(x, sparse->col[k], nc);
@@ -48,8 +41,7 @@ Vec3 ContactProblem::contact_rows(Index i, const VecXcref& x) const {
   return v;
 }
 
-Scalar ContactProblem::row_dot(Index r, const VecXcref& x) const {
-  if (!sparse) return G.row(r).dot(x);
+Scalar ContactProblem::sparse_row_dot(Index r, const VecXcref& x) const {
   int sub = 0;
   const Index g = row_group(r, nc, sub);
   Scalar v = 0;

@@ -51,11 +51,18 @@ struct ContactProblem {
   Index size() const { return 3 * nc + nl; }
   bool is_sparse() const { return sparse != nullptr; }
 
-  // Access that works for both storages (O(neighbours) when sparse).
-  Mat3 contact_block(Index i) const;                      // G_ii, the 3x3 block of contact i
-  Scalar diagonal(Index r) const;                         // G(r, r)
-  Vec3 contact_rows(Index i, const VecXcref& x) const;    // G(3i .. 3i+2, :) x
-  Scalar row_dot(Index r, const VecXcref& x) const;       // G(r, :) x
+  // Access that works for both storages (O(neighbours) when sparse; the dense branch inline).
+  Mat3 contact_block(Index i) const {  // G_ii, the 3x3 block of contact i
+    return sparse ? sparse->block[sparse->diag[i]] : Mat3(G.block<3, 3>(3 * i, 3 * i));
+  }
+  Scalar diagonal(Index r) const { return sparse ? sparse_diagonal(r) : G(r, r); }  // G(r, r)
+  Vec3 contact_rows(Index i, const VecXcref& x) const {  // G(3i .. 3i+2, :) x
+    if (sparse) return sparse_contact_rows(i, x);
+    return G.middleRows<3>(3 * i) * x;
+  }
+  Scalar row_dot(Index r, const VecXcref& x) const {  // G(r, :) x
+    return sparse ? sparse_row_dot(r, x) : G.row(r).dot(x);
+  }
   void multiply(const VecXcref& x, VecXref y) const;      // y = G x
   MatX dense() const;                                     // G as a dense matrix (allocates)
   // The same G and mu with another c.
@@ -64,6 +71,11 @@ struct ContactProblem {
   }
 
   static const MatX& empty_matrix();
+
+ private:
+  Scalar sparse_diagonal(Index r) const;
+  Vec3 sparse_contact_rows(Index i, const VecXcref& x) const;
+  Scalar sparse_row_dot(Index r, const VecXcref& x) const;
 };
 
 }  // namespace impulse
