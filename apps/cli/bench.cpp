@@ -14,6 +14,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
   static const std::map<std::string, int (*)(const BenchOptions&)> benches = {
       {"collision", &run_bench_collision},
       {"dynamics", &run_bench_dynamics},
+      {"scenes", &run_bench_scenes},
       {"solvers", &run_bench_solvers},
   };
   std::vector<std::string> names;
@@ -26,6 +27,8 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--calls", o->calls, "Calls per measured function (default 100000)")
       ->check(CLI::Range(1000L, 100000000L));
   c->add_option("--seed", o->seed, "Seed of the random states");
+  c->add_option("--scene", o->scene, "bench scenes: one scene (default: all)");
+  c->add_option("--steps", o->steps, "bench scenes: steps per scene (default: the scene's)")->check(CLI::Range(1L, 10000000L));
   c->callback([o, &run]() {
     run = [o]() {
       if (o->model.empty()) o->model = default_model_path();

@@ -29,10 +29,13 @@ struct BenchOptions {
   bool json = false;
   long calls = 100000;
   unsigned seed = 1;
+  std::string scene;  // bench scenes: one scene name, or all (default)
+  long steps = 0;     // bench scenes: steps per scene (0: the scene's default)
 };
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
 int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp
 int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
+int run_bench_scenes(const BenchOptions& o);     // bench_scenes.cpp
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();

@@ -22,7 +22,7 @@ Scalar gauss(std::mt19937& rng, Scalar s) { return std::normal_distribution<Scal
 AnymalProblemBuilder::AnymalProblemBuilder()
     : model_(std::make_unique<Model>(load_urdf(anymal_urdf_path()))), data_(std::make_unique<Data>(*model_)),
       contacts_(kMaxContacts) {
-  assembler_.reserve({model_.get()}, kMaxContacts);
+  assembler_.reserve({model_.get()});
 }
 
 AnymalProblemBuilder::~AnymalProblemBuilder() = default;

@@ -71,15 +71,30 @@ const PathProduct kPathProduct[4] = {add_path_product<1, 1>, add_path_product<1,
 
 }  // namespace
 
-void DelassusAssembler::reserve(const std::vector<const Model*>& models, Index max_contacts) {
-  Index nv_max = 1, max_limits = 0;
+namespace {
+// Geometric growth from a small first size (a robot's few contacts fit the first allocation);
+// never shrinks; values are not kept.
+constexpr Index kFirstSize = 32;
+template <class V>
+void grow(V& v, Index n) {
+  if (static_cast<Index>(v.size()) >= n) return;
+  v.resize(std::max<Index>({n, 2 * static_cast<Index>(v.size()), kFirstSize}));
+}
+template <class T>
+void grow_vec(std::vector<T>& v, Index n, const T& value = T()) {
+  if (static_cast<Index>(v.size()) >= n) return;
+  v.resize(static_cast<std::size_t>(std::max<Index>({n, 2 * static_cast<Index>(v.size()), kFirstSize})), value);
+}
+}  // namespace
+
+void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
+  Index nv_max = 1;
   limited_.assign(models.size(), {});
   for (std::size_t s = 0; s < models.size(); ++s) {
     const Model* m = models[s];
     nv_max = std::max(nv_max, m->nv);
     for (Index i = 0; i < m->nb; ++i) {
       if (m->nq_joint[i] != 1 || m->nv_joint[i] != 1) continue;
-      max_limits += 2;  // lower and upper
       LimitedDof ld;
       ld.iq = m->idx_q[i];
       ld.k = m->idx_v[i];
@@ -90,45 +105,60 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models, Index m
       limited_[s].push_back(ld);
     }
   }
-  max_rows_ = 3 * max_contacts + max_limits;
-  max_pieces_ = std::max<Index>(1, 2 * max_contacts + max_limits);
+  if (nv_max != nv_max_) {  // piece storage is laid out by nv_max
+    dofs_.clear();
+    Y_.resize(0);
+  }
   nv_max_ = nv_max;
-  const Index R = std::max<Index>(1, max_rows_);
-  G_.setZero(R, R);
-  c_.setZero(R);
-  mu_.setZero(std::max<Index>(1, max_contacts));
-  v_before_.setZero(R);
-  depth_.setZero(R);
-  restitution_.setZero(R);
-  target_.setZero(R);
-  bounce_.setZero(R);
-  position_target_.setZero(R);
-  frames_.assign(static_cast<std::size_t>(std::max<Index>(1, max_contacts)), Mat3::Identity());
-  rows_.clear();
-  rows_.reserve(static_cast<std::size_t>(R));
-  pieces_.clear();
-  pieces_.reserve(static_cast<std::size_t>(max_pieces_));
+  r_.setZero(nv_max);
+  // small first capacities (push_back doubles them later): a robot's or a small scene's step
+  // allocates nothing after the first
   sys_pieces_.resize(models.size());
   for (auto& list : sys_pieces_) {
     list.clear();
-    list.reserve(static_cast<std::size_t>(max_pieces_));
+    list.reserve(16);
   }
-  dofs_.assign(static_cast<std::size_t>(max_pieces_ * nv_max), 0);
-  Y_.setZero(3 * max_pieces_ * nv_max);
-  r_.setZero(nv_max);
+  parent_.resize(models.size());
+  sys_island_.resize(models.size());
+  pieces_.clear();
+  rows_.clear();
+  islands_.clear();
+  pieces_.reserve(32);
+  rows_.reserve(32);
+  islands_.reserve(8);
+  cursor_.reserve(8);
   nc_ = nl_ = 0;
 }
 
+void DelassusAssembler::grow_rows(Index n) {
+  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &bounce_, &position_target_, &lc_, &ltarget_,
+                  &lbounce_, &lposition_})
+    grow(*v, n);
+  grow_vec(lrow_global_, n);
+}
+
 DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, Index nrows) {
-  IMPULSE_ASSERT(static_cast<Index>(pieces_.size()) < max_pieces_);
   Piece p;
   p.system = system;
   p.row = row;
   p.nrows = nrows;
   p.offset = static_cast<Index>(pieces_.size()) * nv_max_;
+  grow_vec(dofs_, std::max<Index>(p.offset + nv_max_, nv_max_ * kFirstSize), Index(0));
+  if (Y_.size() < 3 * (p.offset + nv_max_)) {  // keeps the pieces already built
+    Y_.conservativeResize(std::max<Index>({3 * (p.offset + nv_max_), 2 * Y_.size(), 3 * nv_max_ * kFirstSize}));
+  }
   sys_pieces_[static_cast<std::size_t>(system)].push_back(static_cast<Index>(pieces_.size()));
   pieces_.push_back(p);
   return pieces_.back();
+}
+
+Index DelassusAssembler::find(Index s) {
+  while (parent_[static_cast<std::size_t>(s)] != s) {
+    Index& p = parent_[static_cast<std::size_t>(s)];
+    p = parent_[static_cast<std::size_t>(p)];  // path halving
+    s = p;
+  }
+  return s;
 }
 
 void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
@@ -137,8 +167,17 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   for (auto& list : sys_pieces_) list.clear();
   pieces_.clear();
   rows_.clear();
-  nc_ = std::min<Index>(contacts.size(), static_cast<Index>(frames_.size()));
+  nc_ = contacts.size();
   nl_ = 0;
+  Index max_limits = 0;
+  for (const auto& list : limited_) max_limits += 2 * static_cast<Index>(list.size());
+  grow_rows(3 * nc_ + max_limits);
+  grow(mu_, nc_);
+  grow_vec(frames_, nc_, Mat3(Mat3::Identity()));
+  grow_vec(contact_island_, nc_, Index(-1));
+  grow_vec(height_, nc_, Scalar(0));
+  grow_vec(order_, nc_, Index(0));
+  grow_vec(group_pieces_, 2 * (nc_ + max_limits), Index(-1));
 
   // contact rows: J_i = C_i^T (J_A(p) - J_B(p)), one piece per dynamic side; Y = L^-T J^T on the
   // side's path, c = J u_free and v- = J u accumulated on it
@@ -146,11 +185,13 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Contact& ct = contacts[i];
     const Mat3 C = contact_frame_from_normal(ct.normal);
     frames_[static_cast<std::size_t>(i)] = C;
+    height_[static_cast<std::size_t>(i)] = ct.position.dot(gravity_up_);
     mu_[i] = ct.mu;
     depth_[3 * i + 2] = ct.depth;
     restitution_[3 * i + 2] = ct.restitution;
     rows_.push_back({ConstraintRow::Kind::Contact, i, -1, 1, 3 * i});
     Vec3 c = Vec3::Zero(), v = Vec3::Zero();
+    group_pieces_[static_cast<std::size_t>(2 * i)] = group_pieces_[static_cast<std::size_t>(2 * i + 1)] = -1;
     const Index sides[2][2] = {{ct.object_a, ct.body_a}, {ct.object_b, ct.body_b}};
     for (int side = 0; side < 2; ++side) {
       const Index obj = sides[side][0], body = sides[side][1];
@@ -160,7 +201,9 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Model& m = *systems[s].model;
       const Data& d = *systems[s].data;
       if (branch_last_dof(m, body) < 0) continue;  // welded to the world: no dofs, zero rows
+      group_pieces_[static_cast<std::size_t>(2 * i + side)] = static_cast<Index>(pieces_.size());
       Piece& p = add_piece(s, 3 * i, 3);
+      p.group = i;
       Index* dofs = dofs_.data() + p.offset;
       Scalar* Y = Y_.data() + 3 * p.offset;
       const Mat3 R = (side == 0 ? 1.0 : -1.0) * C.transpose();
@@ -192,11 +235,14 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Index iq = ld.iq, k = ld.k;
       for (int side = 0; side < 2; ++side) {
         const Scalar bound = ld.bound[side];
-        if (!std::isfinite(bound) || row >= max_rows_) continue;
+        if (!std::isfinite(bound)) continue;
         const Scalar sign = side == 0 ? 1.0 : -1.0;
         const Scalar dist = sign * (q[iq] - bound);
         if (dist > st.limit_margin && dist + dt * sign * uf[k] > 0) continue;
+        group_pieces_[static_cast<std::size_t>(2 * (nc_ + nl_))] = static_cast<Index>(pieces_.size());
+        group_pieces_[static_cast<std::size_t>(2 * (nc_ + nl_) + 1)] = -1;
         Piece& p = add_piece(static_cast<Index>(s), row, 1);
+        p.group = nc_ + nl_;
         Index* dofs = dofs_.data() + p.offset;
         Scalar* Y = Y_.data() + 3 * p.offset;
         p.len = ld.len;
@@ -217,30 +263,6 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
   }
   const Index n = 3 * nc_ + nl_;
-
-  // G = sum_s Y_s^T D_s^-1 Y_s, piece by piece: pieces p, q of one system overlap on the common
-  // root part of their paths (the same leading dofs, as both lists are root first)
-  G_.topLeftCorner(n, n).setZero();
-  for (std::size_t s = 0; s < systems.size(); ++s) {
-    const std::vector<Index>& list = sys_pieces_[s];
-    const Scalar* Dinv = systems[s].data->Dinv.data();
-    for (std::size_t a = 0; a < list.size(); ++a) {
-      const Piece& p = pieces_[static_cast<std::size_t>(list[a])];
-      const Index* dp = dofs_.data() + p.offset;
-      const Scalar* Yp = Y_.data() + 3 * p.offset;
-      for (std::size_t b = a; b < list.size(); ++b) {
-        const Piece& q = pieces_[static_cast<std::size_t>(list[b])];
-        const Index* dq = dofs_.data() + q.offset;
-        const Index lmax = std::min(p.len, q.len);
-        Index len = 0;
-        while (len < lmax && dp[len] == dq[len]) ++len;
-        if (len == 0) continue;
-        const Scalar* Yq = Y_.data() + 3 * q.offset;
-        kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Yq, dp, len, Dinv, G_.data(), G_.rows(), p.row, q.row,
-                                                          a != b);
-      }
-    }
-  }
 
   // targets b of the normal and limit rows, folded into c (see the header)
   // (`bounce`: set to e when the Poisson law leaves this row's restitution to the stepper)
@@ -277,11 +299,260 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       ++n_position_;
     }
   }
+
+  build_islands(static_cast<Index>(systems.size()));
+  assemble_dense(systems);
+  assemble_sparse(systems);
+}
+
+// Islands by union-find over the systems (see the header), then the local layout of each island:
+// its contacts in ContactSet order, then its limit rows; c, mu and the row data gathered.
+void DelassusAssembler::build_islands(Index nsys) {
+  for (Index s = 0; s < nsys; ++s) {
+    parent_[static_cast<std::size_t>(s)] = s;
+    sys_island_[static_cast<std::size_t>(s)] = -1;
+  }
+  auto piece_system = [&](Index pi) { return pieces_[static_cast<std::size_t>(pi)].system; };
+  for (Index i = 0; i < nc_; ++i) {
+    const Index pa = group_pieces_[static_cast<std::size_t>(2 * i)], pb = group_pieces_[static_cast<std::size_t>(2 * i + 1)];
+    if (pa < 0 || pb < 0) continue;
+    const Index ra = find(piece_system(pa)), rb = find(piece_system(pb));
+    if (ra != rb) parent_[static_cast<std::size_t>(std::max(ra, rb))] = std::min(ra, rb);
+  }
+  islands_.clear();
+  const Index ng = nc_ + nl_;
+  auto island_of_group = [&](Index g) -> Index {
+    Index pi = group_pieces_[static_cast<std::size_t>(2 * g)];
+    if (pi < 0) pi = group_pieces_[static_cast<std::size_t>(2 * g + 1)];
+    if (pi < 0) return -1;
+    Index& k = sys_island_[static_cast<std::size_t>(find(piece_system(pi)))];
+    if (k < 0) {
+      k = static_cast<Index>(islands_.size());
+      islands_.push_back(Island());
+    }
+    return k;
+  };
+  for (Index g = 0; g < ng; ++g) {
+    const Index k = island_of_group(g);
+    if (g < nc_) contact_island_[static_cast<std::size_t>(g)] = k;
+    if (k < 0) continue;
+    if (g < nc_) {
+      ++islands_[static_cast<std::size_t>(k)].nc;
+    } else {
+      ++islands_[static_cast<std::size_t>(k)].nl;
+    }
+  }
+  for (Index s = 0; s < nsys; ++s) {
+    if (sys_pieces_[static_cast<std::size_t>(s)].empty()) continue;
+    const Index k = sys_island_[static_cast<std::size_t>(find(s))];
+    if (k >= 0) ++islands_[static_cast<std::size_t>(k)].systems;
+  }
+  // offsets
+  Index row = 0, contact = 0, group = 0, diag = 0, dense = 0;
+  for (Island& isl : islands_) {
+    const Index n = 3 * isl.nc + isl.nl, ngi = isl.nc + isl.nl;
+    isl.row = row;
+    isl.contact = contact;
+    isl.group = group;
+    isl.diag = diag;
+    isl.dense = -1;
+    if (n <= dense_limit_) {
+      isl.dense = dense;
+      dense += n * n;
+    }
+    row += n;
+    contact += isl.nc;
+    group += ngi + 1;
+    diag += ngi;
+  }
+  grow(Gd_, std::max<Index>(dense, 48 * 48));  // a robot with its limit rows fits the first size
+  grow(lmu_, contact);
+  grow_vec(begin_, group);
+  grow_vec(diag_, diag);
+  grow_vec(gglobal_, diag);
+  grow_vec(mark_, ng, Index(-1));
+  grow_vec(slot_, ng);
+  cursor_.assign(islands_.size(), 0);  // capacity kept: no allocation once the count was seen
+  // local placement: contacts first (in order), then limit rows
+  // Contact order within an island: ContactSet order in dense islands (a robot's rows as before);
+  // in block-sparse islands (piles, stacks) bottom-up along gravity, so that one Gauss-Seidel
+  // sweep carries the weight of a stack down to the ground instead of one contact per sweep.
+  for (Index i = 0; i < nc_; ++i) order_[static_cast<std::size_t>(i)] = i;
+  std::sort(order_.begin(), order_.begin() + nc_, [&](Index x, Index y) {
+    const Index kx = contact_island_[static_cast<std::size_t>(x)], ky = contact_island_[static_cast<std::size_t>(y)];
+    if (kx != ky) return kx < ky;  // (only the order within an island matters)
+    if (kx < 0 || islands_[static_cast<std::size_t>(kx)].dense >= 0) return x < y;
+    const Scalar hx = height_[static_cast<std::size_t>(x)], hy = height_[static_cast<std::size_t>(y)];
+    return hx != hy ? hx < hy : x < y;
+  });
+  for (Index pass = 0; pass < 2; ++pass) {
+    for (Index t = pass == 0 ? 0 : nc_; t < (pass == 0 ? nc_ : ng); ++t) {
+      const Index g = pass == 0 ? order_[static_cast<std::size_t>(t)] : t;
+      Index pi = group_pieces_[static_cast<std::size_t>(2 * g)];
+      if (pi < 0) pi = group_pieces_[static_cast<std::size_t>(2 * g + 1)];
+      if (pi < 0) continue;
+      const Index k = sys_island_[static_cast<std::size_t>(find(piece_system(pi)))];
+      Island& isl = islands_[static_cast<std::size_t>(k)];
+      const Index j = cursor_[static_cast<std::size_t>(k)]++;  // local group
+      const Index lrow = g < nc_ ? 3 * j : 3 * isl.nc + (j - isl.nc);
+      const Index grow0 = g < nc_ ? 3 * g : pieces_[static_cast<std::size_t>(pi)].row;
+      const Index nr = g < nc_ ? 3 : 1;
+      for (Index r = 0; r < nr; ++r) {
+        const Index L = isl.row + lrow + r, R = grow0 + r;
+        lrow_global_[static_cast<std::size_t>(L)] = R;
+        lc_[L] = c_[R];
+        ltarget_[L] = target_[R];
+        lbounce_[L] = bounce_[R];
+        lposition_[L] = position_target_[R];
+        isl.n_bounce += bounce_[R] > 0;
+        isl.n_position += position_target_[R] > 0;
+      }
+      if (g < nc_) lmu_[isl.contact + j] = mu_[g];
+      gglobal_[static_cast<std::size_t>(isl.diag + j)] = g;
+      for (int side = 0; side < 2; ++side) {
+        const Index p = group_pieces_[static_cast<std::size_t>(2 * g + side)];
+        if (p < 0) continue;
+        pieces_[static_cast<std::size_t>(p)].lrow = lrow;
+        pieces_[static_cast<std::size_t>(p)].lgroup = j;
+      }
+    }
+  }
+}
+
+// Dense islands: G_k = sum_s Y_s^T D_s^-1 Y_s over the systems of island k, piece by piece: pieces
+// p, q of one system overlap on the common root part of their paths (the same leading dofs, as
+// both lists are root first). Every piece of a system lies in the system's island.
+void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
+  for (const Island& isl : islands_) {
+    if (isl.dense < 0) continue;
+    const Index n = 3 * isl.nc + isl.nl;
+    Eigen::Map<MatX>(Gd_.data() + isl.dense, n, n).setZero();
+  }
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    const std::vector<Index>& list = sys_pieces_[s];
+    if (list.empty()) continue;
+    const Island& isl = islands_[static_cast<std::size_t>(sys_island_[static_cast<std::size_t>(find(static_cast<Index>(s)))])];
+    if (isl.dense < 0) continue;
+    Scalar* G = Gd_.data() + isl.dense;
+    const Index ld = 3 * isl.nc + isl.nl;
+    const Scalar* Dinv = systems[s].data->Dinv.data();
+    for (std::size_t a = 0; a < list.size(); ++a) {
+      const Piece& p = pieces_[static_cast<std::size_t>(list[a])];
+      const Index* dp = dofs_.data() + p.offset;
+      const Scalar* Yp = Y_.data() + 3 * p.offset;
+      for (std::size_t b = a; b < list.size(); ++b) {
+        const Piece& q = pieces_[static_cast<std::size_t>(list[b])];
+        const Index* dq = dofs_.data() + q.offset;
+        const Index lmax = std::min(p.len, q.len);
+        Index len = 0;
+        while (len < lmax && dp[len] == dq[len]) ++len;
+        if (len == 0) continue;
+        const Scalar* Yq = Y_.data() + 3 * q.offset;
+        kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
+      }
+    }
+  }
+}
+
+// Block-sparse islands: for each group g (a contact or a limit row) the blocks G(g, h) for every
+// group h with a piece in a system that one of g's pieces is in; each block is the sum of the path
+// products of those piece pairs, the same products as the dense path computes.
+void DelassusAssembler::assemble_sparse(const std::vector<SystemView>& systems) {
+  for (Index g = 0; g < nc_ + nl_; ++g) mark_[static_cast<std::size_t>(g)] = -1;
+  Index nnz = 0;
+  for (Island& isl : islands_) {
+    if (isl.dense >= 0) continue;
+    const Index ngi = isl.nc + isl.nl;
+    for (Index j = 0; j < ngi; ++j) {
+      const Index g = gglobal_[static_cast<std::size_t>(isl.diag + j)];
+      begin_[static_cast<std::size_t>(isl.group + j)] = nnz;
+      for (int side = 0; side < 2; ++side) {
+        const Index pi = group_pieces_[static_cast<std::size_t>(2 * g + side)];
+        if (pi < 0) continue;
+        const Piece& p = pieces_[static_cast<std::size_t>(pi)];
+        const Index* dp = dofs_.data() + p.offset;
+        const Scalar* Yp = Y_.data() + 3 * p.offset;
+        const Scalar* Dinv = systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
+        for (const Index qi : sys_pieces_[static_cast<std::size_t>(p.system)]) {
+          const Piece& q = pieces_[static_cast<std::size_t>(qi)];
+          const std::size_t h = static_cast<std::size_t>(q.group);
+          if (mark_[h] != g) {
+            mark_[h] = g;
+            slot_[h] = nnz;
+            grow_vec(col_, nnz + 1);
+            grow_vec(block_, nnz + 1, Mat3(Mat3::Zero()));
+            col_[static_cast<std::size_t>(nnz)] = q.lgroup;
+            block_[static_cast<std::size_t>(nnz)].setZero();
+            ++nnz;
+          }
+          const Index* dq = dofs_.data() + q.offset;
+          const Index lmax = std::min(p.len, q.len);
+          Index len = 0;
+          while (len < lmax && dp[len] == dq[len]) ++len;
+          if (len == 0) continue;
+          const Scalar* Yq = Y_.data() + 3 * q.offset;
+          kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Yq, dp, len, Dinv,
+                                                            block_[static_cast<std::size_t>(slot_[h])].data(), 3, 0,
+                                                            0, false);
+        }
+      }
+      diag_[static_cast<std::size_t>(isl.diag + j)] = slot_[static_cast<std::size_t>(g)];
+    }
+    begin_[static_cast<std::size_t>(isl.group + ngi)] = nnz;
+  }
+  for (Island& isl : islands_) {
+    isl.sparse = BlockSparseG();
+    if (isl.dense >= 0) continue;
+    isl.sparse.begin = begin_.data() + isl.group;
+    isl.sparse.col = col_.data();
+    isl.sparse.diag = diag_.data() + isl.diag;
+    isl.sparse.block = block_.data();
+  }
+}
+
+IslandView DelassusAssembler::island(Index k) const {
+  const Island& isl = islands_[static_cast<std::size_t>(k)];
+  const Index n = 3 * isl.nc + isl.nl;
+  const auto c = lc_.segment(isl.row, n);
+  const auto mu = lmu_.segment(isl.contact, isl.nc);
+  if (isl.dense >= 0) {
+    const Eigen::Map<const MatX> G(Gd_.data() + isl.dense, n, n);
+    return IslandView{ContactProblem(G, c, mu, isl.nc, isl.nl), lrow_global_.data() + isl.row,
+                      ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
+                      isl.n_bounce, isl.n_position, isl.systems};
+  }
+  return IslandView{ContactProblem(isl.sparse, c, mu, isl.nc, isl.nl), lrow_global_.data() + isl.row,
+                    ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
+                    isl.n_bounce, isl.n_position, isl.systems};
+}
+
+std::size_t DelassusAssembler::memory_bytes() const {
+  const std::size_t S = sizeof(Scalar), I = sizeof(Index);
+  std::size_t b = 0;
+  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &bounce_, &position_target_, &Y_, &r_,
+                        &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &Gd_})
+    b += static_cast<std::size_t>(v->size()) * S;
+  for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
+                                      &begin_, &col_, &diag_, &mark_, &slot_, &cursor_, &gglobal_})
+    b += v->capacity() * I;
+  b += (frames_.capacity() + block_.capacity()) * sizeof(Mat3) + rows_.capacity() * sizeof(ConstraintRow) +
+       pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island);
+  b += static_cast<std::size_t>(G_full_.size()) * S;
+  return b;
 }
 
 ContactProblem DelassusAssembler::problem() const {
   const Index n = 3 * nc_ + nl_;
-  return ContactProblem(G_.topLeftCorner(n, n), c_.head(n), mu_.head(std::max<Index>(nc_, 0)), nc_, nl_);
+  G_full_.setZero(n, n);
+  for (Index k = 0; k < num_islands(); ++k) {
+    const IslandView v = island(k);
+    const MatX Gk = v.problem.dense();
+    const Index m = v.problem.size();
+    for (Index b = 0; b < m; ++b) {
+      for (Index a = 0; a < m; ++a) G_full_(v.global_row[a], v.global_row[b]) = Gk(a, b);
+    }
+  }
+  return ContactProblem(G_full_, c_.head(n), mu_.head(nc_), nc_, nl_);
 }
 
 void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecXcref& lambda,

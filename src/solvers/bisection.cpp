@@ -322,13 +322,12 @@ void BisectionSolver::reserve_impl(Index max_rows) {
 
 SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
   const BisectionSettings& s = settings_;
-  const MatXcref& G = problem.G;
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
 
   // The diagonal blocks do not change during the solve: regularize and invert them once.
   for (Index i = 0; i < nc; ++i) {
-    const PreparedContact pc = prepare_contact(G.block<3, 3>(3 * i, 3 * i), s.regularization);
+    const PreparedContact pc = prepare_contact(problem.contact_block(i), s.regularization);
     G_ii_[i] = pc.G;
     M_ii_[i] = pc.M;
     locked_[i] = pc.locked ? 1 : 0;
@@ -338,13 +337,13 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
   Scalar alpha = s.alpha;
   for (Index it = 1; it <= s.max_iterations; ++it) {
     Scalar error = 0;
-    // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts.
+    // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts. With a
+    // block-sparse G (large islands) v_i reads only the contacts sharing a body with contact i.
     for (Index i = 0; i < nc; ++i) {
       const Vec3 lambda_i = lambda.segment<3>(3 * i);
       // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
-      Vec3 v_i = c.segment<3>(3 * i);
-      v_i.noalias() += G.middleRows<3>(3 * i) * lambda;
-      const Vec3 c_i = v_i - G.block<3, 3>(3 * i, 3 * i) * lambda_i;
+      const Vec3 v_i = c.segment<3>(3 * i) + problem.contact_rows(i, lambda);
+      const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
       PreparedContact pc;
       pc.G = G_ii_[i];
       pc.M = M_ii_[i];
@@ -358,8 +357,8 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
     for (Index j = 3 * nc; j < n; ++j) {
-      const Scalar v_j = G.row(j).dot(lambda) + c[j];
-      const Scalar G_jj = G(j, j);
+      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar G_jj = problem.diagonal(j);
       const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
       error += std::max<Scalar>(0, -v_j) + std::max<Scalar>(0, -lambda[j]) +
                std::min(std::max<Scalar>(lambda[j], 0), std::max<Scalar>(v_j, 0)) +

@@ -15,7 +15,7 @@ void check_problem(const ContactProblem& problem, const VecXcref& lambda) {
   const Index n = problem.size();
   IMPULSE_CHECK(problem.nc >= 0 && problem.nl >= 0, "ContactProblem: negative counts nc = ",
                 problem.nc, ", nl = ", problem.nl);
-  IMPULSE_CHECK(problem.G.rows() == n && problem.G.cols() == n, "ContactProblem: G is ",
+  IMPULSE_CHECK(problem.is_sparse() || (problem.G.rows() == n && problem.G.cols() == n), "ContactProblem: G is ",
                 problem.G.rows(), "x", problem.G.cols(), ", expected ", n, "x", n,
                 " (3 nc + nl with nc = ", problem.nc, ", nl = ", problem.nl, ")");
   IMPULSE_CHECK(problem.c.size() == n, "ContactProblem: c has size ", problem.c.size(),
@@ -33,6 +33,18 @@ void ContactSolver::reserve(Index max_rows) {
 }
 
 bool problem_is_finite(const ContactProblem& problem) {
+  if (problem.is_sparse()) {  // the blocks (begin[] holds positions in the shared block array)
+    const BlockSparseG& S = *problem.sparse;
+    const Index k0 = S.begin[0], k1 = S.begin[problem.nc + problem.nl];
+    Scalar s = 0;
+    for (Index k = k0; k < k1; ++k) s += S.block[k].sum();
+    bool blocks = std::isfinite(s);
+    for (Index k = k0; !blocks && k < k1; ++k) {
+      if (!S.block[k].allFinite()) break;
+      if (k + 1 == k1) blocks = true;
+    }
+    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && blocks;
+  }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
   // non-finite sum of finite entries (overflow near 1e308) falls back to the entry-wise test.
   Scalar s = 0;
@@ -43,6 +55,8 @@ bool problem_is_finite(const ContactProblem& problem) {
 
 SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) {
   check_problem(problem, lambda);
+  IMPULSE_CHECK(!problem.is_sparse() || supports_sparse(), "contact solver '", name(),
+                "' needs a dense G; it was given a block-sparse problem");
   if (problem.size() > capacity_) reserve(problem.size());
   if (problem.size() == 0) {
     SolverResult empty;

@@ -27,7 +27,6 @@ namespace impulse {
 
 SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
   const PgsSettings& s = settings_;
-  const MatXcref& G = problem.G;
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
   SolverResult result;
@@ -35,17 +34,18 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {
       const Index k = 3 * i;
-      Vec3 v = c.segment<3>(k);
-      v.noalias() += G.middleRows<3>(k) * lambda;
-      const Scalar G_zz = G(k + 2, k + 2);
-      const Scalar G_tt = std::max(G(k, k), G(k + 1, k + 1));
+      // v_i = G_i: lambda + c_i (block-sparse G: the neighbours of contact i only), G_ii its block
+      const Vec3 v = c.segment<3>(k) + problem.contact_rows(i, lambda);
+      const Mat3 G_ii = problem.contact_block(i);
+      const Scalar G_zz = G_ii(2, 2);
+      const Scalar G_tt = std::max(G_ii(0, 0), G_ii(1, 1));
       const Vec3 lambda_old = lambda.segment<3>(k);
       // eq. 17-18, normal component
       Scalar lambda_z = 0;
       if (G_zz > 0) lambda_z = std::max<Scalar>(0, lambda_old.z() - (s.alpha / G_zz) * v.z());
       const Scalar d_z = lambda_z - lambda_old.z();
       // newest normal impulse seen by the tangential update
-      const Vec2s v_T(v.x() + G(k, k + 2) * d_z, v.y() + G(k + 1, k + 2) * d_z);
+      const Vec2s v_T(v.x() + G_ii(0, 2) * d_z, v.y() + G_ii(1, 2) * d_z);
       // eq. 17-18, tangential components, prox onto the disc of radius mu lambda_z
       Vec2s lambda_T = Vec2s::Zero();
       if (G_tt > 0) {
@@ -55,12 +55,12 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       const Vec3 lambda_new(lambda_T.x(), lambda_T.y(), lambda_z);
       const Vec3 delta = lambda_new - lambda_old;
       lambda.segment<3>(k) = lambda_new;
-      const Scalar v_z_new = v.z() + G.block<1, 3>(k + 2, k).dot(delta);
+      const Scalar v_z_new = v.z() + G_ii.row(2).dot(delta);
       error += delta.norm() + std::max<Scalar>(0, -v_z_new);
     }
     for (Index j = 3 * nc; j < n; ++j) {
-      const Scalar G_jj = G(j, j);
-      const Scalar v_j = G.row(j).dot(lambda) + c[j];
+      const Scalar G_jj = problem.diagonal(j);
+      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
       const Scalar lambda_j = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - (s.alpha / G_jj) * v_j)
                                        : Scalar(0);
       const Scalar d = lambda_j - lambda[j];

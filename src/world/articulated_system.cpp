@@ -40,6 +40,27 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
   contact_impulses_.reserve(64);
 }
 
+StepperSystem ArticulatedSystem::stepper_system() {
+  StepperSystem v;
+  v.model_ = &model_;
+  v.object_ = object_;
+  v.q_ = &q_;
+  v.u_ = &u_;
+  v.tau_ = &tau_;
+  v.kp_ = &kp_;
+  v.kd_ = &kd_;
+  v.q_target_ = &q_target_;
+  v.u_target_ = &u_target_;
+  v.f_ext_ = &f_ext_;
+  v.has_f_ext_ = &has_f_ext_;
+  v.data_ = &data_;
+  v.u_free_ = &u_free_;
+  v.q_next_ = &q_next_;
+  v.rhs_ = &rhs_;
+  v.contact_impulses_ = &contact_impulses_;
+  return v;
+}
+
 void ArticulatedSystem::check_q(const VecXcref& q, const char* what) const {
   check_input(q, model_.nq, name_, what);
   for (Index i = 0; i < model_.nb; ++i) {

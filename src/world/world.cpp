@@ -297,25 +297,27 @@ ArticulatedSystem& World::system(const std::string& name) {
 // throw there leaves it pointing at freed memory). A custom solver instance cannot be duplicated:
 // it is resized in place.
 void World::reserve() {
+  step_systems_.clear();
+  for (ArticulatedSystem* s : system_ptrs_) step_systems_.push_back(s->stepper_system());
   prepared_ = false;
   if (solver_recipe_.empty()) {
-    stepper_.reserve(system_ptrs_, object_system_, settings_);
+    stepper_.reserve(step_systems_, object_system_, settings_);
     return;
   }
   Stepper next;
   next.set_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
-  next.reserve(system_ptrs_, object_system_, settings_);
+  next.reserve(step_systems_, object_system_, settings_);
   stepper_ = std::move(next);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 2 * s->nv();
-  initial_.cache.memory.reserve(static_cast<std::size_t>(settings_.max_contacts));
-  initial_.cache.limit_memory.reserve(static_cast<std::size_t>(limit_rows));
+  initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
+  initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
 void World::integrate1() {
   if (!has_initial_) mark_initial_state();
-  stepper_.prepare(system_ptrs_, collision_, settings_);
+  stepper_.prepare(step_systems_, collision_, settings_);
   prepared_ = true;
 }
 
@@ -352,7 +354,7 @@ StepReport World::integrate2() {
     report_ = r;
     return r;
   }
-  const StepStatus status = stepper_.finish(system_ptrs_, settings_);
+  const StepStatus status = stepper_.finish(step_systems_, settings_);
   const StepStats& st = stepper_.stats();
   r.status = status;
   r.contacts = st.contacts;
@@ -453,8 +455,8 @@ void World::save_state_into(WorldState& st) const {
     x.has_f_ext = s.has_f_ext_;
   }
   const StepperCache& c = stepper_.cache();
-  st.cache.memory.assign(c.memory.begin(), c.memory.end());
-  st.cache.limit_memory.assign(c.limit_memory.begin(), c.limit_memory.end());
+  st.cache.contacts.assign(c.contacts.begin(), c.contacts.end());
+  st.cache.limits.assign(c.limits.begin(), c.limits.end());
 }
 
 // Sizes initial_ for this World so that the first step captures it without allocating
@@ -464,8 +466,8 @@ void World::prepare_initial_state() {
   save_state_into(initial_);
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 2 * s->nv();
-  initial_.cache.memory.reserve(static_cast<std::size_t>(settings_.max_contacts));
-  initial_.cache.limit_memory.reserve(static_cast<std::size_t>(limit_rows));
+  initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
+  initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
 void World::check_compatible(const WorldState& st) const {
@@ -497,14 +499,14 @@ void World::check_compatible(const WorldState& st) const {
       if (!f.allFinite()) fail(who + ": external wrench is not finite");
     }
   }
-  for (const StepperCache::Memory& m : st.cache.memory) {
+  for (const ContactMemory& m : st.cache.contacts) {
     for (Index o : {m.object_a, m.object_b}) {
       if (o < -1 || o >= collision_.num_objects()) fail("warm-start memory names collision object " + std::to_string(o));
     }
     if (!m.position.allFinite() || !m.impulse_W.allFinite()) fail("warm-start memory is not finite");
   }
-  if (static_cast<Index>(st.cache.memory.size()) > settings_.max_contacts) fail("warm-start memory exceeds max_contacts");
-  for (const StepperCache::LimitMemory& m : st.cache.limit_memory) {
+  if (static_cast<Index>(st.cache.contacts.size()) > settings_.max_contacts) fail("warm-start memory exceeds max_contacts");
+  for (const LimitMemory& m : st.cache.limits) {
     if (m.system < 0 || m.system >= num_systems() || m.dof < 0 || m.dof >= systems_[static_cast<std::size_t>(m.system)]->nv() ||
         !std::isfinite(m.lambda) || !std::isfinite(m.sign)) {
       fail("warm-start memory names an invalid limit row (system " + std::to_string(m.system) + ", dof " +

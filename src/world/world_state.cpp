@@ -132,14 +132,14 @@ std::string serialize_state(const WorldState& st) {
       for (int k = 0; k < 6; ++k) w.f64(f[k]);
     }
   }
-  w.u32(static_cast<std::uint32_t>(st.cache.memory.size()));
-  for (const StepperCache::Memory& m : st.cache.memory) {
+  w.u32(static_cast<std::uint32_t>(st.cache.contacts.size()));
+  for (const ContactMemory& m : st.cache.contacts) {
     for (Index x : {m.object_a, m.shape_a, m.object_b, m.shape_b}) w.i64(x);
     for (int k = 0; k < 3; ++k) w.f64(m.position[k]);
     for (int k = 0; k < 3; ++k) w.f64(m.impulse_W[k]);
   }
-  w.u32(static_cast<std::uint32_t>(st.cache.limit_memory.size()));
-  for (const StepperCache::LimitMemory& m : st.cache.limit_memory) {
+  w.u32(static_cast<std::uint32_t>(st.cache.limits.size()));
+  for (const LimitMemory& m : st.cache.limits) {
     w.i64(m.system);
     w.i64(m.dof);
     w.f64(m.sign);
@@ -192,8 +192,8 @@ WorldState deserialize_state(const std::string& bytes) {
       for (int k = 0; k < 6; ++k) f[k] = r.f64();
     }
   }
-  st.cache.memory.resize(r.count(r.u32(), 80, "contact memory"));
-  for (StepperCache::Memory& m : st.cache.memory) {
+  st.cache.contacts.resize(r.count(r.u32(), 80, "contact memory"));
+  for (ContactMemory& m : st.cache.contacts) {
     m.object_a = r.i64();
     m.shape_a = r.i64();
     m.object_b = r.i64();
@@ -201,8 +201,8 @@ WorldState deserialize_state(const std::string& bytes) {
     for (int k = 0; k < 3; ++k) m.position[k] = r.f64();
     for (int k = 0; k < 3; ++k) m.impulse_W[k] = r.f64();
   }
-  st.cache.limit_memory.resize(r.count(r.u32(), 32, "limit memory"));
-  for (StepperCache::LimitMemory& m : st.cache.limit_memory) {
+  st.cache.limits.resize(r.count(r.u32(), 32, "limit memory"));
+  for (LimitMemory& m : st.cache.limits) {
     m.system = r.i64();
     m.dof = r.i64();
     m.sign = r.f64();

@@ -2,9 +2,11 @@
 // by hand), the velocity update against the definition v+ = G lambda + c, two-system contacts,
 // joint-limit rows and the targets folded into c.
 #include <Eigen/Cholesky>
+#include <memory>
 #include <random>
 
 #include "impulse/contact/delassus.hpp"
+#include "impulse/solvers/contact_solver.hpp"
 #include "impulse/dynamics/crba.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
@@ -99,7 +101,7 @@ TEST_CASE("Delassus G and c equal the dense J M^-1 J^T and J u_free", "[contact]
   c->mu = 0.5;
 
   DelassusAssembler asmb;
-  asmb.reserve({&quad, &box}, 16);
+  asmb.reserve({&quad, &box});
   DelassusSettings st;
   st.joint_limits = false;
   st.erp = 0;  // no position correction: resting contacts then have no target
@@ -151,7 +153,7 @@ TEST_CASE("Delassus targets: speculative gap, restitution, position correction",
     c->depth = depth;
     c->restitution = e;
     DelassusAssembler asmb;
-    asmb.reserve({&box}, 4);
+    asmb.reserve({&box});
     asmb.assemble({s.view()}, object_system, set, 1e-3, st);
     return Scalar(asmb.problem().c[2]);
   };
@@ -192,7 +194,7 @@ TEST_CASE("Delassus joint-limit rows appear near a limit with the right sign", "
   std::mt19937 rng(1);
   Sys s(m, rng);
   DelassusAssembler asmb;
-  asmb.reserve({&m}, 4);
+  asmb.reserve({&m});
   const std::vector<Index> object_system = {0};
   ContactSet none(4);
   auto run = [&](Scalar q, Scalar u) {
@@ -334,7 +336,7 @@ TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contac
   add_contact(set, 1, 0, 2, -1, 0.5 * rand3(), Vec3::UnitZ());           // box on the ground
 
   DelassusAssembler asmb;
-  asmb.reserve({&quad, &box}, 16);
+  asmb.reserve({&quad, &box});
   DelassusSettings st;
   st.erp = 0;
   const std::vector<SystemView> views = {a.view(), b.view()};
@@ -390,7 +392,7 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
     for (int i = 0; i < 3; ++i) add_contact(set, 0, body(rng), 0, body(rng), rand3(), rand3());
     add_contact(set, 1, 0, 0, body(rng), rand3(), rand3());
     DelassusAssembler asmb;
-    asmb.reserve({&tree, &box}, 16);
+    asmb.reserve({&tree, &box});
     DelassusSettings st;
     st.erp = 0;
     st.limit_margin = -1;  // rows only where q is beyond a limit (zero targets)
@@ -398,5 +400,115 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
     INFO("seed " << seed << ", " << asmb.num_limits() << " limit rows");
     CHECK(asmb.num_limits() > 0);
     check_against_dense(asmb, {&a, &b}, object_system, set, rng);
+  }
+}
+
+TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and impulses", "[contact][islands][sparse]") {
+  // Random scenes: a quadruped with position limits (limit rows, tree-coupled pieces), 8 free
+  // boxes, the ground; random contacts join some systems into islands. One assembler stores every
+  // island block-sparse (dense limit 0), the other every island dense.
+  const Model quad = test::quadruped();
+  const Model box = free_box(2.0);
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::unique_ptr<Sys>> sys;
+    sys.push_back(std::make_unique<Sys>(quad, rng, 0.05));
+    for (int i = 0; i < 8; ++i) sys.push_back(std::make_unique<Sys>(box, rng));
+    const Index ns = static_cast<Index>(sys.size()), ground = ns;
+    std::vector<Index> object_system;
+    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
+    object_system.push_back(-1);
+    std::normal_distribution<Scalar> nd(0, 1);
+    std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
+    auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+    auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
+    ContactSet set;
+    for (int i = 0; i < 14; ++i) {
+      Index oa = pick(rng), ob = pick(rng);
+      if (oa == ground) std::swap(oa, ob);
+      if (oa == ground) continue;
+      add_contact(set, oa, body_of(oa), ob, body_of(ob), rand3(), rand3());
+    }
+    DelassusSettings st;
+    st.erp = 0;
+    st.limit_margin = 10;  // every finite limit gives a row
+    std::vector<SystemView> views;
+    std::vector<const Model*> models;
+    std::vector<const Sys*> ptrs;
+    for (const auto& s : sys) {
+      views.push_back(s->view());
+      models.push_back(s->model);
+      ptrs.push_back(s.get());
+    }
+    DelassusAssembler sparse, dense;
+    sparse.reserve(models);
+    dense.reserve(models);
+    sparse.set_dense_limit(0);
+    dense.set_dense_limit(1 << 30);
+    // block-sparse islands order their contacts bottom-up; a zero up direction keeps the
+    // ContactSet order (equal heights), so both assemblies have the same local rows and the
+    // solvers take the same steps (the ordered variant is checked below, up to the permutation)
+    sparse.set_up_direction(Vec3::Zero());
+    sparse.assemble(views, object_system, set, 1e-3, st);
+    dense.assemble(views, object_system, set, 1e-3, st);
+    INFO("seed " << seed << ": " << sparse.num_islands() << " islands, " << sparse.num_rows() << " rows");
+    // the sparse path against the independent dense oracle J M^-1 J^T (global rows)
+    check_against_dense(sparse, ptrs, object_system, set, rng);
+    REQUIRE(sparse.num_islands() == dense.num_islands());
+    // islands are the connected components of the contact graph over the systems
+    Index with_rows = 0;
+    for (Index k = 0; k < sparse.num_islands(); ++k) with_rows += sparse.island(k).num_systems;
+    CHECK(with_rows <= ns);
+    for (Index k = 0; k < sparse.num_islands(); ++k) {
+      const IslandView a = sparse.island(k), b = dense.island(k);
+      REQUIRE(a.problem.is_sparse());
+      REQUIRE_FALSE(b.problem.is_sparse());
+      REQUIRE(a.problem.size() == b.problem.size());
+      CHECK_ALL_CLOSE(a.problem.dense(), MatX(b.problem.G), 1e-12, 1e-12);
+      CHECK_ALL_CLOSE(VecX(a.problem.c), VecX(b.problem.c), 0, 1e-12);
+      for (Index i = 0; i < a.problem.nc; ++i) CHECK_ALL_CLOSE(a.problem.contact_block(i), b.problem.contact_block(i), 1e-12, 1e-12);
+      for (Index r = 0; r < a.problem.size(); ++r) CHECK(a.global_row[r] == b.global_row[r]);
+      // no block couples two contacts that share no system: G is block-sparse, not dense
+      for (const char* name : {"bisection", "pgs"}) {
+        auto s1 = make_contact_solver(name), s2 = make_contact_solver(name);
+        VecX l1 = VecX::Zero(a.problem.size()), l2 = l1;
+        const SolverResult r1 = s1->solve(a.problem, l1), r2 = s2->solve(b.problem, l2);
+        INFO(name << " island " << k);
+        CHECK(r1.iterations == r2.iterations);
+        CHECK_ALL_CLOSE(l1, l2, 1e-12, 1e-12);
+      }
+    }
+    // bottom-up order: the same G up to the permutation of the local rows (global_row maps both)
+    DelassusAssembler ordered;
+    ordered.reserve(models);
+    ordered.set_dense_limit(0);
+    ordered.assemble(views, object_system, set, 1e-3, st);
+    for (Index k = 0; k < ordered.num_islands(); ++k) {
+      const IslandView a = ordered.island(k), b = dense.island(k);
+      const Index m = a.problem.size();
+      REQUIRE(m == b.problem.size());
+      std::vector<Index> local_of_global(static_cast<std::size_t>(dense.num_rows()), -1);
+      for (Index r = 0; r < m; ++r) local_of_global[static_cast<std::size_t>(b.global_row[r])] = r;
+      const MatX Ga = a.problem.dense();
+      MatX Gb(m, m);
+      VecX cb(m);
+      for (Index r = 0; r < m; ++r) {
+        const Index br = local_of_global[static_cast<std::size_t>(a.global_row[r])];
+        REQUIRE(br >= 0);
+        cb[r] = b.problem.c[br];
+        for (Index t = 0; t < m; ++t) Gb(r, t) = b.problem.G(br, local_of_global[static_cast<std::size_t>(a.global_row[t])]);
+      }
+      CHECK_ALL_CLOSE(Ga, Gb, 1e-12, 1e-12);
+      CHECK_ALL_CLOSE(VecX(a.problem.c), cb, 0, 1e-12);
+    }
+    // contacts between systems of different islands never share a block
+    for (Index i = 0; i < set.size(); ++i) {
+      for (Index j = 0; j < set.size(); ++j) {
+        if (sparse.contact_island(i) >= 0 && sparse.contact_island(j) >= 0 &&
+            sparse.contact_island(i) != sparse.contact_island(j)) {
+          CHECK(dense.problem().G.block<3, 3>(3 * i, 3 * j).norm() == 0);
+        }
+      }
+    }
   }
 }

@@ -30,6 +30,7 @@
 namespace {
 volatile bool g_counting = false;
 volatile long g_count = 0;
+volatile long g_bytes = 0;  // net bytes (usable size) allocated minus freed while counting
 }  // namespace
 
 #ifndef IMPULSE_NO_MALLOC_HOOK
@@ -38,30 +39,41 @@ void* __libc_malloc(std::size_t);
 void* __libc_calloc(std::size_t, std::size_t);
 void* __libc_realloc(void*, std::size_t);
 void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+std::size_t malloc_usable_size(void*);
 
+static void* counted(void* p) {
+  if (g_counting && p) g_bytes = g_bytes + static_cast<long>(malloc_usable_size(p));
+  return p;
+}
 void* malloc(std::size_t n) {
   if (g_counting) g_count = g_count + 1;
-  return __libc_malloc(n);
+  return counted(__libc_malloc(n));
+}
+void free(void* p) {
+  if (g_counting && p) g_bytes = g_bytes - static_cast<long>(malloc_usable_size(p));
+  __libc_free(p);
 }
 void* calloc(std::size_t n, std::size_t s) {
   if (g_counting) g_count = g_count + 1;
-  return __libc_calloc(n, s);
+  return counted(__libc_calloc(n, s));
 }
 void* realloc(void* p, std::size_t n) {
   if (g_counting) g_count = g_count + 1;
-  return __libc_realloc(p, n);
+  if (g_counting && p) g_bytes = g_bytes - static_cast<long>(malloc_usable_size(p));
+  return counted(__libc_realloc(p, n));
 }
 void* memalign(std::size_t a, std::size_t n) {
   if (g_counting) g_count = g_count + 1;
-  return __libc_memalign(a, n);
+  return counted(__libc_memalign(a, n));
 }
 void* aligned_alloc(std::size_t a, std::size_t n) {
   if (g_counting) g_count = g_count + 1;
-  return __libc_memalign(a, n);
+  return counted(__libc_memalign(a, n));
 }
 int posix_memalign(void** out, std::size_t a, std::size_t n) {
   if (g_counting) g_count = g_count + 1;
-  *out = __libc_memalign(a, n);
+  *out = counted(__libc_memalign(a, n));
   return *out ? 0 : 12;  // ENOMEM
 }
 }
@@ -78,12 +90,14 @@ bool alloc_counter_available() {
 }
 void alloc_counter_start() {
   g_count = 0;
+  g_bytes = 0;
   g_counting = true;
 }
 long alloc_counter_stop() {
   g_counting = false;
   return g_count;
 }
+long alloc_counter_bytes() { return g_bytes; }
 }  // namespace test
 }  // namespace impulse
 

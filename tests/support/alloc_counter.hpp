@@ -12,6 +12,9 @@ bool alloc_counter_available();
 // Starts counting (resets the count) / stops counting and returns the number of allocations.
 void alloc_counter_start();
 long alloc_counter_stop();
+// Net bytes held by the allocations made while counting (usable sizes of blocks allocated minus
+// those freed, blocks from before the start included when freed), read after stop.
+long alloc_counter_bytes();
 
 }  // namespace test
 }  // namespace impulse

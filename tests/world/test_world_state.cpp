@@ -89,7 +89,7 @@ TEST_CASE("save at 100, step 200, restore, step 200: bit-identical; also into a 
   const WorldState saved = w.save_state();
   const Trajectory first = run(w, 200);
   // the scene has contacts, limits and collisions between free bodies in the recorded window
-  CHECK(w.save_state().cache.memory.size() > 4);
+  CHECK(w.save_state().cache.contacts.size() > 4);
 
   SECTION("restore into the same World") {
     w.restore_state(saved);
@@ -190,7 +190,7 @@ TEST_CASE("restore_state rejects a state of another description and changes noth
   CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);
   CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("not finite"));
   bad = saved;
-  bad.cache.limit_memory.push_back({0, 999, 1, 0});
+  bad.cache.limits.push_back({0, 999, 1, 0});
   CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);
   CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("dof 999"));
 }

@@ -7,6 +7,7 @@
 // between the deepest point of A and the deepest point of B, in the world frame.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "impulse/core/types.hpp"
@@ -27,34 +28,44 @@ struct Contact {
   Scalar restitution = 0;              // Newton restitution of the pair's materials
 };
 
-// A fixed-capacity list of contacts. The storage is allocated once by the constructor (or
-// reserve); add() never grows it: when full it drops the contact and sets overflow().
+// A list of contacts whose storage grows with use. `capacity()` is a safety cap, not an
+// allocation: the storage doubles (from 16) the first time more contacts are added and is kept
+// across clear(), so a scene allocates only while it reaches a new contact count. When the cap
+// is reached add() drops the contact, counts it in dropped() and sets overflow(): never silent.
 class ContactSet {
  public:
-  explicit ContactSet(Index capacity = 256) { reserve(capacity); }
+  static constexpr Index kDefaultCapacity = 4096;
+  explicit ContactSet(Index capacity = kDefaultCapacity) { reserve(capacity); }
 
-  // Re-sizes the storage (allocates) and clears the set.
+  // Sets the cap and clears the set (allocates nothing; storage grows in add()).
   void reserve(Index capacity) {
-    contacts_.assign(static_cast<std::size_t>(capacity < 0 ? 0 : capacity), Contact());
+    cap_ = capacity < 0 ? 0 : capacity;
     clear();
   }
   void clear() {
     size_ = 0;
-    overflow_ = false;
+    dropped_ = 0;
   }
-  // A slot for one more contact, or nullptr (and overflow() set) when the set is full.
+  // A slot for one more contact, or nullptr (counted in dropped()) when the cap is reached. The
+  // pointer is valid until the next add().
   Contact* add() {
-    if (size_ >= capacity()) {
-      overflow_ = true;
+    if (size_ >= cap_) {
+      ++dropped_;
       return nullptr;
+    }
+    if (size_ >= static_cast<Index>(contacts_.size())) {
+      const Index grown = std::min<Index>(cap_, std::max<Index>(16, 2 * static_cast<Index>(contacts_.size())));
+      contacts_.resize(static_cast<std::size_t>(grown));
     }
     return &contacts_[static_cast<std::size_t>(size_++)];
   }
 
   Index size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  Index capacity() const { return static_cast<Index>(contacts_.size()); }
-  bool overflow() const { return overflow_; }
+  Index capacity() const { return cap_; }                                       // the cap
+  Index allocated() const { return static_cast<Index>(contacts_.size()); }      // storage now held
+  bool overflow() const { return dropped_ > 0; }
+  Index dropped() const { return dropped_; }  // contacts refused since clear()
   const Contact& operator[](Index i) const { return contacts_[static_cast<std::size_t>(i)]; }
   Contact& operator[](Index i) { return contacts_[static_cast<std::size_t>(i)]; }
   const Contact* begin() const { return contacts_.data(); }
@@ -62,8 +73,7 @@ class ContactSet {
 
  private:
   std::vector<Contact> contacts_;
-  Index size_ = 0;
-  bool overflow_ = false;
+  Index size_ = 0, cap_ = 0, dropped_ = 0;
 };
 
 }  // namespace impulse

@@ -19,18 +19,63 @@
 
 namespace impulse {
 
+// Block-sparse storage of G (one island, contact/delassus.hpp). Block rows are "groups": contact
+// i (rows 3i .. 3i+2) is group i, the one-row constraint at row 3 nc + j is group nc + j. Group g
+// lists its nonzero blocks G(g, col[k]) for k in [begin[g], begin[g+1]), its own diagonal block at
+// k = diag[g]. Every block is stored as a 3x3 (column major), zero-padded for one-row groups, and
+// both G(g, h) and G(h, g) = G(g, h)^T are stored, so a sweep over group g reads only its row.
+struct BlockSparseG {
+  const Index* begin = nullptr;  // ngroups + 1
+  const Index* col = nullptr;    // neighbour group of each block
+  const Index* diag = nullptr;   // ngroups: position of the diagonal block
+  const Mat3* block = nullptr;   // the blocks
+};
+
 struct ContactProblem {
+  // Dense G.
   ContactProblem(Eigen::Ref<const MatX> G_, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_,
                  Index nc_, Index nl_)
       : G(G_), c(c_), mu(mu_), nc(nc_), nl(nl_) {}
+  // Block-sparse G (G itself is then empty; use the accessors below).
+  ContactProblem(const BlockSparseG& S, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_, Index nc_, Index nl_)
+      : G(empty_matrix()), c(c_), mu(mu_), nc(nc_), nl(nl_), sparse(&S) {}
 
   Eigen::Ref<const MatX> G;   // Delassus matrix J M^-1 J^T, (3 nc + nl) square, symmetric PSD
+                              // (0 x 0 when `sparse` is set)
   Eigen::Ref<const VecX> c;   // free velocity of the constraint rows, size 3 nc + nl
   Eigen::Ref<const VecX> mu;  // friction coefficient per contact, size >= nc
   Index nc = 0;               // number of contacts (3 rows each)
   Index nl = 0;               // number of one-row unilateral rows after the contacts
+  const BlockSparseG* sparse = nullptr;  // when set, G is stored by blocks
 
   Index size() const { return 3 * nc + nl; }
+  bool is_sparse() const { return sparse != nullptr; }
+
+  // Access that works for both storages (O(neighbours) when sparse; the dense branch inline).
+  Mat3 contact_block(Index i) const {  // G_ii, the 3x3 block of contact i
+    return sparse ? sparse->block[sparse->diag[i]] : Mat3(G.block<3, 3>(3 * i, 3 * i));
+  }
+  Scalar diagonal(Index r) const { return sparse ? sparse_diagonal(r) : G(r, r); }  // G(r, r)
+  Vec3 contact_rows(Index i, const VecXcref& x) const {  // G(3i .. 3i+2, :) x
+    if (sparse) return sparse_contact_rows(i, x);
+    return G.middleRows<3>(3 * i) * x;
+  }
+  Scalar row_dot(Index r, const VecXcref& x) const {  // G(r, :) x
+    return sparse ? sparse_row_dot(r, x) : G.row(r).dot(x);
+  }
+  void multiply(const VecXcref& x, VecXref y) const;      // y = G x
+  MatX dense() const;                                     // G as a dense matrix (allocates)
+  // The same G and mu with another c.
+  ContactProblem with_c(Eigen::Ref<const VecX> c_other) const {
+    return sparse ? ContactProblem(*sparse, c_other, mu, nc, nl) : ContactProblem(G, c_other, mu, nc, nl);
+  }
+
+  static const MatX& empty_matrix();
+
+ private:
+  Scalar sparse_diagonal(Index r) const;
+  Vec3 sparse_contact_rows(Index i, const VecXcref& x) const;
+  Scalar sparse_row_dot(Index r, const VecXcref& x) const;
 };
 
 }  // namespace impulse

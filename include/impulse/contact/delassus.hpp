@@ -33,8 +33,26 @@
 // restitution law (the default) the e v_approach term is left out and the row is flagged instead
 // (bounce(r) = e, target b = max(b, 0): the impact happens within this step, so the first solve
 // compresses fully); the stepper adds the restitution impulse after the solve (stepper.hpp).
+//
+// Islands (issue 10; after Box2D's and Jolt's island builders). The dynamic systems are joined by
+// union-find through the contacts that touch two of them (static geometry, the ground and welded
+// bodies join nothing); a system's limit rows belong to it. Each island with constraint rows is
+// an independent problem: its contacts (in ContactSet order) then its limit rows, in local rows.
+// G never couples two islands, so each island is assembled and solved on its own. An island of at
+// most dense_limit rows stores its G dense (the single robot keeps today's dense kernels); a larger
+// one stores it block-sparse (contact_problem.hpp BlockSparseG): a block G(g, h) exists only when
+// groups g and h have pieces in a common system whose paths overlap, so a pile of free bodies has
+// O(contacts) blocks instead of O(contacts^2) entries; its contacts are ordered bottom-up (along
+// set_up_direction, +z by default) so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages hold the same numbers (the
+// same path products, tests/contact). The global rows (contact i at 3i, limits after all
+// contacts) stay what lambda, apply(), contact_frame() and problem() use; each island maps its
+// local rows to them (island(k).global_row).
+//
+// Memory grows with use: every buffer is sized on the first step that needs it (geometrically)
+// and reused, so steady-state stepping allocates nothing and nothing scales with a contact cap.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "impulse/collision/contact.hpp"
@@ -93,22 +111,49 @@ struct ConstraintRow {
   Index row = 0;     // first row in the problem
 };
 
+// One island's problem and the per-row data the stepper needs with it (views into the assembler).
+struct IslandView {
+  ContactProblem problem;              // local rows: contacts (3 each), then limit rows
+  const Index* global_row = nullptr;   // local row -> row of the global problem
+  Eigen::Ref<const VecX> target;       // per local row, as DelassusAssembler::target
+  Eigen::Ref<const VecX> bounce;       // as DelassusAssembler::bounce
+  Eigen::Ref<const VecX> position_target;  // as DelassusAssembler::position_target
+  Index num_bouncing = 0, num_position_rows = 0;
+  Index num_systems = 0;               // dynamic systems in the island
+};
+
 class DelassusAssembler {
  public:
   DelassusAssembler() = default;
 
-  // Allocates every buffer for up to max_contacts contacts and all the limit rows the systems
-  // can have. After this, assemble() and apply() do not allocate.
-  void reserve(const std::vector<const Model*>& models, Index max_contacts);
+  // Reads the systems' limited joints. Allocates only per-system data; the per-contact buffers
+  // grow in assemble() when a step first needs them and are kept.
+  void reserve(const std::vector<const Model*>& models);
+
+  // Islands of at most this many rows get a dense G, larger ones a block-sparse G. A solver that
+  // needs dense G (LM, no-slip) is given dense_limit = max (documented limit: dense per island).
+  void set_dense_limit(Index rows) { dense_limit_ = rows; }
+  Index dense_limit() const { return dense_limit_; }
+  static constexpr Index kDefaultDenseLimit = 64;
+  // Direction opposite to gravity: block-sparse islands order their contacts bottom-up along it.
+  void set_up_direction(const Vec3& up) { gravity_up_ = up; }
 
   // object_system[o]: the system index of collision object o, -1 for static objects.
   void assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
                 const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
 
-  // The problem of the last assemble(): a view into this assembler's storage.
+  // The whole problem of the last assemble() with a dense G in the global rows (built on demand
+  // from the islands; allocates: for tests, tools and small scenes, not for the step).
   ContactProblem problem() const;
 
-  // u_next[s] = u_free_s + M~_s^-1 J_s^T lambda for every system.
+  // Islands of the last assemble() (only those with constraint rows).
+  Index num_islands() const { return static_cast<Index>(islands_.size()); }
+  IslandView island(Index k) const;
+  bool island_is_sparse(Index k) const { return islands_[static_cast<std::size_t>(k)].dense < 0; }
+  // Island of contact i (-1: no dynamic side, no rows: its impulse is zero).
+  Index contact_island(Index i) const { return contact_island_[static_cast<std::size_t>(i)]; }
+
+  // u_next[s] = u_free_s + M~_s^-1 J_s^T lambda for every system (lambda in global rows).
   void apply(const std::vector<SystemView>& systems, const VecXcref& lambda, std::vector<VecX>& u_next);
 
   Index num_contacts() const { return nc_; }
@@ -128,13 +173,16 @@ class DelassusAssembler {
   // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
   Scalar position_target(Index r) const { return position_target_[r]; }
   Index num_position_rows() const { return n_position_; }
+  // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
+  std::size_t memory_bytes() const;
 
  private:
   // Rows of one system on one root path: `nrows` rows from `row` (3: a contact side, 1: a limit),
   // Y = L^-T J^T on the path dofs_[offset .. offset+len) (root first), 3 values per dof at
-  // Y_[3 (offset + t)] (one used for a limit row).
+  // Y_[3 (offset + t)] (one used for a limit row). `group`: the contact or limit it belongs to
+  // (global group: contact i -> i, limit j -> nc + j); `lrow`: its first row in the island.
   struct Piece {
-    Index system = 0, row = 0, nrows = 0, len = 0, offset = 0;
+    Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0;
   };
   Piece& add_piece(Index system, Index row, Index nrows);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
@@ -142,23 +190,56 @@ class DelassusAssembler {
     Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
     Scalar bound[2] = {0, 0};      // lower, upper (one may be infinite)
   };
+  struct Island {
+    Index nc = 0, nl = 0;       // contacts, limit rows
+    Index row = 0;              // first local row (in lrow_global_, lc_, ...)
+    Index contact = 0;          // first contact (in lmu_)
+    Index dense = -1;           // offset of its dense G in Gd_, -1 when block-sparse
+    Index group = 0;            // first entry in begin_ (ngroups + 1 entries)
+    Index diag = 0;             // first entry in diag_ (ngroups entries)
+    Index systems = 0;          // dynamic systems in the island
+    Index n_bounce = 0, n_position = 0;
+    BlockSparseG sparse;        // pointers set at the end of assemble()
+  };
+  void grow_rows(Index n);
+  void build_islands(Index nsys);
+  void assemble_dense(const std::vector<SystemView>& systems);
+  void assemble_sparse(const std::vector<SystemView>& systems);
+  Index find(Index s);
 
-  Index max_rows_ = 0, max_pieces_ = 0, nv_max_ = 0;
+  Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
   Index nc_ = 0, nl_ = 0;
-  MatX G_;                       // max_rows x max_rows
-  VecX c_, mu_;                  // max_rows, max_contacts
+  VecX c_, mu_;                          // global rows, contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
   VecX position_target_;                 // per row: split push-out velocity
   Index n_bounce_ = 0, n_position_ = 0;
-  std::vector<Mat3> frames_;     // max_contacts
+  std::vector<Mat3> frames_;
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
-  std::vector<Piece> pieces_;                   // max_pieces
+  std::vector<Piece> pieces_;
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
-  std::vector<Index> dofs_;                     // max_pieces x nv_max: path of each piece
-  VecX Y_;                                      // 3 x nv_max x max_pieces: Y of each piece
+  std::vector<Index> dofs_;                     // nv_max per piece: path of each piece
+  VecX Y_;                                      // 3 nv_max per piece: Y of each piece
   VecX r_;                                      // nv_max
+
+  // islands
+  std::vector<Index> parent_, sys_island_;      // per system: union-find parent, island
+  std::vector<Index> contact_island_;           // per contact
+  std::vector<Index> group_pieces_;             // per global group: 2 piece indices (-1: none)
+  std::vector<Island> islands_;
+  std::vector<Index> lrow_global_;              // local row -> global row
+  VecX lc_, lmu_, ltarget_, lbounce_, lposition_;  // local rows (mu: local contacts)
+  VecX Gd_;                                     // dense island G's, one after the other
+  std::vector<Index> begin_, col_, diag_, mark_, slot_;  // block-sparse structure; mark/slot per group
+  std::vector<Mat3> block_;                     // block-sparse values
+  std::vector<Index> cursor_;                   // per island: fill position while building
+  std::vector<Index> gglobal_;                  // per island local group: its global group
+  std::vector<Scalar> height_;                  // per contact: height along -gravity (ordering)
+  std::vector<Index> order_;                    // contacts in placement order
+  Vec3 gravity_up_ = Vec3::UnitZ();
+
+  mutable MatX G_full_;                         // problem(): dense global G, on demand
 };
 
 // Orthonormal contact frame [t_x t_y n] for a unit normal n. Deterministic: for n = +z it is the

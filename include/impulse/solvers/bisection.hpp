@@ -60,6 +60,7 @@ class BisectionSolver final : public ContactSolver {
   explicit BisectionSolver(const BisectionSettings& settings = BisectionSettings())
       : settings_(settings) {}
   const char* name() const override { return "bisection"; }
+  bool supports_sparse() const override { return true; }
   BisectionSettings& settings() { return settings_; }
   const BisectionSettings& settings() const { return settings_; }
 

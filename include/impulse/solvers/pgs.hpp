@@ -16,6 +16,7 @@ class PgsSolver final : public ContactSolver {
  public:
   explicit PgsSolver(const PgsSettings& settings = PgsSettings()) : settings_(settings) {}
   const char* name() const override { return "pgs"; }
+  bool supports_sparse() const override { return true; }
   PgsSettings& settings() { return settings_; }
   const PgsSettings& settings() const { return settings_; }
 

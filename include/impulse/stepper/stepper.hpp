@@ -43,6 +43,13 @@
 // the 12-link pendulum gained 521 J (54 %) at its first floor impact. For one frictionless contact
 // both laws give v_n+ = -e v_n- exactly.
 //
+// Islands (contact/delassus.hpp): the solve, the restitution phase and the split position
+// correction run per island, each on its own problem (dense or block-sparse G), warm-started from
+// the global impulse vector and written back to it; the integrate stage applies the global lambda.
+//
+// Hidden state: everything the next step depends on besides the systems' q and u (the warm-start
+// memory) is in one copyable StepperCache, cache() / restore_cache() (World save/restore).
+//
 // World::integrate() runs both; World::integrate1()/integrate2() expose the halves so a user can
 // read the contacts before the solve. Nothing here allocates once sizes have been seen.
 #pragma once
@@ -55,10 +62,9 @@
 #include "impulse/collision/contact.hpp"
 #include "impulse/contact/delassus.hpp"
 #include "impulse/solvers/contact_solver.hpp"
+#include "impulse/stepper/system.hpp"
 
 namespace impulse {
-
-class ArticulatedSystem;
 
 enum class StepStatus {
   Ok,
@@ -66,6 +72,7 @@ enum class StepStatus {
   SolverFailed,        // the solver reported a numerical issue; no contact impulse was applied
   NonFinite,           // the new state was not finite; the state was left unchanged
   ContactOverflow,     // more contacts than max_contacts; the extra ones were dropped
+                       // (StepStats::contacts_dropped)
 };
 const char* to_string(StepStatus s);
 
@@ -79,6 +86,14 @@ struct StepStats {
   StepStatus status = StepStatus::Ok;
   Index contacts = 0;
   Index limits = 0;
+  Index contacts_dropped = 0;  // contacts refused by the max_contacts cap (at least this many)
+  // islands with constraint rows, dynamic systems in the largest, rows of the largest problem,
+  // and islands whose solve did not converge
+  Index islands = 0;
+  Index largest_island = 0;
+  Index largest_island_rows = 0;
+  Index islands_not_converged = 0;
+  // over the islands: worst status, most sweeps (iterations), largest residual
   SolverResult solver;
   StageTimes times;
   Scalar max_penetration = 0;  // m, largest contact depth (0 when none penetrates)
@@ -95,39 +110,39 @@ struct StepSettings {
   Scalar dt = 1e-3;
   DelassusSettings contact;
   bool warm_start = true;
-  Index max_contacts = 256;
+  Index max_contacts = ContactSet::kDefaultCapacity;  // safety cap; storage grows with use
 };
 
-// All memory a step carries into the next one (the warm start): last step's impulses by contact
-// identity (world frame) and by joint-limit row. Part of a WorldState; copying it into a Stepper
-// with restore_cache() makes the next steps identical to those of the Stepper it came from.
+// Warm-start memory: last step's impulses by contact identity (world frame) and by limit row,
+// each list sorted by its key for the lookup.
+struct ContactMemory {
+  Index object_a, shape_a, object_b, shape_b;
+  Vec3 position;
+  Vec3 impulse_W;
+};
+struct LimitMemory {
+  Index system, dof;
+  Scalar sign, lambda;
+};
 struct StepperCache {
-  struct Memory {
-    Index object_a, shape_a, object_b, shape_b;
-    Vec3 position;
-    Vec3 impulse_W;
-  };
-  struct LimitMemory {
-    Index system, dof;
-    Scalar sign, lambda;
-  };
-  std::vector<Memory> memory;
-  std::vector<LimitMemory> limit_memory;
+  std::vector<ContactMemory> contacts;
+  std::vector<LimitMemory> limits;
 };
 
 class Stepper {
  public:
   Stepper();
 
-  // (Re)allocates for the current systems; called by World when objects are added.
-  void reserve(const std::vector<ArticulatedSystem*>& systems, const std::vector<Index>& object_system,
+  // Reads the systems' models (limited joints); called by World when objects are added. Clears
+  // the cache. The per-contact buffers grow during stepping.
+  void reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system,
                const StepSettings& settings);
   void set_solver(std::unique_ptr<ContactSolver> solver);
   ContactSolver& solver() { return *solver_; }
   const ContactSolver& solver() const { return *solver_; }
 
-  void prepare(const std::vector<ArticulatedSystem*>& systems, CollisionWorld& collision, const StepSettings& st);
-  StepStatus finish(const std::vector<ArticulatedSystem*>& systems, const StepSettings& st);
+  void prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st);
+  StepStatus finish(const std::vector<StepperSystem>& systems, const StepSettings& st);
 
   const ContactSet& contacts() const { return contacts_; }
   const DelassusAssembler& assembler() const { return assembler_; }
@@ -136,19 +151,24 @@ class Stepper {
   Vec3 contact_impulse(Index i) const;
   const StepStats& stats() const { return stats_; }
 
-  // Warm-start memory (see StepperCache); restore_cache copies it (no allocation when it fits).
+  // The hidden state the next step depends on (warm starts), for save/restore.
   const StepperCache& cache() const { return cache_; }
-  void restore_cache(const StepperCache& cache);
+  void restore_cache(const StepperCache& cache) { cache_ = cache; }
+
+  // Bytes held by the stepper's growable buffers (contacts, assembler, solver not included).
+  std::size_t memory_bytes() const;
 
  private:
   void warm_start(Index n);
   void remember();
-  void report_impulses(const std::vector<ArticulatedSystem*>& systems);
-  // Poisson restitution phase on the solved problem (see the top of this file); lambda holds
-  // lambda_c on entry and the total impulse on exit. Returns false if nothing bounced.
-  bool restitution_phase(const ContactProblem& problem, VecXref lambda);
-  // Split position correction: lambda_p into lambda_p_ (see the top of this file).
-  void position_correction(const ContactProblem& problem);
+  void report_impulses(const std::vector<StepperSystem>& systems);
+  // Poisson restitution phase on one island's solved problem (see the top of this file); lambda
+  // holds lambda_c on entry and the total impulse on exit (r: the island's solver result, gets the
+  // second solve's sweeps). Returns false if nothing bounced.
+  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r);
+  // Split position correction of one island: lambda_p into lp (local rows; see the top of this file).
+  void position_correction(const IslandView& isl, VecXref lp);
+  void grow(Index n_rows, Index n_island);
 
   std::unique_ptr<ContactSolver> solver_;
   ContactSet contacts_;
@@ -156,18 +176,16 @@ class Stepper {
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;
-  VecX lambda_;
+  VecX lambda_;                   // global rows
+  VecX lambda_p_;                 // split position correction impulse (global rows)
+  VecX ll_, lp_;                  // one island's lambda and lambda_p (local rows)
   VecX kick_, v_, c2_, lambda2_;  // restitution phase: lambda_r, velocities, second problem
-  VecX lambda_p_;                 // split position correction impulse (unilateral rows)
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   StepStats stats_;
   bool prepared_ = false;
 
-  // warm start: last step's impulses by contact identity (world frame) and by limit row
-  using Memory = StepperCache::Memory;
-  using LimitMemory = StepperCache::LimitMemory;
   StepperCache cache_;
-  std::vector<Memory> memory_next_;
+  std::vector<ContactMemory> memory_next_;
   std::vector<LimitMemory> limit_memory_next_;
 };
 

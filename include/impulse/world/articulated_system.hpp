@@ -14,18 +14,11 @@
 #include "impulse/core/types.hpp"
 #include "impulse/dynamics/data.hpp"
 #include "impulse/model/model.hpp"
+#include "impulse/stepper/system.hpp"
 
 namespace impulse {
 
 class World;
-
-// A contact impulse acting on one body of a system during the last step (world frame).
-struct BodyContactImpulse {
-  Index body = -1;
-  Vec3 position = Vec3::Zero();
-  Vec3 impulse = Vec3::Zero();  // N s, acting on this body
-  Index contact = -1;           // index in World::contacts()
-};
 
 class ArticulatedSystem {
  public:
@@ -88,7 +81,8 @@ class ArticulatedSystem {
 
  private:
   friend class World;
-  friend class Stepper;
+  // The stepper's view of this system (pointers into the members below), for World.
+  StepperSystem stepper_system();
   void check_q(const VecXcref& q, const char* what) const;
 
   std::string name_;

@@ -213,6 +213,7 @@ class World {
   Stepper stepper_;
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
+  std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
   std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
   Scalar time_ = 0;
   bool prepared_ = false;

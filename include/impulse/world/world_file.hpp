@@ -114,7 +114,7 @@ struct WorldDescription {
   std::string path;
   Scalar dt = 1e-3;
   Vec3 gravity = Vec3(0, 0, -9.81);
-  Index max_contacts = 256;
+  Index max_contacts = ContactSet::kDefaultCapacity;
   WorldSolverDescription solver;
   Scalar margin = 0.005;
   DelassusSettings contact;

@@ -1,0 +1,298 @@
+// `impulse bench scenes [--scene NAME] [--steps N] [--json]`: whole-World scenes at scale
+// (issue 10): a 216-sphere pile in a box (frictionless, and elastic e = 1), a 102-block
+// Kapla-style tower at a 10 ms step (6 floors of 8 blocks on edge carrying 9 flat blocks, after
+// SimBenchmark's Kapla scene), 100 ANYmals standing 2 m apart (and the single-robot world it is
+// compared with), and 1000 boxes dropped onto the ground. Each prints the mean and median us per
+// step by stage, contacts, islands, largest island, sweeps, penetration, energy drift and whether
+// anything fell. Registered in bench.cpp (declared in commands.hpp).
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/json_util.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse::cli {
+
+namespace {
+
+struct Scene {
+  std::string name, description;
+  Scalar dt = 1e-3;
+  long default_steps = 1000;
+  std::function<void(World&)> build;
+  // true when something "fell" (left where it should stay), read at the end
+  std::function<bool(World&)> fell;
+  Index robots = 0;  // robots in the scene (per-robot time), 0: not a robot scene
+};
+
+void place(ArticulatedSystem& s, const Vec3& p, Scalar yaw = 0) {
+  VecX q = s.q();
+  q.head<3>() = p;
+  q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
+  s.set_q(q);
+}
+
+// 6 x 6 x 6 spheres (r = 0.1 m, 1 kg) in a lattice 1 cm apart above a 1.3 m square box.
+void build_pile(World& w, Scalar restitution) {
+  w.set_default_material(0.0, restitution);
+  w.add_ground();
+  const Scalar half = 0.65;
+  w.add_wall("wall_px", Vec3(-1, 0, 0), -half);
+  w.add_wall("wall_nx", Vec3(1, 0, 0), -half);
+  w.add_wall("wall_py", Vec3(0, -1, 0), -half);
+  w.add_wall("wall_ny", Vec3(0, 1, 0), -half);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int k = 0; k < 6; ++k) {
+        ArticulatedSystem& s = w.add_sphere("ball", 0.1, 1.0);
+        place(s, Vec3(-0.525 + 0.21 * i + 0.002 * k, -0.525 + 0.21 * j, 0.3 + 0.21 * k));
+      }
+}
+
+bool pile_escaped(World& w) {
+  for (Index i = 0; i < w.num_systems(); ++i) {
+    const VecX& q = w.system(i).q();
+    if (q[2] < 0.05 || std::abs(q[0]) > 0.7 || std::abs(q[1]) > 0.7) return true;
+  }
+  return false;
+}
+
+// Kapla-style tower: blocks 0.6 x 0.12 x 0.03 m (density 500). Each floor: 8 blocks on edge along
+// x (4 rows, 2 per row) carrying 9 flat blocks along y, 102 blocks in 6 floors.
+std::vector<Vec3> g_kapla_start;
+void build_kapla(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  const Scalar L = 0.6, W = 0.12, T = 0.03, mass = L * W * T * 500;
+  Scalar z0 = 0;
+  g_kapla_start.clear();
+  for (int f = 0; f < 6; ++f) {
+    for (int row = 0; row < 4; ++row)
+      for (int side = 0; side < 2; ++side) {
+        ArticulatedSystem& b = w.add_box("kapla", Vec3(L, T, W), mass);
+        place(b, Vec3(side == 0 ? -0.31 : 0.31, -0.27 + 0.18 * row, z0 + W / 2 - 1e-4));
+        g_kapla_start.push_back(b.q().head<3>());
+      }
+    z0 += W;
+    for (int k = 0; k < 9; ++k) {
+      ArticulatedSystem& b = w.add_box("kapla", Vec3(W, L, T), mass);
+      place(b, Vec3(-0.54 + 0.135 * k, 0, z0 + T / 2 - 1e-4));
+      g_kapla_start.push_back(b.q().head<3>());
+    }
+    z0 += T;
+  }
+}
+
+bool kapla_fell(World& w) {
+  for (Index i = 0; i < w.num_systems(); ++i) {
+    if ((w.system(i).q().head<3>() - g_kapla_start[static_cast<std::size_t>(i)]).norm() > 0.05) return true;
+  }
+  return false;
+}
+
+// ANYmals standing (models/worlds/anymal_stand.xml: kp 300, kd 8, base at 0.549 m), n x n grid 2 m apart.
+void build_anymals(World& w, int n) {
+  w.set_default_material(0.8, 0.0);
+  DelassusSettings cs = w.settings().contact;
+  cs.erp = 0;
+  w.set_contact_settings(cs);
+  w.add_ground();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      ArticulatedSystem& r = w.add_articulated_system(default_model_path());
+      VecX q = r.model().neutral_configuration();
+      q[0] = 2.0 * i;
+      q[1] = 2.0 * j;
+      q[2] = 0.549;
+      const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
+      for (int leg = 0; leg < 4; ++leg) {
+        q[7 + 3 * leg + 1] = hfe[leg];
+        q[7 + 3 * leg + 2] = kfe[leg];
+      }
+      r.set_q(q);
+      VecX kp = VecX::Zero(r.nv()), kd = VecX::Zero(r.nv());
+      kp.tail(12).setConstant(300);
+      kd.tail(12).setConstant(8);
+      r.set_pd_gains(kp, kd);
+      r.set_pd_targets(q, VecX::Zero(r.nv()));
+    }
+}
+
+bool anymal_fell(World& w) {
+  for (Index i = 0; i < w.num_systems(); ++i) {
+    if (w.system(i).q()[2] < 0.4) return true;
+  }
+  return false;
+}
+
+// 1000 boxes (0.1 m, 1 kg) in a 10 x 10 x 10 lattice, dropped from 0.2 m onto the ground.
+void build_boxes(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j)
+      for (int k = 0; k < 10; ++k) {
+        ArticulatedSystem& b = w.add_box("box", Vec3(0.1, 0.1, 0.1), 1.0);
+        place(b, Vec3(0.15 * i, 0.15 * j, 0.2 + 0.15 * k), 0.1 * (i + j + k));
+      }
+}
+
+bool boxes_fell(World& w) {
+  for (Index i = 0; i < w.num_systems(); ++i) {
+    if (w.system(i).q()[2] < 0.0) return true;  // through the ground
+  }
+  return false;
+}
+
+const std::vector<Scene>& scenes() {
+  static const std::vector<Scene> list = {
+      {"pile216", "216 frictionless spheres dropped into a box (6x6x6 lattice), 1 ms", 1e-3, 2000,
+       [](World& w) { build_pile(w, 0.0); }, pile_escaped, 0},
+      {"pile216_elastic", "the same pile with restitution e = 1", 1e-3, 2000, [](World& w) { build_pile(w, 1.0); },
+       pile_escaped, 0},
+      {"kapla102", "102-block Kapla-style tower (6 floors: 8 on edge + 9 flat), 10 ms", 1e-2, 600, build_kapla,
+       kapla_fell, 0},
+      {"anymal1", "one ANYmal standing (reference for anymal100)", 1e-3, 2000, [](World& w) { build_anymals(w, 1); },
+       anymal_fell, 1},
+      {"anymal100", "100 ANYmals standing 2 m apart (10 x 10)", 1e-3, 500, [](World& w) { build_anymals(w, 10); },
+       anymal_fell, 100},
+      {"boxes1000", "1000 boxes (10x10x10 lattice) dropped onto the ground, 1 ms", 1e-3, 500, build_boxes,
+       boxes_fell, 0},
+  };
+  return list;
+}
+
+Scalar energy(World& w) {
+  Scalar e = 0;
+  for (Index i = 0; i < w.num_systems(); ++i) e += w.system(i).kinetic_energy() + w.system(i).potential_energy();
+  return e;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+json run_scene(const Scene& sc, long steps) {
+  World w;
+  w.set_time_step(sc.dt);
+  sc.build(w);
+  const Scalar E0 = energy(w);
+  std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
+  double max_sweeps = 0, max_contacts = 0, largest = 0, largest_rows = 0, max_pen = 0;
+  long not_ok = 0, dropped = 0, not_converged = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long s = 0; s < steps; ++s) {
+    if (w.integrate() != StepStatus::Ok) ++not_ok;
+    const StepStats& st = w.stats();
+    total.push_back(st.times.total());
+    dyn.push_back(st.times.dynamics);
+    col.push_back(st.times.collision);
+    del.push_back(st.times.delassus);
+    sol.push_back(st.times.solve);
+    integ.push_back(st.times.integrate);
+    sweeps.push_back(static_cast<double>(st.solver.iterations));
+    contacts.push_back(static_cast<double>(st.contacts));
+    islands.push_back(static_cast<double>(st.islands));
+    // mean penetration over the contacts of this step (SimBenchmark's error metric)
+    double depth = 0;
+    for (const Contact& c : w.contacts()) depth += std::max<Scalar>(0, c.depth);
+    pen.push_back(st.contacts > 0 ? depth / static_cast<double>(st.contacts) : 0.0);
+    max_pen = std::max<double>(max_pen, st.max_penetration);
+    max_sweeps = std::max<double>(max_sweeps, static_cast<double>(st.solver.iterations));
+    max_contacts = std::max<double>(max_contacts, static_cast<double>(st.contacts));
+    largest = std::max<double>(largest, static_cast<double>(st.largest_island));
+    largest_rows = std::max<double>(largest_rows, static_cast<double>(st.largest_island_rows));
+    dropped += st.contacts_dropped;
+    not_converged += st.islands_not_converged;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Scalar E1 = energy(w);
+  json j;
+  j["scene"] = sc.name;
+  j["description"] = sc.description;
+  j["dt"] = sc.dt;
+  j["steps"] = steps;
+  j["bodies"] = w.num_systems();
+  j["us_per_step_mean"] = mean(total);
+  j["us_per_step_median"] = median(total);
+  if (sc.robots > 0) j["us_per_robot_mean"] = mean(total) / static_cast<double>(sc.robots);
+  j["stages_us_mean"] = {{"dynamics", mean(dyn)}, {"collision", mean(col)}, {"delassus", mean(del)},
+                         {"solve", mean(sol)}, {"integrate", mean(integ)}};
+  j["stages_us_median"] = {{"dynamics", median(dyn)}, {"collision", median(col)}, {"delassus", median(del)},
+                           {"solve", median(sol)}, {"integrate", median(integ)}};
+  j["contacts_mean"] = mean(contacts);
+  j["contacts_max"] = max_contacts;
+  j["contacts_dropped"] = dropped;
+  j["islands_mean"] = mean(islands);
+  j["largest_island_systems"] = largest;
+  j["largest_island_rows"] = largest_rows;
+  j["sweeps_mean"] = mean(sweeps);
+  j["sweeps_max"] = max_sweeps;
+  j["islands_not_converged"] = not_converged;
+  j["steps_not_ok"] = not_ok;
+  j["penetration_mean"] = mean(pen);
+  j["penetration_max"] = max_pen;
+  j["energy_initial"] = E0;
+  j["energy_final"] = E1;
+  j["energy_drift"] = E0 != 0 ? (E1 - E0) / std::abs(E0) : 0.0;
+  j["fell"] = sc.fell(w);
+  j["wall_s"] = wall;
+  return j;
+}
+
+}  // namespace
+
+int run_bench_scenes(const BenchOptions& o) {
+  std::vector<std::string> valid;
+  for (const Scene& s : scenes()) valid.push_back(s.name);
+  json all = json::array();
+  bool found = false;
+  for (const Scene& sc : scenes()) {
+    if (!o.scene.empty() && o.scene != "all" && o.scene != sc.name) continue;
+    found = true;
+    const long steps = o.steps > 0 ? o.steps : sc.default_steps;
+    json j = run_scene(sc, steps);
+    if (o.json) {
+      all.push_back(j);
+      continue;
+    }
+    std::cout << std::fixed << std::setprecision(1) << sc.name << " (" << sc.description << "), " << steps
+              << " steps:\n  us/step mean " << j["us_per_step_mean"].get<double>() << " median "
+              << j["us_per_step_median"].get<double>() << "  [dynamics " << j["stages_us_mean"]["dynamics"].get<double>()
+              << ", collision " << j["stages_us_mean"]["collision"].get<double>() << ", delassus "
+              << j["stages_us_mean"]["delassus"].get<double>() << ", solve " << j["stages_us_mean"]["solve"].get<double>()
+              << ", integrate " << j["stages_us_mean"]["integrate"].get<double>() << "]\n";
+    if (sc.robots > 0) std::cout << "  us/robot " << j["us_per_robot_mean"].get<double>() << "\n";
+    std::cout << std::setprecision(3) << "  contacts mean " << j["contacts_mean"].get<double>() << " max "
+              << j["contacts_max"].get<double>() << " dropped " << j["contacts_dropped"].get<long>() << ", islands mean "
+              << j["islands_mean"].get<double>() << ", largest island " << j["largest_island_systems"].get<double>()
+              << " systems / " << j["largest_island_rows"].get<double>() << " rows\n  sweeps mean "
+              << j["sweeps_mean"].get<double>() << " max " << j["sweeps_max"].get<double>()
+              << ", islands not converged " << j["islands_not_converged"].get<long>() << std::scientific
+              << ", penetration mean " << j["penetration_mean"].get<double>() << " max "
+              << j["penetration_max"].get<double>() << " m, energy drift " << j["energy_drift"].get<double>()
+              << std::fixed << ", fell " << (j["fell"].get<bool>() ? "yes" : "no") << "\n";
+  }
+  if (!found) {
+    std::string names;
+    for (const std::string& n : valid) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("unknown scene '" + o.scene + "'; valid: all, " + names);
+  }
+  if (o.json) std::cout << all.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace impulse::cli

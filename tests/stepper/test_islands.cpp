@@ -1,0 +1,190 @@
+// Islands, block-sparse Delassus, memory that grows with use (issue 10): islands found by
+// union-find through contacts (static geometry joins nothing), block-sparse and dense island G
+// equal and solved to the same impulses, the contact cap reported, no allocation in steady state,
+// and the memory of a World with one ANYmal.
+#include <random>
+
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/pgs.hpp"
+#include "impulse/world/world.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/matchers.hpp"
+
+using namespace impulse;
+
+namespace {
+
+const std::string kAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
+
+void place(ArticulatedSystem& s, const Vec3& p) {
+  VecX q = s.q();
+  q.head<3>() = p;
+  s.set_q(q);
+}
+
+// A stack of `n` boxes (0.2 m cubes) at (x, y) on the ground, just touching.
+void add_stack(World& w, Scalar x, Scalar y, int n) {
+  for (int k = 0; k < n; ++k) {
+    ArticulatedSystem& b = w.add_box("box", Vec3(0.2, 0.2, 0.2), 1.0);
+    place(b, Vec3(x, y, 0.1 + 0.2 * k - 1e-4));
+  }
+}
+
+// A pile of spheres (r = 0.1) in a lattice with random jitter, in a box of walls around it.
+void add_pile(World& w, int nx, int ny, int nz, std::mt19937& rng) {
+  std::uniform_real_distribution<Scalar> jitter(-0.0005, 0.0005);
+  w.add_wall("wall", Vec3(1, 0, 0), -0.1);
+  w.add_wall("wall", Vec3(0, 1, 0), -0.1);
+  w.add_wall("wall", Vec3(-1, 0, 0), -(0.1999 * (nx - 1) + 0.1));
+  w.add_wall("wall", Vec3(0, -1, 0), -(0.1999 * (ny - 1) + 0.1));
+  for (int i = 0; i < nx; ++i)
+    for (int j = 0; j < ny; ++j)
+      for (int k = 0; k < nz; ++k) {
+        ArticulatedSystem& s = w.add_sphere("ball", 0.1, 1.0);
+        place(s, Vec3(0.1999 * i + jitter(rng), 0.1999 * j + jitter(rng), 0.099 + 0.1999 * k));
+      }
+}
+
+VecX anymal_stand_q(const ArticulatedSystem& robot, Scalar height) {
+  VecX q = robot.model().neutral_configuration();
+  q[2] = height;
+  const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
+  for (int leg = 0; leg < 4; ++leg) {
+    q[7 + 3 * leg + 1] = hfe[leg];
+    q[7 + 3 * leg + 2] = kfe[leg];
+  }
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("islands: two separate stacks are two islands, the ground joins nothing", "[stepper][islands]") {
+  World w;
+  w.add_ground();
+  add_stack(w, 0, 0, 3);
+  add_stack(w, 2, 0, 2);
+  ArticulatedSystem& lone = w.add_sphere("lone", 0.1, 1.0);
+  place(lone, Vec3(-3, 0, 2));  // in the air: no rows, no island
+  for (int i = 0; i < 20; ++i) REQUIRE(w.integrate() == StepStatus::Ok);
+  const StepStats& st = w.stats();
+  CHECK(st.islands == 2);
+  CHECK(st.largest_island == 3);
+  const DelassusAssembler& a = w.assembler();
+  REQUIRE(a.num_islands() == 2);
+  // every contact of the first stack in one island, the second stack's in the other
+  for (Index i = 0; i < a.num_contacts(); ++i) {
+    const Vec3 p = w.contacts()[i].position;
+    CHECK(a.contact_island(i) == (p.x() < 1 ? a.contact_island(0) : 1 - a.contact_island(0)));
+  }
+  CHECK(a.island(0).num_systems + a.island(1).num_systems == 5);
+  CHECK(a.island(0).problem.size() + a.island(1).problem.size() == a.num_rows());
+}
+
+TEST_CASE("islands: a robot standing on a box joins it; limit rows belong to their system", "[stepper][islands]") {
+  World w;
+  w.add_ground();
+  ArticulatedSystem& box = w.add_box("platform", Vec3(1.5, 1.5, 0.2), 50.0);
+  place(box, Vec3(0, 0, 0.1 - 1e-4));
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  VecX q = anymal_stand_q(robot, 0.2 + 0.549);  // feet just above the box top (z = 0.2)
+  robot.set_q(q);
+  VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
+  kp.tail(12).setConstant(300);
+  kd.tail(12).setConstant(8);
+  robot.set_pd_gains(kp, kd);
+  robot.set_pd_targets(q, VecX::Zero(18));
+  ArticulatedSystem& ball = w.add_sphere("ball", 0.1, 1.0);
+  place(ball, Vec3(3, 0, 0.1 - 1e-4));  // on the ground, far away: its own island
+  bool joined = false;
+  for (int i = 0; i < 300; ++i) {
+    w.integrate();
+    bool robot_on_box = false;
+    for (const Contact& c : w.contacts()) {
+      const Index ra = robot.collision_object(), bo = box.collision_object();
+      robot_on_box = robot_on_box || (c.object_a == ra && c.object_b == bo) || (c.object_a == bo && c.object_b == ra);
+    }
+    if (!robot_on_box) continue;
+    joined = true;
+    CHECK(w.stats().islands == 2);
+    CHECK(w.stats().largest_island == 2);
+  }
+  CHECK(joined);
+}
+
+TEST_CASE("islands: a pile is one block-sparse island; its G matches its dense global problem", "[stepper][islands][sparse]") {
+  std::mt19937 rng(7);
+  World w;
+  w.add_ground();
+  add_pile(w, 3, 3, 3, rng);
+  for (int i = 0; i < 5; ++i) w.integrate();
+  const DelassusAssembler& a = w.assembler();
+  REQUIRE(a.num_islands() == 1);
+  const IslandView isl = a.island(0);
+  REQUIRE(isl.problem.is_sparse());
+  CHECK(isl.num_systems == 27);
+  // the block-sparse G scattered to the global rows is problem(): symmetric, and the products
+  // and rows the solvers use agree with it
+  const MatX Gl = isl.problem.dense();
+  const MatX G = a.problem().G;
+  CHECK((Gl - Gl.transpose()).norm() <= 1e-12 * Gl.norm());
+  std::normal_distribution<Scalar> nd(0, 1);
+  const VecX x = VecX::NullaryExpr(Gl.rows(), [&]() { return nd(rng); });
+  VecX y(Gl.rows()), xg = VecX::Zero(G.rows());
+  isl.problem.multiply(x, y);
+  CHECK_ALL_CLOSE(y, VecX(Gl * x), 1e-12, 1e-12);
+  for (Index r = 0; r < Gl.rows(); ++r) {
+    CHECK(std::abs(isl.problem.row_dot(r, x) - Gl.row(r).dot(x)) <= 1e-12 * (1 + std::abs(Gl.row(r).dot(x))));
+    xg[isl.global_row[r]] = x[r];
+  }
+  for (Index r = 0; r < Gl.rows(); ++r) CHECK(std::abs(G.row(isl.global_row[r]).dot(xg) - y[r]) <= 1e-12 * (1 + std::abs(y[r])));
+  // block sparsity: far fewer blocks than a dense G of this size
+  const Index nblocks = isl.problem.sparse->begin[isl.problem.nc] - isl.problem.sparse->begin[0];
+  CHECK(nblocks < isl.problem.nc * isl.problem.nc / 3);
+}
+
+TEST_CASE("contact cap: a scene above max_contacts reports the dropped contacts", "[stepper][islands]") {
+  World w;
+  w.add_ground();
+  add_stack(w, 0, 0, 3);  // 12 contacts
+  w.set_max_contacts(5);
+  CHECK(w.integrate() == StepStatus::ContactOverflow);
+  CHECK(w.stats().contacts == 5);
+  CHECK(w.stats().contacts_dropped >= 1);
+  w.set_max_contacts(64);
+  CHECK(w.integrate() == StepStatus::Ok);
+  CHECK(w.stats().contacts_dropped == 0);
+  CHECK(w.stats().contacts >= 12);
+}
+
+TEST_CASE("memory grows with use: no allocation in steady state of a sparse pile", "[stepper][islands][alloc]") {
+  if (!test::alloc_counter_available()) return;
+  std::mt19937 rng(3);
+  World w;
+  w.add_ground();
+  add_pile(w, 1, 1, 30, rng);  // a column of 30 spheres in a square pipe: one island of 90 rows
+  for (int i = 0; i < 200; ++i) w.integrate();
+  REQUIRE(w.stats().largest_island_rows > DelassusAssembler::kDefaultDenseLimit);  // block-sparse
+  for (int i = 0; i < 50; ++i) w.integrate();  // sizes seen; the contact count may still wiggle
+  test::alloc_counter_start();
+  for (int i = 0; i < 20; ++i) w.integrate();
+  const long n = test::alloc_counter_stop();
+  CHECK(n == 0);
+}
+
+TEST_CASE("memory: a World with one ANYmal and the ground costs at most 256 KiB", "[stepper][islands][alloc]") {
+  if (!test::alloc_counter_available()) return;
+  test::alloc_counter_start();
+  long bytes = 0;
+  {
+    auto w = std::make_unique<World>();
+    w->add_ground();
+    ArticulatedSystem& robot = w->add_articulated_system(kAnymal);
+    robot.set_q(anymal_stand_q(robot, 0.549));
+    for (int i = 0; i < 200; ++i) w->integrate();
+    bytes = test::alloc_counter_bytes();  // still counting: held by the live World
+    test::alloc_counter_stop();
+    INFO("World with ANYmal and ground: " << bytes << " bytes");
+    CHECK(bytes <= 256 * 1024);
+    CHECK(w->settings().max_contacts >= 4096);  // the cap is large, the memory is not
+  }
+}
