@@ -322,6 +322,19 @@ SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, S
   }
   sol.contact_case = ContactCase::Slipping;
   sol.lambda = bisection_slip(pc.G, c, mu, lambda_v0, s, sol.steps);
+  if (s.slip_model == SlipModel::Coulomb) {
+    // Guard: on a hyperbolic section (G_zz < mu |G_zT|, strongly coupled blocks) the Coulomb
+    // search has no line-of-sight walls and can run towards an asymptote (r -> inf) or stop on a
+    // non-dissipative zero. Such a contact takes the paper's energy minimum instead (bounded,
+    // always found), which is the Coulomb solution whenever the block is decoupled.
+    const Vec3 v = pc.G * sol.lambda + c;
+    const bool dissipative = v.head<2>().dot(sol.lambda.head<2>()) <= 1e-9 * v.norm() * sol.lambda.norm();
+    if (!sol.lambda.allFinite() || !dissipative) {
+      BisectionSettings energy = s;
+      energy.slip_model = SlipModel::MinimumEnergy;
+      sol.lambda = bisection_slip(pc.G, c, mu, lambda_v0, energy, sol.steps);
+    }
+  }
   return sol;
 }
 
