@@ -24,6 +24,9 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
   u_target_.setZero(nv);
   f_ext_.assign(static_cast<std::size_t>(model_.nb), Vec6::Zero());
   u_free_.setZero(nv);
+  tau_applied_.setZero(nv);
+  tau_clamp_.setZero(nv);
+  clamped_.assign(static_cast<std::size_t>(nv), 0);
   u_next_.setZero(nv);
   q_next_.setZero(nq);
   rhs_.setZero(nv);

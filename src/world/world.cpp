@@ -35,6 +35,8 @@ void World::set_contact_settings(const DelassusSettings& s) {
   IMPULSE_CHECK(std::isfinite(s.erp) && s.erp >= 0 && s.erp <= 1, "erp must be in [0, 1], got ", s.erp);
   IMPULSE_CHECK(std::isfinite(s.slop) && s.slop >= 0, "slop must be >= 0");
   IMPULSE_CHECK(std::isfinite(s.limit_margin) && s.limit_margin >= 0, "limit margin must be >= 0");
+  IMPULSE_CHECK(std::isfinite(s.max_push_velocity) && s.max_push_velocity > 0,
+                "max push velocity must be > 0, got ", s.max_push_velocity);
   settings_.contact = s;
   prepared_ = false;
 }
