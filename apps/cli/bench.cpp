@@ -13,6 +13,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
   static const std::map<std::string, int (*)(const BenchOptions&)> benches = {
       {"collision", &run_bench_collision},
       {"dynamics", &run_bench_dynamics},
+      {"fidelity", &run_bench_fidelity},
       {"solvers", &run_bench_solvers},
   };
   std::vector<std::string> names;
