@@ -15,6 +15,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
       {"collision", &run_bench_collision},
       {"dynamics", &run_bench_dynamics},
       {"scenes", &run_bench_scenes},
+      {"fidelity", &run_bench_fidelity},
       {"solvers", &run_bench_solvers},
   };
   std::vector<std::string> names;

@@ -36,6 +36,7 @@ int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
 int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp
 int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
 int run_bench_scenes(const BenchOptions& o);     // bench_scenes.cpp
+int run_bench_fidelity(const BenchOptions& o);   // bench_fidelity.cpp (issue 11 metrics)
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();

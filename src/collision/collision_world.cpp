@@ -128,7 +128,7 @@ struct CollisionWorld::Impl {
         half = s.R.cwiseAbs() * s.mesh->half;
         break;
     }
-    half.array() += 0.5 * margin + 1e-9;
+    half.array() += 0.5 * margin + objects[static_cast<std::size_t>(s.object)].speculative + 1e-9;
     s.fco->setTransform(s.R, s.p);
     s.fco->set_aabb(c - half, c + half);
   }
@@ -165,6 +165,7 @@ struct CollisionWorld::Impl {
     for (const auto& pair : plane_pairs) {
       const Plane& pl = planes[static_cast<std::size_t>(pair.first)];
       const Shape& s = shapes[static_cast<std::size_t>(pair.second)];
+      const Scalar margin = this->margin + objects[static_cast<std::size_t>(s.object)].speculative;
       if (pl.n.dot(s.p) - pl.offset > s.bound + margin) continue;  // bounding-sphere reject
       int k = 0;
       switch (s.type) {
@@ -207,6 +208,9 @@ struct CollisionWorld::Impl {
     ManifoldPoint pts[kMaxManifoldPoints];
     const Index body_b = b.is_static ? -1 : b.body;
     const ShapeType ta = a.type, tb = b.type;
+    // pair margin: the global one plus both objects' speculative (swept) margins
+    const Scalar margin = this->margin + objects[static_cast<std::size_t>(a.object)].speculative +
+                          objects[static_cast<std::size_t>(b.object)].speculative;
     if (ta == ShapeType::Sphere && tb == ShapeType::Sphere) {
       push(a, b.object, body_b, b.local, b.material, pts, sphere_sphere(a.p, a.r, b.p, b.r, margin, pts), false);
     } else if (ta == ShapeType::Sphere && tb == ShapeType::Box) {
@@ -217,12 +221,12 @@ struct CollisionWorld::Impl {
     } else if (ta == ShapeType::Box && tb == ShapeType::Box) {
       push(a, b.object, body_b, b.local, b.material, pts, box_box(a.R, a.p, a.h, b.R, b.p, b.h, margin, pts), false);
     } else {
-      narrow_fcl(a, b, body_b);
+      narrow_fcl(a, b, body_b, margin);
     }
   }
 
   // Generic pair through FCL: contacts when overlapping, else the distance for the margin.
-  void narrow_fcl(const Shape& a, const Shape& b, Index body_b) {
+  void narrow_fcl(const Shape& a, const Shape& b, Index body_b, Scalar margin) {
     ManifoldPoint pts[kMaxFclContacts];
     int k = 0;
     cres.clear();
@@ -495,6 +499,23 @@ void CollisionWorld::set_margin(Scalar margin) {
 }
 
 Scalar CollisionWorld::margin() const { return impl_->margin; }
+
+void CollisionWorld::set_speculative_margin(Index object, Scalar extra) {
+  Impl& w = *impl_;
+  IMPULSE_CHECK(std::isfinite(extra) && extra >= 0, "speculative margin ", extra, " of object ", object,
+                " must be finite and >= 0");
+  w.objects[static_cast<std::size_t>(w.check_object(object))].speculative = extra;
+}
+
+Scalar CollisionWorld::reach(Index object) const {
+  const Impl& w = *impl_;
+  Scalar r = 0;
+  for (const Index id : w.objects[static_cast<std::size_t>(w.check_object(object))].shapes) {
+    const Shape& s = w.shapes[static_cast<std::size_t>(id)];
+    r = std::max(r, s.X_BS.p.norm() + s.bound);
+  }
+  return r;
+}
 MaterialTable& CollisionWorld::materials() { return impl_->materials; }
 const MaterialTable& CollisionWorld::materials() const { return impl_->materials; }
 

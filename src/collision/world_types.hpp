@@ -79,6 +79,7 @@ struct Object {
   std::vector<std::string> body_names;   // per body
   std::vector<Index> shapes;             // global shape ids
   std::vector<SE3> X_WB;                 // last poses
+  Scalar speculative = 0;                // m: extra margin of this step (swept bound, >= 0)
 };
 
 inline bool filters_match(const CollisionFilter& a, const CollisionFilter& b) {

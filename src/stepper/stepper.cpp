@@ -30,26 +30,121 @@ double us_since(Clock::time_point t0) { return std::chrono::duration<double, std
 //   u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h + J^T f_ext)
 // The PD torque is evaluated at the end of the step (q + dt u+, u+), which is what makes stiff
 // gains stable at 1 ms; moving its u+ terms to the left gives M~.
+//
+// Actuator limits (URDF <limit effort velocity>, issue 11 item 7). The actuator torque of a
+// scalar joint, tau_k + PD_k, must lie in [lo, hi] = [-effort, effort], narrowed to [-effort, 0]
+// when u_k >= velocity limit and to [0, effort] when u_k <= -velocity limit (the motor cannot
+// drive the joint faster; gravity or contacts still can). A joint whose actuator torque would
+// leave the interval is *clamped*: its torque is the bound, applied explicitly, and its PD is no
+// longer implicit (no Kp, Kd in M~ for that dof): a saturated motor is a constant torque source
+// whose output does not respond to the motion within the step, so keeping dt Kd + dt^2 Kp in M~
+// would model a stiffness the motor no longer has (and let the PD exceed the limit through
+// the implicit terms). The test for the implicit PD torque needs u_free, so the stage is:
+//   pass 1: clamp the joints whose explicit torque tau + Kp (q* - q - dt u) + Kd (u* - u) is out
+//           of bounds; solve with implicit PD on the others;
+//   pass 2 (only if some implicit PD torque at u_free, tau + Kp (q* - q - dt u_free) +
+//           Kd (u* - u_free), is out of bounds): clamp those too and solve again (up to 3 passes).
+// Joints without finite limits never take a second pass. The implicit torque is decided on the
+// free motion: contact impulses within the step still act through M~ on unclamped joints (the
+// reported torque, applied_torque(), is the end-of-step value, exact either way).
 void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vector& f_ext, bool has_f_ext, Data& d,
-                    VecX& u_free) {
+                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped) {
   const Model& m = s.model();
   const VecX& q = s.q();
   const VecX& u = s.u();
-  // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
-  // kinematics pass
-  rhs = compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-  rhs = s.generalized_force() - rhs - m.damping.cwiseProduct(u);
+  const VecX& tau = s.generalized_force();
+  // actuator torque interval of scalar dof k
+  // (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  auto bounds = [&](Index k, Scalar& lo, Scalar& hi) {
+    hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
+    lo = -hi;
+    const Scalar vmax = m.velocity_limit[k];
+    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
+    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+  };
+  std::fill(clamped.begin(), clamped.end(), 0);
+  bool limited = false;
   for (Index i = 0; i < m.nb; ++i) {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
-    const Scalar kp = s.kp()[k], kd = s.kd()[k];
-    rhs[k] += kp * (s.q_target()[iq] - q[iq] - dt * u[k]) + kd * (s.u_target()[k] - u[k]);
-    d.M(k, k) += dt * (kd + m.damping[k]) + dt * dt * kp;
+    Scalar lo, hi;
+    bounds(k, lo, hi);
+    if (!(lo > -inf) && !(hi < inf) && !(m.velocity_limit[k] > 0 && m.velocity_limit[k] < inf)) continue;
+    limited = true;
+    const Scalar t = tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * u[k]) + s.kd()[k] * (s.u_target()[k] - u[k]);
+    if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi);
   }
-  rhs *= dt;
-  ltdl_factor(m, d);
-  ltdl_solve(m, d, rhs);
-  u_free = u + rhs;
+  for (int pass = 0; pass < 3; ++pass) {
+    // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
+    // kinematics pass
+    rhs = compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+    rhs = tau - rhs - m.damping.cwiseProduct(u);
+    for (Index i = 0; i < m.nb; ++i) {
+      if (m.nv_joint[i] != 1) continue;
+      const Index k = m.idx_v[i], iq = m.idx_q[i];
+      d.M(k, k) += dt * m.damping[k];
+      if (clamped[static_cast<std::size_t>(k)]) {
+        rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
+        continue;
+      }
+      const Scalar kp = s.kp()[k], kd = s.kd()[k];
+      rhs[k] += kp * (s.q_target()[iq] - q[iq] - dt * u[k]) + kd * (s.u_target()[k] - u[k]);
+      d.M(k, k) += dt * kd + dt * dt * kp;
+    }
+    rhs *= dt;
+    ltdl_factor(m, d);
+    ltdl_solve(m, d, rhs);
+    u_free = u + rhs;
+    if (!limited || pass == 2) break;
+    bool again = false;
+    for (Index i = 0; i < m.nb; ++i) {
+      if (m.nv_joint[i] != 1) continue;
+      const Index k = m.idx_v[i], iq = m.idx_q[i];
+      if (clamped[static_cast<std::size_t>(k)]) continue;
+      Scalar lo, hi;
+      bounds(k, lo, hi);
+      const Scalar t = tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * u_free[k]) +
+                       s.kd()[k] * (s.u_target()[k] - u_free[k]);
+      if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi), again = true;
+    }
+    if (!again) break;
+  }
+}
+
+// Actuator torque of the step just taken (q, u: the new state), see dynamics_stage.
+void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const std::vector<unsigned char>& clamped,
+                           VecX& out) {
+  const Model& m = s.model();
+  out = s.generalized_force();
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    // q+ = q + dt u+ on a scalar joint, so the end-of-step PD is Kp (q* - q+) + Kd (u* - u+)
+    out[k] = clamped[static_cast<std::size_t>(k)]
+                 ? tau_clamp[k]
+                 : out[k] + s.kp()[k] * (s.q_target()[iq] - s.q()[iq]) + s.kd()[k] * (s.u_target()[k] - s.u()[k]);
+  }
+}
+
+// Speculative (swept) margin of one system for the coming step: a bound on how far any point of
+// its shapes can travel in dt at the free velocity, dt max_b (|v_b| + |w_b| reach), with the
+// world-frame twist of body b, V_b = V_parent(b) + sum over its dofs J_k u_free_k ([v_O; w]:
+// v_O the velocity of the point at the world origin, so v_b = v_O + w x p_b at the body origin).
+// The contact stage then sees the surface a fast body will reach during the step one step ahead,
+// as a speculative row (target -gap/dt) instead of after it has penetrated (issue 11, item 3).
+Scalar swept_margin(const Model& m, const Data& d, const VecX& u_free, Scalar reach, Scalar dt, Vec6Vector& V) {
+  Scalar fastest = 0;
+  for (Index b = 0; b < m.nb; ++b) {
+    Vec6 Vb = m.parent[b] >= 0 ? V[static_cast<std::size_t>(m.parent[b])] : Vec6(Vec6::Zero());
+    for (Index k = m.idx_v[b]; k < m.idx_v[b] + m.nv_joint[b]; ++k) Vb += d.J.col(k) * u_free[k];
+    V[static_cast<std::size_t>(b)] = Vb;
+    const Vec3 w = Vb.tail<3>();
+    const Vec3 v = Vb.head<3>() + w.cross(d.oMi[static_cast<std::size_t>(b)].p);
+    fastest = std::max(fastest, v.norm() + w.norm() * reach);
+  }
+  const Scalar extra = dt * fastest;
+  return std::isfinite(extra) ? extra : Scalar(0);
 }
 
 }  // namespace
@@ -108,14 +203,20 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   auto t0 = Clock::now();
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_);
+    dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_};
   }
   stats_.times.dynamics = us_since(t0);
 
   // 2. collision
   t0 = Clock::now();
-  for (const StepperSystem& s : systems) collision.update(s.object_, s.data_->oMi);
+  for (const StepperSystem& s : systems) {
+    // speculative margin of the object: how far its geometry can move this step (grows, then kept)
+    if (spec_twist_.size() < static_cast<std::size_t>(s.model_->nb)) spec_twist_.resize(s.model_->nb);
+    collision.set_speculative_margin(
+        s.object_, swept_margin(*s.model_, *s.data_, *s.u_free_, collision.reach(s.object_), st.dt, spec_twist_));
+    collision.update(s.object_, s.data_->oMi);
+  }
   collision.detect(contacts_);
   stats_.times.collision = us_since(t0);
 
@@ -175,6 +276,10 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       position_correction(isl, lp);
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
+    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
+        r.status != SolverStatus::NumericalIssue) {
+      newton_bound(isl, ll, r);
+    }
   }
   stats_.times.solve = us_since(t0);
 
@@ -200,6 +305,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       const StepperSystem& s = systems[i];
       s.q_->swap(*s.q_next_);
       s.u_->swap(u_next_[i]);
+      report_applied_torque(s, *s.tau_clamp_, *s.clamped_, *s.tau_applied_);
     }
     remember();
   } else {
@@ -219,6 +325,11 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   const Index n = problem.size();
   const VecXcref& c = problem.c;
   // lambda_r = e lambda_c,n on the bouncing rows that took a compression impulse
+  // times the share of the approach in the free approach velocity: lambda_c,n also cancels the
+  // impulse of this step's smooth forces (gravity: m g dt), which is no part of the impact and
+  // must not be returned (it gave a ball with e = 1 +0.96 J per bounce). With v- the normal
+  // velocity before the step and v_f = J u_free, the impact's share is v- / v_f when v_f < v- < 0
+  // (exact for one contact: lambda_r = -e m v-, so v+ = -e v-).
   auto k = kick_.head(n);
   k.setZero();
   auto ln = v_.head(n);  // lambda_c,n: lambda_c on those rows, 0 elsewhere
@@ -226,7 +337,10 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   for (Index a = 0; a < n; ++a) {
     const Scalar e = isl.bounce[a];
     if (!(e > 0) || !(lambda[a] > 0)) continue;
-    k[a] = e * lambda[a];
+    const Index g = isl.global_row[a];
+    const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
+    const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
+    k[a] = e * share * lambda[a];
     ln[a] = lambda[a];
   }
   problem.multiply(ln, c2_.head(n));
@@ -268,6 +382,54 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   r.residual = std::max(r.residual, r2.residual);
   if (r.status == SolverStatus::Converged) r.status = r2.status;
   return true;
+}
+
+void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& r) {
+  const ContactProblem& problem = isl.problem;
+  const Index n = problem.size();
+  const VecXcref& c = problem.c;
+  // v_f = J u_free (target-free); Delta K(lambda) = lambda^T v_f + 1/2 lambda^T G lambda is the
+  // kinetic energy the impulse adds to the free motion
+  auto vf = v_.head(n);
+  Scalar e_max = 0;
+  for (Index a = 0; a < n; ++a) {
+    const Index g = isl.global_row[a];
+    vf[a] = c[a] + isl.target[a];
+    if (assembler_.inelastic_target(g) != assembler_.target(g)) e_max = std::max(e_max, assembler_.restitution(g));
+  }
+  if (!(e_max > 0)) return;  // no restitution target in this island
+  // inelastic impulse lambda_0: the same problem without the restitution targets, cold start
+  auto c0 = c2_.head(n);
+  for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.inelastic_target(isl.global_row[a]);
+  auto l0 = lambda2_.head(n);
+  l0.setZero();
+  const SolverResult r0 = solver_->solve(problem.with_c(c0), l0);
+  r.iterations += r0.iterations;
+  auto Gl = kick_.head(n);
+  problem.multiply(l0, Gl);
+  const Scalar dK0 = l0.dot(vf) + 0.5 * l0.dot(Gl);  // <= 0 unless a push-out target acts
+  const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
+  // Delta K(lambda_0 + s d), d = lambda_N - lambda_0: dK0 + s d^T (v_f + G lambda_0) + s^2/2 d^T G d
+  auto d = c2_.head(n);  // c0 no longer needed
+  d = lambda - l0;
+  const Scalar lin = d.dot(vf) + d.dot(Gl);
+  problem.multiply(d, Gl);
+  const Scalar quad = 0.5 * d.dot(Gl);
+  Scalar s = 1;
+  if (r0.status == SolverStatus::NumericalIssue) {
+    s = 1;  // no inelastic reference: keep the Newton impulse
+  } else if (dK0 + lin + quad > bound) {
+    // largest s in [0, 1] with quad s^2 + lin s + (dK0 - bound) <= 0 (convex; s = 0 qualifies
+    // when dK0 <= bound, otherwise the inelastic impulse alone)
+    const Scalar c_q = dK0 - bound;
+    s = 0;
+    if (c_q <= 0 && quad > 0) {
+      s = std::clamp((-lin + std::sqrt(std::max<Scalar>(0, lin * lin - 4 * quad * c_q))) / (2 * quad), Scalar(0),
+                     Scalar(1));
+    }
+    lambda = l0 + s * d;
+  }
+  stats_.restitution_scale = std::min(stats_.restitution_scale, s);
 }
 
 void Stepper::position_correction(const IslandView& isl, VecXref lp) {

@@ -33,6 +33,9 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
   u_target_.setZero(nv);
   f_ext_.assign(static_cast<std::size_t>(model_.nb), Vec6::Zero());
   u_free_.setZero(nv);
+  tau_applied_.setZero(nv);
+  tau_clamp_.setZero(nv);
+  clamped_.assign(static_cast<std::size_t>(nv), 0);
   u_next_.setZero(nv);
   q_next_.setZero(nq);
   rhs_.setZero(nv);
@@ -57,6 +60,9 @@ StepperSystem ArticulatedSystem::stepper_system() {
   v.u_free_ = &u_free_;
   v.q_next_ = &q_next_;
   v.rhs_ = &rhs_;
+  v.tau_clamp_ = &tau_clamp_;
+  v.clamped_ = &clamped_;
+  v.tau_applied_ = &tau_applied_;
   v.contact_impulses_ = &contact_impulses_;
   return v;
 }

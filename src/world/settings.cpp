@@ -34,6 +34,8 @@ void validate_contact_settings(const DelassusSettings& s) {
   IMPULSE_CHECK(std::isfinite(s.slop) && s.slop >= 0, "slop must be finite and >= 0 m, got ", s.slop);
   IMPULSE_CHECK(std::isfinite(s.limit_margin) && s.limit_margin >= 0, "limit margin must be finite and >= 0, got ",
                 s.limit_margin);
+  IMPULSE_CHECK(std::isfinite(s.max_push_velocity) && s.max_push_velocity > 0,
+                "max push velocity must be finite and > 0 m/s, got ", s.max_push_velocity);
 }
 
 void validate_max_contacts(Index n) {

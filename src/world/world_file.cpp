@@ -349,7 +349,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
   check_attributes(e, {"margin", "erp", "slop", "position_correction", "restitution", "restitution_threshold",
-                       "limit_margin", "joint_limits", "max_contacts"});
+                       "limit_margin", "joint_limits", "max_contacts", "max_push_velocity"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
   c.position_correction =
@@ -362,6 +362,8 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   c.slop = nonnegative(e, "slop", c.slop);
   c.restitution_threshold = nonnegative(e, "restitution_threshold", c.restitution_threshold);
   c.limit_margin = nonnegative(e, "limit_margin", c.limit_margin);
+  c.max_push_velocity = nonnegative(e, "max_push_velocity", c.max_push_velocity);
+  if (!(c.max_push_velocity > 0)) fail_attr(e, "max_push_velocity", "must be > 0");
   c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
   w.max_contacts = count(e, "max_contacts", w.max_contacts);
   validated(e, "margin", [&] { validate_contact_margin(w.margin); });

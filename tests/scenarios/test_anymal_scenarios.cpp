@@ -63,7 +63,10 @@ static Scalar check_hang(PositionCorrection correction) {
   }
   CHECK(e_max <= e0);
   CHECK(steps_all_four == total - fall);  // all four feet stay on the plane (within 1 mm)
-  CHECK(s->robot().q()[2] < -0.3);        // the base hangs below the plane
+  // the base hangs below the plane (-0.129 m after 12 s with bisection's Coulomb slip model, the
+  // effort limits and speculative contacts of issue 11; PGS -0.129 m, LM -0.127 m; below -0.3 m
+  // with the former eq. 8 slip model)
+  CHECK(s->robot().q()[2] < -0.1);
   REQUIRE(foot_contacts > 0);
   const Scalar mean_penetration = penetration_sum / static_cast<Scalar>(foot_contacts);
   INFO("mean foot penetration " << mean_penetration << " m");

@@ -92,7 +92,7 @@ TEST_CASE("grasp scenario: the squeezed boxes do not slip with any solver", "[sc
 // Restitution with friction. Newton's law (target v_n+ >= e v_approach on the normal row, solved
 // together with Coulomb friction) makes the tip's first floor impact (t = 0.157 s) GAIN ~520 J on
 // 961 J in one step: a Kane & Levinson (1985) type paradox. The default Poisson law with the energy
-// bound (stepper.hpp) loses energy at every impact.
+// bound, and Newton's law with the stepper's bound (stepper.hpp), lose energy at every impact.
 TEST_CASE("pendulum scenario: the paper's set-up falls onto the floor and stays finite", "[scenarios]") {
   using P = TwelveLinkPendulum;
   auto s = make_scenario("pendulum", {"bisection", 1});
@@ -121,7 +121,7 @@ double largest_energy_gain(Scenario& s, long steps, double* final_ratio = nullpt
   return worst;
 }
 
-TEST_CASE("pendulum, mu 0.5 and e 0.7: Poisson restitution never adds energy, Newton's law does", "[scenarios]") {
+TEST_CASE("pendulum, mu 0.5 and e 0.7: restitution never adds energy, under Poisson's or bounded Newton's law", "[scenarios]") {
   for (const std::string& solver : contact_solver_names()) {
     INFO("solver " << solver);
     auto s = make_scenario("pendulum", {solver, 1});
@@ -137,7 +137,10 @@ TEST_CASE("pendulum, mu 0.5 and e 0.7: Poisson restitution never adds energy, Ne
   DelassusSettings contact = newton->world().settings().contact;
   contact.restitution_law = RestitutionLaw::Newton;
   newton->world().set_contact_settings(contact);
-  CHECK(largest_energy_gain(*newton, 200) > 0.3);  // the first impact at 0.157 s: +54 %
+  // the first impact at 0.157 s: +54 % from Newton's target alone; with the stepper's Newton bound
+  // (stepper.hpp) the largest one-step gain is 3.2e-4 E0 (the bound holds the impulse against the
+  // free motion; what remains is the step's integration, measured 2026-11-23)
+  CHECK(largest_energy_gain(*newton, 200) < 1e-3);
 }
 
 TEST_CASE("pendulum scenario frictionless: restitution 0.7 impacts never add energy", "[scenarios]") {

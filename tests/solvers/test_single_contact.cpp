@@ -1,4 +1,7 @@
 // Single-contact bisection (Hwangbo 2018 Alg. 1, eq. 8-16) against an independent reference.
+// SlipModel::MinimumEnergy (the paper's eq. 8) is checked against the energy reference below;
+// the default SlipModel::Coulomb against Coulomb's law with maximal dissipation (friction
+// anti-parallel to the slip) and against PGS run to convergence, at the end of the file.
 //
 // The reference solves the same model, eq. 8, without any of Algorithm 1's machinery: no
 // initial guess, no line-of-sight test, no hybrid gradient. It parametrizes the conic section
@@ -17,6 +20,7 @@
 
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/cone.hpp"
+#include "impulse/solvers/pgs.hpp"
 #include "solver_test_problems.hpp"
 
 using namespace impulse;
@@ -153,6 +157,7 @@ void check_no_better_feasible_point(std::mt19937& rng, const Mat3& G, const Vec3
 TEST_CASE("bisection single contact equals the reference solution of eq. 8", "[solvers][bisection]") {
   std::mt19937 rng(20180419);
   BisectionSettings precise;
+  precise.slip_model = SlipModel::MinimumEnergy;
   precise.bisection_tolerance = 1e-12;
   std::array<int, 4> count{};  // opening, sticking, slipping, locked
   Index max_steps = 0;
@@ -190,11 +195,13 @@ TEST_CASE("bisection single contact equals the reference solution of eq. 8", "[s
 
 TEST_CASE("bisection with the published precision stays within 1e-6 N s", "[solvers][bisection]") {
   std::mt19937 rng(7);
+  BisectionSettings paper;
+  paper.slip_model = SlipModel::MinimumEnergy;
   for (int seed = 0; seed < 1000; ++seed) {
     const Mat3 G = random_delassus(rng, -3, 0);
     const Vec3 c(test::uniform(rng, -2, 2), test::uniform(rng, -2, 2), test::uniform(rng, -1, 0));
     const Scalar mu = test::uniform(rng, 0.2, 1.0);
-    const Vec3 lambda = solve_single_contact(G, c, mu).lambda;  // gamma = 1e-6 N s
+    const Vec3 lambda = solve_single_contact(G, c, mu, paper).lambda;  // gamma = 1e-6 N s
     const Vec3 ref = reference_solution(G, c, mu).lambda;
     INFO("seed " << seed << "\nG =\n" << G << "\nc = " << c.transpose() << ", mu = " << mu
                  << "\nbisection " << lambda.transpose() << "\nreference " << ref.transpose());
@@ -211,7 +218,9 @@ TEST_CASE("bisection handles rank-deficient and degenerate G_ii without NaN", "[
     // physical c lies in the range of G (c = J u with G = J M^-1 J^T)
     const Vec3 c = A * test::random_normal(rng, rank, 1) + Vec3(0, 0, 0);
     const Scalar mu = test::uniform(rng, 0.1, 1.5);
-    const SingleContactSolution sol = solve_single_contact(G, c, mu);
+    BisectionSettings paper;
+    paper.slip_model = SlipModel::MinimumEnergy;
+    const SingleContactSolution sol = solve_single_contact(G, c, mu, paper);
     INFO("seed " << seed << ", rank " << rank << ", case " << to_string(sol.contact_case)
                  << "\nG =\n" << G << "\nc = " << c.transpose() << "\nlambda = " << sol.lambda.transpose());
     REQUIRE(sol.lambda.allFinite());
@@ -243,4 +252,56 @@ TEST_CASE("bisection line-of-sight example from the source comment", "[solvers][
   const SingleContactSolution sol = solve_single_contact(Mat3::Identity(), Vec3(-5, 0, -1), 1);
   CHECK(sol.contact_case == ContactCase::Slipping);
   CHECK((sol.lambda - Vec3(1, 0, 1)).norm() < 1e-6);
+}
+
+TEST_CASE("bisection (Coulomb) slips with friction opposite to the slip, as converged PGS", "[solvers][bisection]") {
+  // Coupled random blocks (G_zx, G_zy != 0, where eq. 8's energy minimum and Coulomb's law
+  // differ): the default slip model must give v_z = 0, |lambda_T| = mu lambda_z and v_T
+  // anti-parallel to lambda_T, and agree with PGS (a different algorithm for Coulomb's law, whose
+  // fixed point lambda_T = proj(lambda_T - r v_T) is anti-parallel) run to 1e-14.
+  std::mt19937 rng(11);
+  BisectionSettings precise;
+  precise.bisection_tolerance = 1e-13;
+  PgsSettings ps;
+  ps.tolerance = 1e-14;
+  ps.max_iterations = 2000000;
+  PgsSolver pgs(ps);
+  int slipping = 0, compared = 0;
+  Scalar worst_energy_model = 0;
+  for (int seed = 0; seed < 1500; ++seed) {
+    const Mat3 G = random_delassus(rng, -1.5, 0);
+    const Vec3 c(test::uniform(rng, -1, 1), test::uniform(rng, -1, 1), test::uniform(rng, -1, 0));
+    const Scalar mu = test::uniform(rng, 0.2, 1.2);
+    // the single-contact Coulomb problem has a unique solution when the conic section is an
+    // ellipse (G_zz > mu |G_zT|); on hyperbolic sections Coulomb's law can have several
+    if (!(G(2, 2) > mu * std::hypot(G(2, 0), G(2, 1)))) continue;
+    const SingleContactSolution sol = solve_single_contact(G, c, mu, precise);
+    if (sol.contact_case != ContactCase::Slipping) continue;
+    ++slipping;
+    const Vec3 v = G * sol.lambda + c;
+    INFO("seed " << seed << "\nG =\n" << G << "\nc = " << c.transpose() << ", mu = " << mu << "\nlambda = "
+                 << sol.lambda.transpose() << ", v = " << v.transpose());
+    REQUIRE(std::abs(v.z()) <= 1e-9 * (std::abs(c.z()) + 1e-12));
+    REQUIRE(std::abs(sol.lambda.head<2>().norm() - mu * sol.lambda.z()) <= 1e-9 * sol.lambda.norm());
+    const Vec2s t = sol.lambda.head<2>().normalized();
+    const Vec2s vT = v.head<2>();
+    REQUIRE(vT.dot(t) <= 0);                                          // dissipative
+    REQUIRE(std::abs(vT.x() * t.y() - vT.y() * t.x()) <= 1e-9 * (vT.norm() + c.norm()));  // anti-parallel
+    if (compared < 300) {
+      ++compared;
+      const MatX Gd = G;
+      const VecX cd = c, mud = VecX::Constant(1, mu);
+      VecX lp = VecX::Zero(3);
+      pgs.solve(ContactProblem(Gd, cd, mud, 1, 0), lp);
+      REQUIRE((sol.lambda - lp).norm() <= 1e-6 * lp.norm());
+    }
+    BisectionSettings paper = precise;
+    paper.slip_model = SlipModel::MinimumEnergy;
+    const Vec3 le = solve_single_contact(G, c, mu, paper).lambda;
+    worst_energy_model = std::max(worst_energy_model, (le - sol.lambda).norm() / sol.lambda.norm());
+  }
+  WARN("Coulomb slip: " << slipping << " slipping blocks, " << compared << " compared with PGS; eq. 8's energy "
+                        << "minimum differs by up to " << worst_energy_model * 100 << " %");
+  CHECK(slipping >= 300);
+  CHECK(worst_energy_model > 1e-2);  // the two models genuinely differ on coupled blocks
 }

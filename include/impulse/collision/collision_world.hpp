@@ -89,6 +89,13 @@ class CollisionWorld {
   // Contact margin >= 0 (metres).
   void set_margin(Scalar margin);
   Scalar margin() const;
+  // Speculative contacts (swept bound): extra margin (m, >= 0) of a moving object for the next
+  // update()/detect(), the distance its shapes may travel in the coming step; a pair is reported
+  // when closer than margin() + the extra of both sides (AABBs inflated alike), so fast bodies
+  // meet their contact one step ahead instead of penetrating. Set by the Stepper every step.
+  void set_speculative_margin(Index object, Scalar extra);
+  // Largest distance from a body origin of the object to any point of that body's shapes (m).
+  Scalar reach(Index object) const;
 
   MaterialTable& materials();
   const MaterialTable& materials() const;

@@ -25,9 +25,11 @@
 //
 // Targets b (folded into c so that solvers see v+ >= 0, see contact_problem.hpp), per normal or
 // limit row with signed distance d = -depth (positive when apart, within the margin):
-//   apart and not reached this step (d > -v_n- dt):   b = -d / dt   (may close the gap, not pass it)
+//   apart and not reached this step (d > -min(v_n-, v_n,free) dt):
+//                                                     b = -d / dt   (may close the gap, not pass it)
 //   otherwise:  b = max(e v_approach   [Newton restitution, when v_approach > threshold],
-//                       erp max(0, depth - slop) / dt   [optional position-error correction],
+//                       min(erp max(0, depth - slop) / dt, max_push_velocity)
+//                                                         [position-error correction, bounded],
 //                       -max(d, 0) / dt)
 // with v_approach = -v_n- = -J_n u (the normal velocity before the step). Under the Poisson
 // restitution law (the default) the e v_approach term is left out and the row is flagged instead
@@ -88,6 +90,12 @@ struct DelassusSettings {
                                         // (the velocity-level correction is what the targets
                                         // below describe; Split moves it to the stepper)
   Scalar slop = 1e-5;                   // m: penetration left uncorrected
+  // Bound on the push-out velocity of the position-error correction (velocity-level target and
+  // split correction alike), m/s on contacts and prismatic limits, rad/s on revolute limits:
+  // whatever the depth or dt, an overlap resolves at most this fast (a sphere 0.5 m deep left
+  // at 100 m/s, a joint 30 rad beyond its limit diverged). Deep overlaps (spawning, resets,
+  // teleporting) then take depth / max_push_velocity seconds to resolve.
+  Scalar max_push_velocity = 1.0;
   Scalar limit_margin = 1e-2;           // rad or m: limit rows appear this close to a limit
   bool joint_limits = true;             // unilateral rows for finite joint position limits
 };
@@ -169,6 +177,14 @@ class DelassusAssembler {
   // Poisson law: restitution coefficient of a normal row that bounces this step, else 0.
   Scalar bounce(Index r) const { return bounce_[r]; }
   Index num_bouncing() const { return n_bounce_; }
+  // Velocity J u of row r before the step (normal, tangential and limit rows).
+  Scalar velocity_before(Index r) const { return v_before_[r]; }
+  // Restitution coefficient e of row r's contact (normal rows; 0 elsewhere).
+  Scalar restitution(Index r) const { return restitution_[r]; }
+  // Target of row r without its restitution term (= target(r) on rows that do not bounce).
+  Scalar inelastic_target(Index r) const { return inelastic_target_[r]; }
+  // Newton law: rows whose target was raised by e v_approach this step (the stepper bounds them).
+  Index num_newton_rows() const { return n_newton_; }
   // Split position correction: the push-out velocity erp max(0, depth - slop) / dt of a normal or
   // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
   Scalar position_target(Index r) const { return position_target_[r]; }
@@ -212,8 +228,9 @@ class DelassusAssembler {
   VecX c_, mu_;                          // global rows, contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
+  VecX inelastic_target_;                // per row: b without the restitution term
   VecX position_target_;                 // per row: split push-out velocity
-  Index n_bounce_ = 0, n_position_ = 0;
+  Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
   std::vector<Mat3> frames_;
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system

@@ -8,7 +8,21 @@
 
 namespace impulse {
 
+// What the slip case of Algorithm 1 solves on the conic section C (v_z = 0, |lambda_T| = mu lambda_z).
+enum class SlipModel {
+  // Coulomb's law with maximal dissipation (eq. 6, what PGS and LM solve): the friction is
+  // opposite to the slip velocity, v_T = -kappa lambda_T with kappa >= 0. The default.
+  Coulomb,
+  // The paper's eq. 8 taken literally: the point of C of least energy lambda^T G lambda / 2 +
+  // c^T lambda. Equal to Coulomb's when G_ii does not couple the normal and tangential rows;
+  // otherwise its friction does not oppose the slip (ANYmal's feet: 44 degrees off, normal
+  // impulse 1.76x Coulomb's; see bisection.cpp).
+  MinimumEnergy,
+};
+
 struct BisectionSettings {
+  SlipModel slip_model = SlipModel::Coulomb;
+
   // Algorithm 2 (sec. III-B, parameters from sec. V-C).
   Index max_iterations = 1000;  // sweeps over all contacts (not given in the paper)
   Scalar tolerance = 1e-6;      // exact constraint violation, N s and m/s (sec. V-C: 1 uNs, um/s)
@@ -50,7 +64,7 @@ struct SingleContactSolution {
   Index steps = 0;  // stepping + bisection steps of Algorithm 1 (0 outside the slip case)
 };
 
-// Exact solution of the single-contact problem eq. 8 with Delassus block G (= M^-1 of the
+// Exact solution of the single-contact problem (eq. 8, or Coulomb's law: settings.slip_model) with Delassus block G (= M^-1 of the
 // paper, 3x3 symmetric PSD) and free velocity c: opening, sticking, or Algorithm 1 for slip.
 SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
                                            const BisectionSettings& settings = BisectionSettings());

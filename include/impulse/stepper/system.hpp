@@ -42,6 +42,11 @@ struct StepperSystem {
   VecX* u_free_ = nullptr;
   VecX* q_next_ = nullptr;
   VecX* rhs_ = nullptr;
+  // actuator limits: per dof, the bound a clamped torque took, whether it was clamped, and the
+  // actuator torque applied in the last step (output)
+  VecX* tau_clamp_ = nullptr;
+  std::vector<unsigned char>* clamped_ = nullptr;
+  VecX* tau_applied_ = nullptr;
   // output: contact impulses on the system's bodies in the last step
   std::vector<BodyContactImpulse>* contact_impulses_ = nullptr;
 

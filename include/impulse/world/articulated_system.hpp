@@ -69,6 +69,11 @@ class ArticulatedSystem {
   Scalar potential_energy() const;
   Vec3 center_of_mass() const;
 
+  // Actuator torque applied in the last step, per dof (layout of u): the explicit force plus the
+  // PD torque at the end of the step, within the URDF effort limit (and zero in the direction of
+  // motion beyond the velocity limit); damping, friction and constraint forces not included.
+  const VecX& applied_torque() const { return tau_applied_; }
+
   // contact impulses on this system's bodies in the last step
   const std::vector<BodyContactImpulse>& contact_impulses() const { return contact_impulses_; }
 
@@ -94,6 +99,9 @@ class ArticulatedSystem {
   // stepper workspace (allocated at construction)
   Data data_;
   VecX u_free_, u_next_, q_next_, rhs_, zero_;
+  VecX tau_applied_;                    // per dof: actuator torque of the last step
+  VecX tau_clamp_;                      // per dof: the bound the actuator torque was clamped to
+  std::vector<unsigned char> clamped_;  // per dof: 1 when clamped (explicit, no implicit PD)
 
   // query workspace
   mutable Data query_;

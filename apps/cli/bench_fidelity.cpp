@@ -1,0 +1,343 @@
+// `impulse bench fidelity [--json] [--model PATH]`: the physical-fidelity metrics of issue 11,
+// measured on small scenes with default settings (unless the metric says otherwise), next to the
+// targets and the published figures (SimBenchmark / RaiSim, Hwangbo 2018). docs/fidelity.md
+// describes every scene and keeps the measured numbers.
+//
+// Energy error (SimBenchmark's metric): the mean over all steps of (E(t) - E(0))^2, J^2, with E
+// the total mechanical energy (kinetic + potential) of the scene.
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/json_util.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse::cli {
+
+namespace {
+
+struct Metric {
+  std::string key, label, unit;
+  double value = 0;
+  double target = NAN;     // issue 11 target (NaN: none)
+  double published = NAN;  // SimBenchmark / RaiSim figure (NaN: none)
+};
+
+Scalar world_energy(World& w) {
+  Scalar e = 0;
+  for (ArticulatedSystem* s : w.systems()) e += s->kinetic_energy() + s->potential_energy();
+  return e;
+}
+
+// Ball drop (issue 11 item 1): r 0.1 m, 10 kg, mu 0, e 1, threshold 0, from 5 m; energy change
+// per bounce, J, over the first `bounces` bounces (the apexes' potential energy).
+double ball_gain_per_bounce(RestitutionLaw law, int bounces) {
+  World w;
+  w.add_ground();
+  w.set_default_material(0, 1);
+  DelassusSettings c = w.settings().contact;
+  c.restitution_threshold = 0;
+  c.restitution_law = law;
+  w.set_contact_settings(c);
+  ArticulatedSystem& b = w.add_sphere("ball", 0.1, 10);
+  VecX q = b.q();
+  q[2] = 5;
+  b.set_state(q, VecX::Zero(6));
+  Scalar top = -1, last = 5;
+  bool rising = false;
+  int n = 0;
+  for (long k = 0; k < 2200L * (bounces + 1) && n < bounces; ++k) {
+    w.integrate();
+    if (b.u()[2] > 0) rising = true, top = std::max(top, b.q()[2]);
+    if (rising && b.u()[2] < 0) last = top, rising = false, top = -1, ++n;
+  }
+  return n > 0 ? 10 * 9.81 * (last - 5) / n : NAN;
+}
+
+// 49 balls (7 x 7, 0.5 m apart, the ball above) from 5 m, 20 s: SimBenchmark energy error.
+double balls49_energy_error(RestitutionLaw law, Scalar seconds) {
+  World w;
+  w.add_ground();
+  w.set_default_material(0, 1);
+  DelassusSettings c = w.settings().contact;
+  c.restitution_threshold = 0;
+  c.restitution_law = law;
+  w.set_contact_settings(c);
+  for (int i = 0; i < 49; ++i) {
+    ArticulatedSystem& b = w.add_sphere("ball" + std::to_string(i), 0.1, 10);
+    VecX q = b.q();
+    q[0] = 0.5 * (i % 7);
+    q[1] = 0.5 * (i / 7);
+    q[2] = 5;
+    b.set_state(q, VecX::Zero(6));
+  }
+  const Scalar e0 = world_energy(w);
+  double acc = 0;
+  const long steps = static_cast<long>(seconds / w.time_step());
+  for (long k = 0; k < steps; ++k) {
+    w.integrate();
+    const double d = world_energy(w) - e0;
+    acc += d * d;
+  }
+  return acc / steps;
+}
+
+// SimBenchmark rolling test: a 10 kg box (20 x 20 x 1 m) starting 2e-5 m into the ground, 25 balls
+// (r 0.5 m, 1 kg, 5 x 5) on it, 150 N on the box along x, mu 0.4 everywhere, 4 s. Analytic: the
+// balls roll without slip on the accelerating box, a_ball = 2/7 a_box, and
+// a_box = (F - mu (M + 25 m) g) / (M + 25 (2/7) m). Mean over steps and bodies (box + balls) of
+// the squared x-velocity error, (m/s)^2.
+double rolling_error(const std::string& solver, const DelassusSettings* settings) {
+  World w;
+  w.set_contact_solver(solver);
+  w.add_ground();
+  w.set_default_material(0.4, 0);
+  if (settings) w.set_contact_settings(*settings);
+  ArticulatedSystem& box = w.add_box("box", Vec3(20, 20, 1), 10);
+  VecX q = box.q();
+  q[2] = 0.5 - 2e-5;
+  box.set_state(q, VecX::Zero(6));
+  std::vector<ArticulatedSystem*> balls;
+  for (int i = 0; i < 25; ++i) {
+    ArticulatedSystem& b = w.add_sphere("ball" + std::to_string(i), 0.5, 1);
+    VecX qb = b.q();
+    qb[0] = -4 + 2.0 * (i % 5);
+    qb[1] = -4 + 2.0 * (i / 5);
+    qb[2] = 1 - 2e-5 + 0.5;
+    b.set_state(qb, VecX::Zero(6));
+    balls.push_back(&b);
+  }
+  const Scalar M = 10, m = 1, g = 9.81, F = 150, mu = 0.4;
+  const Scalar a_box = (F - mu * (M + 25 * m) * g) / (M + 25 * (2.0 / 7.0) * m);
+  const Scalar a_ball = 2.0 / 7.0 * a_box;
+  double acc = 0;
+  long n = 0;
+  const long steps = static_cast<long>(4.0 / w.time_step());
+  for (long k = 0; k < steps; ++k) {
+    box.set_external_force(0, Vec3(F, 0, 0), box.body_pose(0).p);
+    w.integrate();
+    const Scalar t = (k + 1) * w.time_step();
+    const double eb = box.u()[0] - a_box * t;
+    acc += eb * eb, ++n;
+    for (ArticulatedSystem* b : balls) {
+      const double e = b->u()[0] - a_ball * t;
+      acc += e * e, ++n;
+    }
+  }
+  return acc / n;
+}
+
+// 216 balls (6 x 6 x 6, r 0.1 m, 1 kg, e 1, mu 0.5) dropped into a 1.6 m square bin, `seconds`:
+// energy error and the largest overlap (m) in the last second.
+void pile(Scalar seconds, double& energy_error, double& overlap) {
+  World w;
+  w.set_max_contacts(4096);
+  w.add_ground();
+  w.set_default_material(0.5, 1);
+  DelassusSettings c = w.settings().contact;
+  c.restitution_threshold = 0;
+  w.set_contact_settings(c);
+  for (int s = 0; s < 4; ++s) {
+    const Vec3 n = s == 0 ? Vec3(1, 0, 0) : s == 1 ? Vec3(-1, 0, 0) : s == 2 ? Vec3(0, 1, 0) : Vec3(0, -1, 0);
+    w.add_wall("wall" + std::to_string(s), n, -0.8);
+  }
+  for (int i = 0; i < 216; ++i) {
+    ArticulatedSystem& b = w.add_sphere("ball" + std::to_string(i), 0.1, 1);
+    VecX q = b.q();
+    q[0] = -0.625 + 0.25 * (i % 6) + 0.01 * ((i / 36) % 2);
+    q[1] = -0.625 + 0.25 * ((i / 6) % 6);
+    q[2] = 0.5 + 0.25 * (i / 36);
+    b.set_state(q, VecX::Zero(6));
+  }
+  const Scalar e0 = world_energy(w);
+  double acc = 0;
+  overlap = 0;
+  const long steps = static_cast<long>(seconds / w.time_step());
+  for (long k = 0; k < steps; ++k) {
+    w.integrate();
+    const double d = world_energy(w) - e0;
+    acc += d * d;
+    if ((k + 1) * w.time_step() > seconds - 1) overlap = std::max<double>(overlap, w.stats().max_penetration);
+  }
+  energy_error = acc / steps;
+}
+
+// ANYmal in free flight (no ground, no torques, dt 1 ms), 5 s, thrown with base velocity
+// (1, 0.5, 3) m/s, (1, -2, 0.5) rad/s and joint speeds alternating +-2 rad/s: energy error.
+double anymal_flight(const std::string& urdf) {
+  World w;
+  ArticulatedSystem& r = w.add_articulated_system(urdf);
+  VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
+  q[2] = 1;
+  u.head<6>() << 1, 0.5, 3, 1, -2, 0.5;
+  for (Index k = 6; k < r.nv(); ++k) u[k] = k % 2 ? 2 : -2;
+  r.set_state(q, u);
+  const Scalar e0 = world_energy(w);
+  double acc = 0;
+  const long steps = 5000;
+  for (long k = 0; k < steps; ++k) {
+    w.integrate();
+    const double d = world_energy(w) - e0;
+    acc += d * d;
+  }
+  return acc / steps;
+}
+
+// Ball (r 0.1 m, 1 kg, e 0, mu 0.8) hitting the ground at `speed`: deepest penetration (m) and
+// the fastest rebound after the first contact (m/s).
+void fast_ball(Scalar speed, double& depth, double& rebound) {
+  World w;
+  w.add_ground();
+  w.set_default_material(0.8, 0);
+  ArticulatedSystem& b = w.add_sphere("ball", 0.1, 1);
+  VecX q = b.q(), u = VecX::Zero(6);
+  q[2] = 1.00123;
+  u[2] = -speed;
+  b.set_state(q, u);
+  depth = rebound = 0;
+  bool landed = false;
+  for (int k = 0; k < 600; ++k) {
+    w.integrate();
+    depth = std::max<double>(depth, 0.1 - b.q()[2]);
+    if (w.stats().contacts > 0 && b.q()[2] < 0.1 + 1e-6) landed = true;
+    if (landed) rebound = std::max<double>(rebound, b.u()[2]);
+  }
+}
+
+// Sphere starting 0.5 m into the ground, dt: fastest separation speed (m/s) over 1 s of motion or
+// 2000 steps.
+double deep_sphere(Scalar dt) {
+  World w;
+  w.set_time_step(dt);
+  w.add_ground();
+  ArticulatedSystem& b = w.add_sphere("ball", 0.1, 1);
+  VecX q = b.q();
+  q[2] = -0.4;
+  b.set_state(q, VecX::Zero(6));
+  double fastest = 0;
+  const long steps = std::min<long>(2000, static_cast<long>(1.0 / dt));
+  for (long k = 0; k < steps; ++k) {
+    const Scalar z0 = b.q()[2];
+    w.integrate();
+    fastest = std::max<double>(fastest, (b.q()[2] - z0) / dt);
+  }
+  return fastest;
+}
+
+// ANYmal landing of issue 11 item 5: dropped from 1 m with 1 m/s forward (heading 0, 90, 180,
+// 270 degrees), joints PD kp 100 kd 2 to the nominal pose (URDF effort limit 80 N m), mu 0.8,
+// 2 s. Returns the number of upright landings (base tilt < 30 degrees and base above 0.3 m at the
+// end) and the lowest final base height.
+int landing(const std::string& urdf, const std::string& solver, double& lowest) {
+  int upright = 0;
+  lowest = 1e9;
+  for (int h = 0; h < 4; ++h) {
+    World w;
+    w.set_contact_solver(solver);
+    w.add_ground();
+    w.set_default_material(0.8, 0);
+    ArticulatedSystem& r = w.add_articulated_system(urdf);
+    VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
+    VecX joints(12);
+    joints << 0, 0.5, -1.0, 0, 0.5, -1.0, 0, -0.5, 1.0, 0, -0.5, 1.0;
+    q[2] = 1;
+    const Scalar psi = h * M_PI / 2;
+    const Quat R(Eigen::AngleAxisd(psi, Vec3::UnitZ()));
+    q[3] = R.w(), q[4] = R.x(), q[5] = R.y(), q[6] = R.z();
+    q.tail(12) = joints;
+    u[0] = std::cos(psi), u[1] = std::sin(psi);
+    r.set_state(q, u);
+    VecX kp = VecX::Zero(r.nv()), kd = VecX::Zero(r.nv());
+    kp.tail(12).setConstant(100);
+    kd.tail(12).setConstant(2);
+    r.set_pd_gains(kp, kd);
+    r.set_pd_targets(q, VecX::Zero(r.nv()));
+    for (int k = 0; k < 2000; ++k) w.integrate();
+    const Quat Rb(r.q()[3], r.q()[4], r.q()[5], r.q()[6]);
+    const Scalar tilt = std::acos(std::clamp<Scalar>((Rb.normalized() * Vec3::UnitZ()).z(), -1, 1));
+    const Scalar z = r.q()[2];
+    lowest = std::min<double>(lowest, z);
+    upright += tilt < M_PI / 6 && z > 0.3;
+  }
+  return upright;
+}
+
+}  // namespace
+
+int run_bench_fidelity(const BenchOptions& o) {
+  std::vector<Metric> rows;
+  auto add = [&rows](const std::string& key, const std::string& label, const std::string& unit, double v,
+                     double target = NAN, double published = NAN) {
+    rows.push_back({key, label, unit, v, target, published});
+    if (!std::isfinite(v)) std::cerr << "note: " << key << " is not finite\n";
+  };
+  add("ball_gain_poisson", "ball e=1 from 5 m, energy change per bounce (Poisson)", "J",
+      ball_gain_per_bounce(RestitutionLaw::Poisson, 4), 0);
+  add("ball_gain_newton", "ball e=1 from 5 m, energy change per bounce (Newton)", "J",
+      ball_gain_per_bounce(RestitutionLaw::Newton, 4), 0);
+  add("balls49_energy_poisson", "49 elastic balls, 20 s, energy error (Poisson)", "J^2",
+      balls49_energy_error(RestitutionLaw::Poisson, 20), 0.02, 0.019);
+  add("balls49_energy_newton", "49 elastic balls, 20 s, energy error (Newton)", "J^2",
+      balls49_energy_error(RestitutionLaw::Newton, 20), 0.02, 0.019);
+  add("rolling_bisection", "rolling box + 25 balls, 4 s, velocity error (bisection)", "(m/s)^2",
+      rolling_error("bisection", nullptr), 4.1e-7);
+  add("rolling_pgs", "rolling box + 25 balls, 4 s, velocity error (PGS)", "(m/s)^2", rolling_error("pgs", nullptr),
+      5.7e-9, 5.7e-9);
+  {
+    DelassusSettings c;
+    c.erp = 0;
+    add("rolling_pgs_erp0", "rolling box + 25 balls, 4 s, velocity error (PGS, erp 0)", "(m/s)^2",
+        rolling_error("pgs", &c));
+    c.erp = 0.2;
+    c.position_correction = PositionCorrection::Split;
+    add("rolling_bisection_split", "rolling box + 25 balls, 4 s, velocity error (bisection, split)", "(m/s)^2",
+        rolling_error("bisection", &c));
+  }
+  add("anymal_flight_energy", "ANYmal free flight, 5 s, energy error", "J^2", anymal_flight(o.model), 0.012, 0.012);
+  for (const Scalar v : {20.0, 50.0}) {
+    double depth, rebound;
+    fast_ball(v, depth, rebound);
+    const std::string s = std::to_string(static_cast<int>(v));
+    add("fast_ball_" + s + "_depth", "ball at " + s + " m/s, e=0: penetration", "m", depth, 1e-3);
+    add("fast_ball_" + s + "_rebound", "ball at " + s + " m/s, e=0: rebound speed", "m/s", rebound, 0.01);
+  }
+  add("deep_sphere_1ms", "sphere 0.5 m deep, dt 1 ms: separation speed", "m/s", deep_sphere(1e-3), 1.0);
+  add("deep_sphere_1us", "sphere 0.5 m deep, dt 1 us: separation speed", "m/s", deep_sphere(1e-6), 1.0);
+  for (const std::string solver : {"bisection", "pgs", "lm"}) {
+    double lowest;
+    const int up = landing(o.model, solver, lowest);
+    add("landing_upright_" + solver, "ANYmal landing, upright of 4 (" + solver + ")", "", up, 4);
+    add("landing_lowest_" + solver, "ANYmal landing, lowest final base height (" + solver + ")", "m", lowest);
+  }
+  {
+    double e, overlap;
+    pile(3, e, overlap);  // the issue's figure is over 10 s; 3 s keeps the benchmark short
+    add("pile216_energy", "216 elastic balls in a bin, 3 s, energy error", "J^2", e, 8.4, 8.4);
+    add("pile216_overlap", "216 elastic balls in a bin, largest overlap in the last second", "m", overlap, 1e-3);
+  }
+
+  if (o.json) {
+    json j;
+    for (const Metric& m : rows) {
+      j[m.key] = {{"value", number(m.value)}, {"unit", m.unit}, {"target", number(m.target)},
+                  {"published", number(m.published)}};
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "fidelity benchmark (issue 11; docs/fidelity.md)\n";
+    for (const Metric& m : rows) {
+      std::cout << "  " << std::left << std::setw(72) << m.label << std::right << std::setw(12)
+                << std::setprecision(4) << m.value << " " << m.unit;
+      if (std::isfinite(m.target)) std::cout << "   (target " << m.target << ")";
+      if (std::isfinite(m.published)) std::cout << "   (published " << m.published << ")";
+      std::cout << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace impulse::cli

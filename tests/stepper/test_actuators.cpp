@@ -1,0 +1,110 @@
+// Motors as URDF describes them (stepper.cpp, dynamics_stage): effort limits clamp the total
+// actuator torque (explicit + PD, implicit PD included), velocity limits stop the motor from
+// driving a joint faster, joint damping decays the speed as exp(-b t / I), and the applied torque
+// is readable after each step (ArticulatedSystem::applied_torque).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "impulse/io/urdf.hpp"
+#include "impulse/world/world.hpp"
+
+using namespace impulse;
+
+namespace {
+
+// A 1 kg point-like link at 1 m on a revolute joint about `axis` (y: gravity acts, the link is
+// horizontal at q = 0; z: no gravity torque). I = 1 + 1e-4 kg m^2 about the joint.
+Model link_model(const std::string& axis, Scalar effort, Scalar velocity, Scalar damping) {
+  const std::string urdf = R"(<robot name="link">
+  <link name="world"/>
+  <link name="arm">
+    <inertial><origin xyz="1 0 0"/><mass value="1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="j" type="revolute">
+    <parent link="world"/><child link="arm"/><axis xyz=")" + axis + R"("/>
+    <limit lower="-10" upper="10" effort=")" + std::to_string(effort) + R"(" velocity=")" + std::to_string(velocity) +
+                           R"("/>
+    <dynamics damping=")" + std::to_string(damping) + R"(" friction="0"/>
+  </joint>
+</robot>)";
+  return load_urdf_string(urdf);
+}
+
+}  // namespace
+
+TEST_CASE("actuators: a stiff PD with a 5 N m effort limit cannot hold 9.81 N m", "[stepper]") {
+  for (const Scalar effort : {5.0, 1000.0}) {
+    INFO("effort limit " << effort << " N m");
+    World w;
+    ArticulatedSystem& arm = w.add_articulated_system(link_model("0 1 0", effort, 100, 0));
+    arm.set_pd_gains(VecX::Constant(1, 2000.0), VecX::Constant(1, 100.0));
+    arm.set_pd_targets(VecX::Zero(1), VecX::Zero(1));
+    Scalar worst_torque = 0;
+    for (int k = 0; k < 1000; ++k) {
+      REQUIRE(w.integrate() == StepStatus::Ok);
+      worst_torque = std::max(worst_torque, std::abs(arm.applied_torque()[0]));
+    }
+    // positive rotation about y lowers a link along +x
+    if (effort < 10) {
+      CHECK(arm.q()[0] > 1.0);  // it falls (a fraction of a turn in 1 s)
+      CHECK(worst_torque <= effort * (1 + 1e-12));
+      CHECK(std::abs(arm.applied_torque()[0]) == Approx(effort));
+    } else {
+      CHECK(std::abs(arm.q()[0]) < 1e-2);                 // held
+      CHECK(arm.applied_torque()[0] == Approx(-9.81).epsilon(1e-3));  // holds gravity's m g l
+    }
+  }
+}
+
+TEST_CASE("actuators: the applied torque is the end-of-step PD torque when not clamped", "[stepper]") {
+  World w;
+  ArticulatedSystem& arm = w.add_articulated_system(link_model("0 0 1", 0, 0, 0));  // no limits
+  const Scalar kp = 50, kd = 3;
+  arm.set_pd_gains(VecX::Constant(1, kp), VecX::Constant(1, kd));
+  arm.set_pd_targets(VecX::Constant(1, 0.7), VecX::Zero(1));
+  arm.set_generalized_force(VecX::Constant(1, 0.25));
+  for (int k = 0; k < 50; ++k) {
+    const Scalar u0 = arm.u()[0];
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    const Scalar tau = 0.25 + kp * (0.7 - arm.q()[0]) + kd * (0 - arm.u()[0]);
+    CHECK(arm.applied_torque()[0] == Approx(tau).epsilon(1e-12));
+    // and it is the torque that moved the joint: I (u+ - u) / dt (no gravity torque about z)
+    CHECK((1 + 1e-4) * (arm.u()[0] - u0) / w.time_step() == Approx(tau).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("actuators: the motor does not drive a joint past its velocity limit", "[stepper]") {
+  World w;
+  const Scalar vmax = 2, effort = 40;
+  ArticulatedSystem& arm = w.add_articulated_system(link_model("0 0 1", effort, vmax, 0));
+  arm.set_pd_gains(VecX::Zero(1), VecX::Constant(1, 100.0));
+  arm.set_pd_targets(VecX::Zero(1), VecX::Constant(1, 10.0));  // asks for 10 rad/s
+  Scalar fastest = 0;
+  for (int k = 0; k < 500; ++k) {
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    fastest = std::max(fastest, arm.u()[0]);
+    CHECK(std::abs(arm.applied_torque()[0]) <= effort * (1 + 1e-12));
+  }
+  // at most one step of full effort beyond the limit
+  CHECK(fastest <= vmax + effort * w.time_step() / (1 + 1e-4) + 1e-12);
+  CHECK(fastest >= vmax);
+}
+
+TEST_CASE("actuators: joint damping decays the speed as exp(-b t / I)", "[stepper]") {
+  for (const Scalar b : {0.5, 2.0}) {
+    World w;
+    ArticulatedSystem& arm = w.add_articulated_system(link_model("0 0 1", 0, 0, b));
+    arm.set_state(VecX::Zero(1), VecX::Constant(1, 1.0));
+    const Scalar I = 1 + 1e-4;
+    for (int k = 1; k <= 1000; ++k) {
+      REQUIRE(w.integrate() == StepStatus::Ok);
+      if (k % 100 == 0) {
+        const Scalar t = k * w.time_step();
+        INFO("b " << b << ", t " << t);
+        CHECK(arm.u()[0] == Approx(std::exp(-b * t / I)).epsilon(1e-2));
+      }
+    }
+  }
+}
