@@ -264,6 +264,10 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
         r.status != SolverStatus::NumericalIssue) {
       stats_.restitution = restitution_phase(isl, ll, r) || stats_.restitution;
     }
+    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
+        r.status != SolverStatus::NumericalIssue) {
+      newton_bound(isl, ll, r);
+    }
     if (r.status != SolverStatus::Converged) ++stats_.islands_not_converged;
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
     for (Index a = 0; a < m; ++a) lambda[isl.global_row[a]] = ll[a];
@@ -275,10 +279,6 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       auto lp = lp_.head(m);
       position_correction(isl, lp);
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
-    }
-    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
-        r.status != SolverStatus::NumericalIssue) {
-      newton_bound(isl, ll, r);
     }
   }
   stats_.times.solve = us_since(t0);
