@@ -19,7 +19,8 @@ void World::set_time_step(Scalar dt) {
 void World::set_gravity(const Vec3& g) {
   IMPULSE_CHECK(g.allFinite(), "gravity (", g.transpose(), ") is not finite");
   gravity_ = g;
-  for (auto& s : systems_) s->model_.gravity = g;
+  // gravity lives in each system's Data (stepper and query workspaces); the Model stays untouched
+  for (auto& s : systems_) s->data_.gravity = s->query_.gravity = g;
   prepared_ = false;
 }
 
@@ -114,7 +115,7 @@ ArticulatedSystem& World::add_articulated_system(const Model& model, const Syste
 }
 
 ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options) {
-  sys->model_.gravity = gravity_;
+  sys->data_.gravity = sys->query_.gravity = gravity_;
   // The collision stage may reject the object (missing mesh): nothing else has changed then.
   CollisionObjectOptions co;
   co.filter = options.filter;
