@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libeigen3-dev libfcl-dev liburdfdom-dev libtinyxml2-dev
           catch2 libcli11-dev nlohmann-json3-dev)
+# optional, not installed here: libmujoco-dev (impulse_peers, cmake -DIMPULSE_BUILD_PEERS=ON)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
