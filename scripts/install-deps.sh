@@ -12,6 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config
 # some node (e.g. NodeSource's, which bundles npm) is already there
 if ! command -v node > /dev/null; then packages+=(nodejs); fi
 if ! command -v npm > /dev/null; then packages+=(npm); fi
+# optional, not installed here: libmujoco-dev (impulse_peers, cmake -DIMPULSE_BUILD_PEERS=ON)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

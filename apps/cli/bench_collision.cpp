@@ -53,13 +53,17 @@ int run_bench_collision(const BenchOptions& o) {
     j["anymal_contacts"] = r.anymal_contacts;
     j["boxes100_us"] = r.boxes100_us;
     j["boxes100_contacts"] = r.boxes100_contacts;
+    j["boxes1000_us"] = r.boxes1000_us;
+    j["boxes1000_contacts"] = r.boxes1000_contacts;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "collision benchmark: median per pass (update + detect) over " << r.passes << " passes\n"
               << std::fixed << std::setprecision(3) << "  " << std::left << std::setw(36) << "ANYmal standing"
               << std::right << std::setw(9) << r.anymal_us << " us  (" << r.anymal_contacts << " contacts)\n"
               << "  " << std::left << std::setw(36) << "100 boxes resting on the ground" << std::right << std::setw(9)
-              << r.boxes100_us << " us  (" << r.boxes100_contacts << " contacts)\n";
+              << r.boxes100_us << " us  (" << r.boxes100_contacts << " contacts)\n"
+              << "  " << std::left << std::setw(36) << "1000 moving boxes, 100 static" << std::right << std::setw(9)
+              << r.boxes1000_us << " us  (" << r.boxes1000_contacts << " contacts)\n";
   }
   return 0;
 }

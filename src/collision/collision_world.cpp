@@ -3,11 +3,10 @@
 // the rest. See collision_world.hpp and docs/collision.md.
 #include "impulse/collision/collision_world.hpp"
 
+#include "fcl_narrow.hpp"
 #include "world_types.hpp"
 
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
-#include <fcl/narrowphase/collision.h>
-#include <fcl/narrowphase/distance.h>
 
 #include <algorithm>
 #include <cmath>
@@ -34,19 +33,21 @@ struct CollisionWorld::Impl {
   std::vector<Terrain> terrains;                     // heightfields (heightfield.cpp)
   std::vector<std::pair<Index, Index>> terrain_pairs;  // (terrain, shape) allowed by the filters
   bool need_broadphase = false;
-  fcl::DynamicAABBTreeCollisionManagerd manager;
+  // Broadphase: moving shapes in one dynamic AABB tree, static shapes in another that is built
+  // once and never updated. The moving tree holds fat AABBs (the shape's AABB grown by a slack);
+  // a shape is reinserted (O(log n)) only when its AABB leaves its fat AABB, so a step costs
+  // O(moved log n) for the tree plus the pair queries, not O(n) refits (Box2D's dynamic tree).
+  fcl::DynamicAABBTreeCollisionManagerd manager;         // moving shapes
+  fcl::DynamicAABBTreeCollisionManagerd static_manager;  // static shapes
+  std::vector<fcl::CollisionObjectd*> moved;             // queued shapes' FCL objects
   MeshCache mesh_cache;
-  fcl::CollisionRequestd creq{kMaxFclContacts, true};
-  fcl::CollisionResultd cres;
-  fcl::DistanceRequestd dreq{true};
-  fcl::DistanceResultd dres;
+  FclNarrow fcl_narrow;  // capsule, cylinder and mesh pairs (FCL's algorithms, no allocation)
   ContactSet* out = nullptr;
 
   Impl() {
     // never fall back to the top-down rebuild (it allocates); incremental balancing only
     manager.max_tree_nonbalanced_level = 1 << 30;
-    creq.gjk_solver_type = fcl::GST_LIBCCD;
-    dreq.gjk_solver_type = fcl::GST_LIBCCD;
+    static_manager.max_tree_nonbalanced_level = 1 << 30;
   }
 
   Index check_object(Index o) const {
@@ -99,20 +100,27 @@ struct CollisionWorld::Impl {
       }
     }
     manager.clear();
+    static_manager.clear();
+    moved.clear();
+    moved.reserve(shapes.size());
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       Shape& s = shapes[i];
       s.in_manager = bp[i];
       s.active = s.active || bp[i];
+      s.queued = false;
       // every shape at its object's last body poses (static shapes: X_BS is the world pose)
       const Object& o = objects[static_cast<std::size_t>(s.object)];
       set_pose(s, s.is_static ? SE3() : o.X_WB[static_cast<std::size_t>(s.body)]);
-      if (s.in_manager) manager.registerObject(s.fco.get());
+      if (s.in_manager) (s.is_static ? static_manager : manager).registerObject(s.fco.get());
     }
+    for (Shape& s : shapes) s.queued = false;  // registered with their current fat AABB
+    moved.clear();
     manager.setup();
+    static_manager.setup();
   }
 
   // World AABB (inflated by margin / 2 on each side) and transform of a shape's FCL object.
-  void update_fcl(Shape& s) const {
+  void update_fcl(Shape& s) {
     Vec3 c = s.p, half = Vec3::Zero();
     switch (s.type) {
       case ShapeType::Sphere: half.setConstant(s.r); break;
@@ -130,7 +138,23 @@ struct CollisionWorld::Impl {
     }
     half.array() += 0.5 * margin + objects[static_cast<std::size_t>(s.object)].speculative + 1e-9;
     s.fco->setTransform(s.R, s.p);
-    s.fco->set_aabb(c - half, c + half);
+    s.lo = c - half;
+    s.hi = c + half;
+    const fcl::AABBd& fat = s.fco->getAABB();
+    if (!s.is_static && (s.lo.array() >= fat.min_.array()).all() && (s.hi.array() <= fat.max_.array()).all()) return;
+    // a static shape's AABB is exact; a moving one gets a slack of a tenth of its largest half
+    // extent, between 2 mm and 5 cm (small enough that the fat boxes of resting neighbours do not
+    // overlap), then waits in `moved` for the tree update in detect()
+    const Scalar slack = s.is_static ? 0.0 : std::min(0.05, std::max(0.002, 0.1 * half.maxCoeff()));
+    s.fco->set_aabb(s.lo.array() - slack, s.hi.array() + slack);
+    if (!s.is_static && !s.queued) {
+      s.queued = true;
+      moved.push_back(s.fco.get());
+    }
+  }
+
+  bool aabb_overlap(const Shape& a, const Shape& b) const {
+    return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
   }
 
   void set_pose(Shape& s, const SE3& X_WB) {
@@ -225,26 +249,22 @@ struct CollisionWorld::Impl {
     }
   }
 
-  // Generic pair through FCL: contacts when overlapping, else the distance for the margin.
+  // Generic pair through FCL's algorithms: contacts when overlapping, else the distance for the
+  // margin (fcl_narrow.hpp: the same results as fcl::collide / fcl::distance, without allocation).
   void narrow_fcl(const Shape& a, const Shape& b, Index body_b, Scalar margin) {
     ManifoldPoint pts[kMaxFclContacts];
-    int k = 0;
-    cres.clear();
-    fcl::collide(a.fco.get(), b.fco.get(), creq, cres);
-    if (cres.isCollision()) {
-      for (std::size_t i = 0; i < cres.numContacts() && k < kMaxFclContacts; ++i) {
-        const fcl::Contactd& c = cres.getContact(i);
-        pts[k].position = c.pos;
-        pts[k].normal = -c.normal;  // FCL: from o1 (A) to o2 (B)
-        pts[k].depth = c.penetration_depth;
-        ++k;
-      }
-    } else if (margin > 0) {
-      dres.clear();
-      fcl::distance(a.fco.get(), b.fco.get(), dreq, dres);
-      const Scalar dist = dres.min_distance;
+    Vec3 pos[kMaxFclContacts], nrm[kMaxFclContacts];
+    Scalar dep[kMaxFclContacts];
+    int k = std::max(0, fcl_narrow.collide(a, b, kMaxFclContacts, pos, nrm, dep));
+    for (int i = 0; i < k; ++i) {
+      pts[i].position = pos[i];
+      pts[i].normal = -nrm[i];  // FCL: from o1 (A) to o2 (B)
+      pts[i].depth = dep[i];
+    }
+    if (k == 0 && margin > 0) {
+      Vec3 pa, pb;
+      const Scalar dist = fcl_narrow.distance(a, b, pa, pb);
       if (dist >= 0 && dist < margin) {
-        const Vec3 pa = dres.nearest_points[0], pb = dres.nearest_points[1];
         const Vec3 d = pa - pb;
         const Scalar len = d.norm();
         if (len > 1e-12) {
@@ -262,6 +282,8 @@ struct CollisionWorld::Impl {
     Impl* w = static_cast<Impl*>(data);
     Index i = static_cast<Index>(reinterpret_cast<std::intptr_t>(o1->getUserData()));
     Index j = static_cast<Index>(reinterpret_cast<std::intptr_t>(o2->getUserData()));
+    // the trees hold fat AABBs: test the shapes' own AABBs first
+    if (!w->aabb_overlap(w->shapes[static_cast<std::size_t>(i)], w->shapes[static_cast<std::size_t>(j)])) return false;
     if (!w->pair_allowed(i, j)) return false;
     // a static shape is B; otherwise the shape added first is A
     const bool si = w->shapes[static_cast<std::size_t>(i)].is_static;
@@ -493,9 +515,7 @@ void CollisionWorld::set_self_collision(Index object, bool enabled) {
 void CollisionWorld::set_margin(Scalar margin) {
   IMPULSE_CHECK(std::isfinite(margin) && margin >= 0, "contact margin ", margin, " must be finite and >= 0");
   impl_->margin = margin;
-  for (Shape& s : impl_->shapes) {
-    if (s.in_manager) impl_->update_fcl(s);
-  }
+  impl_->refresh();  // AABBs grow or shrink with the margin: rebuild the trees (set-up time)
 }
 
 Scalar CollisionWorld::margin() const { return impl_->margin; }
@@ -549,8 +569,17 @@ void CollisionWorld::detect(ContactSet& contacts) {
   w.plane_pass();
   if (!contacts.overflow()) w.terrain_pass();
   if (w.need_broadphase && !contacts.overflow()) {
-    w.manager.update();
-    w.manager.collide(&w, &Impl::broadphase_callback);
+    if (!w.moved.empty()) {
+      w.manager.update(w.moved);  // reinserts only the shapes that left their fat AABB
+      for (fcl::CollisionObjectd* o : w.moved) {
+        w.shapes[static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(o->getUserData()))].queued = false;
+      }
+      w.moved.clear();
+    }
+    w.manager.collide(&w, &Impl::broadphase_callback);  // moving vs moving
+    if (w.static_manager.size() > 0 && w.manager.size() > 0 && !contacts.overflow()) {
+      w.static_manager.collide(&w.manager, &w, &Impl::broadphase_callback);  // static vs moving
+    }
   }
   w.out = nullptr;
 }

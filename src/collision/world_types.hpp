@@ -48,7 +48,9 @@ struct Shape {
   Index material = 0;
   bool is_static = false;
   bool active = false;     // has some partner (plane or shape) that the filters allow
-  bool in_manager = false;
+  bool in_manager = false;  // registered in a broadphase manager (the static or the moving one)
+  bool queued = false;      // its fat AABB changed since the last detect(): reinsert in the tree
+  Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();  // world AABB, inflated by margin / 2 (pair test)
   std::shared_ptr<MeshData> mesh;
   std::unique_ptr<MarginObject> fco;
   std::string name;

@@ -105,7 +105,7 @@ const VecX& aba(const Model& model, Data& data, const VecXcref& q, const VecXcre
   }
 
   // pass 3: accelerations, root to leaves (a_world = -g)
-  const Vec6 a_world(-model.gravity[0], -model.gravity[1], -model.gravity[2], 0, 0, 0);
+  const Vec6 a_world(-data.gravity[0], -data.gravity[1], -data.gravity[2], 0, 0, 0);
   for (Index i = 0; i < nb; ++i) {
     const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
     Vec6& a = data.oa[i];

@@ -2,7 +2,7 @@
 
 namespace impulse {
 
-Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq) {
+Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravity(model.gravity) {
   rev_A.assign(nb, Mat3::Zero());
   rev_B.assign(nb, Mat3::Zero());
   rev_C.assign(nb, Mat3::Zero());

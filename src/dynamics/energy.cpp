@@ -17,7 +17,7 @@ Scalar kinetic_energy(const Model& model, Data& data, const VecXcref& q, const V
 Scalar potential_energy(const Model& model, Data& data, const VecXcref& q) {
   forward_kinematics(model, data, q);
   Scalar V = 0;
-  for (Index i = 0; i < model.nb; ++i) V -= model.inertia[i].m * model.gravity.dot(data.oMi[i].act_point(model.inertia[i].c));
+  for (Index i = 0; i < model.nb; ++i) V -= model.inertia[i].m * data.gravity.dot(data.oMi[i].act_point(model.inertia[i].c));
   data.potential = V;
   return V;
 }

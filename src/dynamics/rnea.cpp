@@ -11,7 +11,7 @@ namespace detail {
 
 void rnea_impl(const Model& model, Data& data, const Scalar* q, const Scalar* u, const Scalar* udot,
                const Vec6Vector* f_ext, Scalar* tau) {
-  const Vec6 a_world(-model.gravity[0], -model.gravity[1], -model.gravity[2], 0, 0, 0);  // a_0 = -g
+  const Vec6 a_world(-data.gravity[0], -data.gravity[1], -data.gravity[2], 0, 0, 0);  // a_0 = -g
   // forward pass: poses, v_i, a_i, f_i
   for (Index i = 0; i < model.nb; ++i) {
     body_pose(model, data, i, q);

@@ -43,7 +43,8 @@ void World::set_time(Scalar t) {
 void World::set_gravity(const Vec3& g) {
   validate_gravity(g);
   gravity_ = g;
-  for (auto& s : systems_) s->model_.gravity = g;
+  // gravity lives in each system's Data (stepper and query workspaces); the Model stays untouched
+  for (auto& s : systems_) s->data_.gravity = s->query_.gravity = g;
   prepared_ = false;
   record([g](const World&, World& w) { w.set_gravity(g); });
 }
@@ -184,7 +185,7 @@ ArticulatedSystem& World::add_articulated_system(const Model& model, const Syste
 }
 
 ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options) {
-  sys->model_.gravity = gravity_;
+  sys->data_.gravity = sys->query_.gravity = gravity_;
   // The collision stage may reject the object (missing mesh): nothing else has changed then.
   CollisionObjectOptions co;
   co.filter = options.filter;

@@ -325,3 +325,28 @@ TEST_CASE("integrate1 exposes the contacts before the solve; integrate2 complete
   CHECK(impulse_z == Approx(9.81e-3).epsilon(1e-9));
   CHECK(z == Approx(0.499).epsilon(1e-12));
 }
+
+TEST_CASE("World::set_gravity sets the systems' gravity and never writes their Model", "[world]") {
+  World w;
+  w.set_gravity(Vec3(0, 0, -3.0));
+  ArticulatedSystem& a = w.add_sphere("a", 0.1, 1.0);  // added after set_gravity
+  w.set_gravity(Vec3(1.0, 0, -2.0));
+  ArticulatedSystem& b = w.add_sphere("b", 0.1, 1.0);  // added after the change
+  CHECK(a.model().gravity == Vec3(0, 0, -9.81));        // the description's default, untouched
+  CHECK(b.model().gravity == Vec3(0, 0, -9.81));
+  VecX qa = a.q(), qb = b.q();
+  qa[2] = 1.0;
+  qb[0] = 5.0;  // far from a
+  a.set_q(qa);
+  b.set_q(qb);
+  const Scalar dt = w.settings().dt;
+  w.integrate();
+  // free fall in the World's gravity: u = g dt after one step from rest, for both spheres
+  for (ArticulatedSystem* s : {&a, &b}) {
+    CHECK(s->u()[0] == Approx(1.0 * dt).epsilon(1e-12));
+    CHECK(s->u()[2] == Approx(-2.0 * dt).epsilon(1e-12));
+  }
+  // queries use the World's gravity too: V = -m g . x_com
+  const Vec3 x = a.q().head<3>();
+  CHECK(a.potential_energy() == Approx(-1.0 * Vec3(1.0, 0, -2.0).dot(x)).epsilon(1e-12));
+}

@@ -59,6 +59,12 @@ class Data {
 
   Index nb = 0, nv = 0, nq = 0;
 
+  // Gravity acceleration (world frame, m/s^2) used by rnea, nonlinear_effects, gravity_torques,
+  // aba and potential_energy. It belongs to the simulation, not to the (immutable) Model: it
+  // starts as the Model's default, Model::gravity, and its owner changes it here (World::set_gravity
+  // sets it in the Data of every system).
+  Vec3 gravity = Vec3(0, 0, -9.81);
+
   // --- constants derived from the Model at construction ----------------------------------------
   // Revolute joint i: R_{parent,i}(q) = X_PJ.R Rot(axis, q) = cos(q) rev_A + sin(q) rev_B + rev_C
   // with rev_A = R_P (1 - a a^T), rev_B = R_P [a], rev_C = R_P a a^T (Rodrigues, RBDA Table 2.2).

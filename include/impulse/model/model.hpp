@@ -46,6 +46,8 @@ class Model {
   Index nv = 0;  // size of u (and of tau)
   Index nb = 0;  // number of bodies = number of joints (fixed root included)
   bool floating_base = false;
+  // Default gravity for a Data built on this Model (Data::gravity). The algorithms read
+  // Data::gravity; a World sets its own gravity there and never writes into the Model.
   Vec3 gravity = Vec3(0, 0, -9.81);
 
   // topology and joints (size nb), indexed by body
