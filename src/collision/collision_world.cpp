@@ -157,6 +157,19 @@ struct CollisionWorld::Impl {
     return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
   }
 
+  // One world-fixed shape as its own static object (static box, mesh terrain).
+  Index commit_static(const CollisionShape& cs, const CollisionFilter& filter) {
+    std::vector<Shape> list;
+    list.push_back(make_shape(cs, cs.name, 1, materials, mesh_cache));
+    list.back().filter = filter;
+    list.back().is_static = true;
+    list.back().body = -1;
+    Object obj;
+    obj.name = cs.name;
+    obj.is_static = true;
+    return commit(std::move(obj), list);
+  }
+
   void set_pose(Shape& s, const SE3& X_WB) {
     s.R.noalias() = X_WB.R * s.X_BS.R;
     s.p.noalias() = X_WB.R * s.X_BS.p;
@@ -363,15 +376,7 @@ Index CollisionWorld::add_static_box(const std::string& name, const SE3& X_WS, c
   cs.size = size;
   cs.X_BS = X_WS;
   cs.material = material;
-  std::vector<Shape> shapes;
-  shapes.push_back(make_shape(cs, name, 1, w.materials, w.mesh_cache));
-  shapes.back().filter = filter;
-  shapes.back().is_static = true;
-  shapes.back().body = -1;
-  Object obj;
-  obj.name = name;
-  obj.is_static = true;
-  return w.commit(std::move(obj), shapes);
+  return w.commit_static(cs, filter);
 }
 
 Index CollisionWorld::add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
@@ -409,15 +414,7 @@ Index CollisionWorld::add_static_mesh(const std::string& name, const std::string
   cs.mesh_path = mesh_path;
   cs.X_BS = X_WS;
   cs.material = material;
-  std::vector<Shape> shapes;
-  shapes.push_back(make_shape(cs, name, 1, w.materials, w.mesh_cache));
-  shapes.back().filter = filter;
-  shapes.back().is_static = true;
-  shapes.back().body = -1;
-  Object obj;
-  obj.name = name;
-  obj.is_static = true;
-  return w.commit(std::move(obj), shapes);
+  return w.commit_static(cs, filter);
 }
 
 bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const {
