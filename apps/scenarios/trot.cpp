@@ -15,8 +15,9 @@
 //   joints   per leg one damped Newton step of inverse kinematics per control step (3x3, warm
 //            started from the last target), joint velocity targets by differencing the targets,
 //            and the implicit joint PD of the engine (Kp, Kd) tracks them.
-//   forces   stance legs get the feed-forward torque tau = -J^T R^T f with f = (0, 0, m g / n_stance)
-//            (the ground force that carries the weight), ramped in over the first 20 % of stance.
+//   forces   stance legs get the feed-forward torque tau = -J^T R^T f, f the minimum-norm foot
+//            forces giving the body wrench (virtual model: weight, forward-speed and attitude
+//            terms), ramped in over the first 20 % of stance.
 //
 // Figures: mean forward speed over the last half of the run, height, fall detection.
 #include <algorithm>
@@ -124,12 +125,10 @@ class Trot final : public Scenario {
     const Scalar phi = walking ? std::fmod(t - p_.t_stand, p_.period) / p_.period : 0.0;
     std::array<bool, kLegs> stance;
     std::array<Scalar, kLegs> s;
-    int n_stance = 0;
     for (int l = 0; l < kLegs; ++l) {
       const Scalar phase = kPair[l] == 0 ? phi : std::fmod(phi + 0.5, 1.0);
       stance[l] = !walking || phase < 0.5;
       s[l] = stance[l] ? 2 * phase : 2 * phase - 1;
-      n_stance += stance[l] ? 1 : 0;
       // phase transitions: remember where the target was
       if (stance[l] != was_stance_[l]) start_[l] = target_[l];
       was_stance_[l] = stance[l];

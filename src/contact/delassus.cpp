@@ -145,7 +145,7 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
   p.offset = static_cast<Index>(pieces_.size()) * nv_max_;
   grow_vec(dofs_, std::max<Index>(p.offset + nv_max_, nv_max_ * kFirstSize), Index(0));
   if (Y_.size() < 3 * (p.offset + nv_max_)) {  // keeps the pieces already built
-    Y_.conservativeResize(std::max<Index>({3 * (p.offset + nv_max_), 2 * Y_.size(), 3 * nv_max_ * kFirstSize}));
+    Y_.conservativeResize(std::max<Index>({3 * (p.offset + nv_max_), 2 * static_cast<Index>(Y_.size()), 3 * nv_max_ * kFirstSize}));
   }
   sys_pieces_[static_cast<std::size_t>(system)].push_back(static_cast<Index>(pieces_.size()));
   pieces_.push_back(p);

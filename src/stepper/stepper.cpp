@@ -179,7 +179,7 @@ void Stepper::set_solver(std::unique_ptr<ContactSolver> solver) {
 // a scene allocates only while it reaches new sizes).
 void Stepper::grow(Index n_rows, Index n_island) {
   auto up = [](VecX& v, Index n) {
-    if (v.size() < n) v.setZero(std::max<Index>({n, 2 * v.size(), 32}));
+    if (v.size() < n) v.setZero(std::max<Index>({n, 2 * static_cast<Index>(v.size()), 32}));
   };
   up(lambda_, n_rows);
   up(lambda_p_, n_rows);
