@@ -319,7 +319,7 @@ SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, S
     return sol;
   }
   const Vec3 lambda_v0 = -pc.M * c;  // zero-velocity impulse lambda^{v=0} = -M c
-  if (mu * lambda_v0.z() >= std::hypot(lambda_v0.x(), lambda_v0.y())) {
+  if (mu * lambda_v0.z() >= std::sqrt(lambda_v0.x() * lambda_v0.x() + lambda_v0.y() * lambda_v0.y())) {
     sol.lambda = lambda_v0;
     sol.contact_case = ContactCase::Sticking;
     return sol;

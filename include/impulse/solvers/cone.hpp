@@ -41,8 +41,10 @@ inline Vec3 project_to_cone(const Vec3& lambda, Scalar mu) {
 }
 
 // Amount by which lambda leaves the cone, max(0, |lambda_T| - mu lambda_z), in N s.
+// sqrt(x^2 + y^2), not std::hypot: this runs for every contact of every sweep (hypot was 3.5 % of
+// the 216-sphere pile's instructions) and impulses are nowhere near hypot's overflow range.
 inline Scalar cone_violation(const Vec3& lambda, Scalar mu) {
-  return std::max<Scalar>(0, std::hypot(lambda.x(), lambda.y()) - mu * lambda.z());
+  return std::max<Scalar>(0, std::sqrt(lambda.x() * lambda.x() + lambda.y() * lambda.y()) - mu * lambda.z());
 }
 
 // True when lambda is in K_mu up to `tol` (N s).
