@@ -227,6 +227,13 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   t0 = Clock::now();
   assembler_.set_dense_limit(solver_->supports_sparse() ? DelassusAssembler::kDefaultDenseLimit
                                                         : std::numeric_limits<Index>::max());
+  // bottom-up contact order of block-sparse islands: against gravity (every system's Data holds
+  // the World's gravity), +z in zero gravity
+  if (!systems.empty()) {
+    const Vec3& g = systems.front().data_->gravity;
+    const Scalar gn = g.norm();
+    assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
+  }
   assembler_.assemble(views_, object_system_, contacts_, st.dt, st.contact);
   stats_.times.delassus = us_since(t0);
   stats_.contacts = assembler_.num_contacts();

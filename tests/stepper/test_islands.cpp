@@ -188,3 +188,31 @@ TEST_CASE("memory: a World with one ANYmal and the ground costs at most 256 KiB"
     CHECK(w->settings().max_contacts >= 4096);  // the cap is large, the memory is not
   }
 }
+
+TEST_CASE("islands: a column resting along any gravity axis takes the same sweeps", "[stepper][islands][sparse]") {
+  // The same column of 30 frictionless spheres (30 contacts: a block-sparse island) resting on a
+  // plane under gravity, once along -z and once along -y (the scene turned by 90 degrees about
+  // x). The physics is the same, so the work of the solver must be too (the bottom-up contact
+  // order of block-sparse islands follows the gravity of the World, Stepper::prepare).
+  auto run = [](int axis) {
+    World w;
+    w.set_default_material(0.0, 0.0);
+    Vec3 up = Vec3::Zero();
+    up[axis] = 1;
+    w.set_gravity(-9.81 * up);
+    w.add_wall("floor", up, 0.0);
+    // added top first, so that the contacts come top-down out of the collision stage
+    for (int k = 29; k >= 0; --k) place(w.add_sphere("ball", 0.1, 1.0), (0.1 + 0.2 * k - 1e-6) * up);
+    long sweeps = 0;
+    for (int step = 0; step < 50; ++step) {
+      REQUIRE(w.integrate() != StepStatus::SolverFailed);
+      REQUIRE(w.stats().largest_island_rows > 64);
+      sweeps += w.stats().solver.iterations;
+    }
+    return sweeps;
+  };
+  const long along_z = run(2), along_y = run(1);
+  INFO("sweeps over 50 steps: gravity along -z " << along_z << ", along -y " << along_y);
+  CHECK(along_z < 50 * 1000);  // converged (the sweep cap is 1000)
+  CHECK(std::abs(along_y - along_z) <= 0.02 * along_z);  // equal here; 7066 vs 6676 with the order fixed to +z
+}

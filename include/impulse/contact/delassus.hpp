@@ -45,7 +45,7 @@
 // one stores it block-sparse (contact_problem.hpp BlockSparseG): a block G(g, h) exists only when
 // groups g and h have pieces in a common system whose paths overlap, so a pile of free bodies has
 // O(contacts) blocks instead of O(contacts^2) entries; its contacts are ordered bottom-up (along
-// set_up_direction, +z by default) so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages hold the same numbers (the
+// set_up_direction: the stepper sets it against gravity) so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages hold the same numbers (the
 // same path products, tests/contact). The global rows (contact i at 3i, limits after all
 // contacts) stay what lambda, apply(), contact_frame() and problem() use; each island maps its
 // local rows to them (island(k).global_row).
