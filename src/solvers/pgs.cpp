@@ -30,6 +30,7 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
   SolverResult result;
+  SweepMonitor monitor(s.tolerance, s.stall_window);
   for (Index it = 1; it <= s.max_iterations; ++it) {
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {
@@ -67,7 +68,7 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       lambda[j] = lambda_j;
       error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
     }
-    if (record_sweep(result, it, error, s.tolerance)) return result;
+    if (monitor.stop(result, it, error)) return result;
   }
   return result;  // MaxIterations
 }

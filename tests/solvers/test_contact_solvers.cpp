@@ -28,12 +28,14 @@ std::unique_ptr<ContactSolver> make_tight_solver(const std::string& name) {
     s.tolerance = 1e-10;
     s.bisection_tolerance = 1e-12;
     s.max_iterations = 20000;
+    s.stall_window = 0;  // converge to the floor: the plateau guard is a stepping budget policy
     return std::make_unique<BisectionSolver>(s);
   }
   if (name == "pgs") {
     PgsSettings s;
     s.tolerance = 1e-12;
     s.max_iterations = 200000;
+    s.stall_window = 0;
     return std::make_unique<PgsSolver>(s);
   }
   if (name == "lm-plm") {

@@ -25,7 +25,9 @@ struct BisectionSettings {
 
   // Algorithm 2 (sec. III-B, parameters from sec. V-C).
   Index max_iterations = 1000;  // sweeps over all contacts (not given in the paper)
-  Scalar tolerance = 1e-6;      // exact constraint violation, N s and m/s (sec. V-C: 1 uNs, um/s)
+  Scalar tolerance = 1e-6;      // exact constraint violation of the worst contact, N s and m/s (sec. V-C: 1 uNs, um/s)
+  Index stall_window = 20;      // sweeps without progress on a plateau near the tolerance before
+                                // stopping (SweepMonitor, solver_result.hpp); 0: never
   Scalar alpha = 1.0;           // initial relaxation factor alpha
   Scalar gamma = 0.99;          // decay of alpha towards alpha_min (Alg. 2 line 12)
   Scalar alpha_min = 0.7;       // minimum relaxation factor

@@ -10,6 +10,8 @@ struct PgsSettings {
   Index max_iterations = 10000;  // sweeps (the paper reports > 20,000 at hard impacts)
   Scalar tolerance = 1e-6;       // sum |delta lambda| + sum max(0, -v_z), N s and m/s (sec. V-C)
   Scalar alpha = 0.6;            // eq. 18 step factor, constant (sec. V-C)
+  Index stall_window = 20;       // sweeps without progress on a plateau near the tolerance before
+                                 // stopping (SweepMonitor, solver_result.hpp); 0: never
 };
 
 class PgsSolver final : public ContactSolver {
