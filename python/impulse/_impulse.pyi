@@ -64,6 +64,7 @@ class SolverResult:
     status: SolverStatus
     iterations: int
     residual: float
+    stalled: bool
     converged: bool
 
 class StageTimes:
@@ -102,6 +103,7 @@ class BisectionSettings:
     alpha: float
     gamma: float
     alpha_min: float
+    stall_window: int
     beta1: float
     beta2: float
     beta3: float
@@ -115,6 +117,7 @@ class PgsSettings:
     max_iterations: int
     tolerance: float
     alpha: float
+    stall_window: int
     def __init__(self) -> None: ...
 
 class LmVariant(enum.Enum):

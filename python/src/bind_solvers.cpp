@@ -44,6 +44,8 @@ void bind_solvers(py::module_& m) {
       .def_readonly("iterations", &SolverResult::iterations,
                     "Sweeps (bisection, pgs), linear solves (lm) or pivots (noslip).")
       .def_readonly("residual", &SolverResult::residual, "The solver's own termination measure at exit.")
+      .def_readonly("stalled", &SolverResult::stalled,
+                    "Sweeping solvers: stopped early on a plateau just above the tolerance (status MaxIterations).")
       .def_property_readonly("converged", &SolverResult::converged);
   py::class_<StageTimes>(m, "StageTimes", "Microseconds spent in each stage of the last step.")
       .def_readonly("dynamics", &StageTimes::dynamics)
@@ -82,6 +84,8 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("alpha", &B::alpha)
       .def_readwrite("gamma", &B::gamma)
       .def_readwrite("alpha_min", &B::alpha_min)
+      .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
+                     "before stopping; 0: never.")
       .def_readwrite("beta1", &B::beta1)
       .def_readwrite("beta2", &B::beta2)
       .def_readwrite("beta3", &B::beta3)
@@ -91,7 +95,7 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("regularization", &B::regularization)
       .def("__repr__", [](py::handle s) {
         return settings_repr<B>("BisectionSettings", s,
-                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1",
+                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "stall_window", "beta1",
                                  "beta2", "beta3", "bisection_tolerance", "max_bisection_steps", "illinois",
                                  "regularization"});
       });
@@ -100,8 +104,9 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("max_iterations", &PgsSettings::max_iterations)
       .def_readwrite("tolerance", &PgsSettings::tolerance)
       .def_readwrite("alpha", &PgsSettings::alpha)
+      .def_readwrite("stall_window", &PgsSettings::stall_window, "As BisectionSettings.stall_window.")
       .def("__repr__", [](py::handle s) {
-        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha"});
+        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha", "stall_window"});
       });
   py::enum_<LmVariant>(m, "LmVariant").value("Regular", LmVariant::Regular).value("Projected", LmVariant::Projected);
   using L = LmSettings;

@@ -194,12 +194,14 @@ def test_solver_settings_through_the_registry(stand_file):
     s = impulse.SolverSettings("pgs")
     s.pgs.max_iterations = 3
     s.pgs.alpha = 0.5
+    s.pgs.stall_window = 0
     w.set_contact_solver(s)
     assert w.contact_solver == "pgs"
     back = w.solver_settings
     assert back.name == "pgs" and back.pgs.max_iterations == 3 and back.pgs.alpha == 0.5
+    assert back.pgs.stall_window == 0
     rep = w.integrate()
-    assert rep.solver_iterations <= 3
+    assert rep.solver_iterations <= 3 and not w.stats().solver.stalled
     assert w.clone().solver_settings.pgs.max_iterations == 3  # clone keeps the settings
     lm = impulse.LmSettings()
     lm.max_iterations = 7
