@@ -297,15 +297,21 @@ void bind_world(py::module_& m) {
           [](World& w, int steps) {
             if (steps < 0) throw InvalidArgument("World.integrate: steps must be >= 0, got " + std::to_string(steps));
             py::gil_scoped_release release;
+            StepReport first_bad;
+            bool bad = false;
             for (int k = 0; k < steps; ++k) {
               const StepReport r = w.integrate();
-              if (!r.ok()) return r;
+              if (!bad && !r.ok()) {
+                first_bad = r;
+                bad = true;
+              }
             }
-            return steps > 0 ? w.last_report() : StepReport();
+            return bad ? first_bad : steps > 0 ? w.last_report() : StepReport();
           },
           py::arg("steps") = 1,
-          "Advances `steps` time steps with the GIL released. Returns the StepReport of the first step that was "
-          "not ok, else that of the last step; never raises for numerical trouble (see warnings()).")
+          "Advances `steps` time steps with the GIL released (all of them, whatever happens). Returns the "
+          "StepReport of the first step that was not ok, else that of the last step; never raises for numerical "
+          "trouble (warnings() counts every step's conditions).")
       .def("integrate1", &World::integrate1, py::call_guard<py::gil_scoped_release>(),
            "First half of a step: kinematics, dynamics, collision, Delassus assembly.")
       .def("integrate2", &World::integrate2, py::call_guard<py::gil_scoped_release>(),
