@@ -12,6 +12,11 @@ State arrays (``robot.q``, ``robot.u``, ...) are read-only numpy views of the en
 write them with the ``set_*`` methods, which validate like the C++ API and raise
 :class:`impulse.InvalidArgument` (a ``ValueError``) with the engine's message.
 
+State: ``world.save_state()`` returns a :class:`impulse.WorldState` (``to_bytes``/``from_bytes``,
+``save``/``load``, pickle); ``world.restore_state(state)``, ``world.reset()`` and ``world.clone()``
+replay a trajectory bit for bit. ``world.integrate()`` returns a :class:`impulse.StepReport`;
+``world.warnings()`` counts the conditions of all steps.
+
 Batched simulation: :class:`impulse.VecWorld` (N copies of a world on a C++ thread pool) and
 :mod:`impulse.envs` (vectorized environments in Gymnasium's conventions).
 """
@@ -35,17 +40,26 @@ from ._impulse import (  # noqa: F401
     PgsSettings,
     PositionCorrection,
     RestitutionLaw,
+    SlipModel,
     SolverResult,
+    SolverSettings,
     SolverStatus,
     StageTimes,
+    StateFormatError,
+    StepReport,
+    StepSettings,
     StepStats,
     StepStatus,
     VecWorld,
+    WarningCounter,
+    WarningKind,
     World,
     WorldFileError,
+    WorldState,
     contact_solver_names,
     load_urdf,
     load_world,
+    solver_registry,
 )
 from . import envs  # noqa: F401,E402
 

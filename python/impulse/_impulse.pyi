@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import enum
-from typing import List, Sequence, Union, overload
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,7 @@ class Error(RuntimeError): ...
 class ModelError(Error): ...
 class WorldFileError(Error): ...
 class InvalidArgument(Error, ValueError): ...
+class StateFormatError(Error): ...
 
 # --- model (bind_model.cpp) ---
 class Model:
@@ -63,6 +64,7 @@ class SolverResult:
     status: SolverStatus
     iterations: int
     residual: float
+    stalled: bool
     converged: bool
 
 class StageTimes:
@@ -77,6 +79,11 @@ class StepStats:
     status: StepStatus
     contacts: int
     limits: int
+    contacts_dropped: int
+    islands: int
+    largest_island: int
+    largest_island_rows: int
+    islands_not_converged: int
     solver: SolverResult
     times: StageTimes
     max_penetration: float
@@ -85,18 +92,32 @@ class StepStats:
     position_rows: int
     position_sweeps: int
 
+class SlipModel(enum.Enum):
+    Coulomb = ...
+    MinimumEnergy = ...
+
 class BisectionSettings:
+    slip_model: SlipModel
     max_iterations: int
     tolerance: float
     alpha: float
     gamma: float
     alpha_min: float
+    stall_window: int
+    beta1: float
+    beta2: float
+    beta3: float
+    bisection_tolerance: float
+    max_bisection_steps: int
+    illinois: bool
+    regularization: float
     def __init__(self) -> None: ...
 
 class PgsSettings:
     max_iterations: int
     tolerance: float
     alpha: float
+    stall_window: int
     def __init__(self) -> None: ...
 
 class LmVariant(enum.Enum):
@@ -105,16 +126,50 @@ class LmVariant(enum.Enum):
 
 class LmSettings:
     variant: LmVariant
+    scale: bool
     max_iterations: int
     tolerance: float
+    roundoff: float
+    damping: float
+    damping_step: float
+    damping_min: float
+    damping_max: float
+    r_min: float
+    r_max: float
+    sticking_start: bool
+    sticking_regularization: float
+    kink_search: bool
+    watchdog: int
+    restart_sweeps: int
+    max_restarts: int
+    plm_damping: float
+    armijo: float
+    backtrack: float
+    max_line_search: int
     def __init__(self) -> None: ...
 
 class NoSlipSettings:
-    max_pivots: int
+    rank_tolerance: float
     tolerance: float
+    max_pivots: int
+    verify_tolerance: float
     def __init__(self) -> None: ...
 
+class SolverSettings:
+    """A registry solver name and the settings of every registered solver (only `name`'s are used)."""
+    name: str
+    bisection: BisectionSettings
+    pgs: PgsSettings
+    lm: LmSettings
+    noslip: NoSlipSettings
+    @overload
+    def __init__(self) -> None: ...
+    @overload
+    def __init__(self, name: str) -> None: ...
+    def validate(self) -> None: ...
+
 def contact_solver_names() -> List[str]: ...
+def solver_registry() -> List[Tuple[str, str]]: ...
 
 # --- systems (bind_system.cpp) ---
 class BodyContactImpulse:
@@ -135,6 +190,7 @@ class ArticulatedSystem:
     kd: FloatArray
     q_target: FloatArray
     u_target: FloatArray
+    applied_torque: FloatArray  # read-only view: actuator torque of the last step, within the effort limit
     def set_q(self, q: ArrayLike) -> None: ...
     def set_u(self, u: ArrayLike) -> None: ...
     def set_state(self, q: ArrayLike, u: ArrayLike) -> None: ...
@@ -192,18 +248,79 @@ class ContactSettings:
     restitution_threshold: float
     erp: float
     slop: float
+    max_push_velocity: float
     limit_margin: float
     joint_limits: bool
     def __init__(self) -> None: ...
 
-SolverSettings = Union[BisectionSettings, PgsSettings, LmSettings, NoSlipSettings]
+AnySolverSettings = Union[SolverSettings, BisectionSettings, PgsSettings, LmSettings, NoSlipSettings]
+
+class StepSettings:
+    dt: float
+    contact: ContactSettings
+    warm_start: bool
+    max_contacts: int
+
+class WarningKind(enum.Enum):
+    ContactOverflow = ...
+    SolverNotConverged = ...
+    SolverFailed = ...
+    NonFinite = ...
+    MassMatrixNotPositiveDefinite = ...
+
+class WarningCounter:
+    count: int
+    last_time: float
+    last_info: int
+
+class StepReport:
+    """Everything that happened in one step; ``report == StepStatus.X`` compares ``report.status``."""
+    status: StepStatus
+    stepped: bool
+    contact_overflow: bool
+    solver_not_converged: bool
+    solver_failed: bool
+    non_finite: bool
+    mass_matrix_not_positive_definite: bool
+    system: int
+    dof: int
+    pivot: float
+    contacts: int
+    limits: int
+    solver_iterations: int
+    residual: float
+    restitution: bool
+    ok: bool
+    def __eq__(self, other: object) -> bool: ...
+    def __ne__(self, other: object) -> bool: ...
+
+class WorldState:
+    """The full state of a World (read-only); bit-exact replay after World.restore_state."""
+    time: float
+    num_objects: int
+    system_names: List[str]
+    def q(self, system: int = 0) -> FloatArray: ...
+    def u(self, system: int = 0) -> FloatArray: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> WorldState: ...
+    def save(self, path: str) -> None: ...
+    @staticmethod
+    def load(path: str) -> WorldState: ...
+    def __copy__(self) -> WorldState: ...
+    def __deepcopy__(self, memo: Dict[int, Any]) -> WorldState: ...
 
 class World:
     time_step: float
     gravity: FloatArray
     time: float
     contact_settings: ContactSettings
+    settings: StepSettings
+    max_contacts: int
     contact_solver: str
+    solver_settings: SolverSettings
+    has_initial_state: bool
+    last_report: StepReport
     num_systems: int
     systems: List[ArticulatedSystem]
     def __init__(self) -> None: ...
@@ -211,13 +328,19 @@ class World:
     def from_file(path: str) -> World: ...
     @staticmethod
     def from_urdf(path: str, ground: bool = True, fixed_base: bool = False, solver: str = "bisection") -> World: ...
+    def save_state(self) -> WorldState: ...
+    def restore_state(self, state: WorldState) -> None: ...
+    def mark_initial_state(self) -> None: ...
+    def reset(self) -> None: ...
+    def clone(self) -> World: ...
+    def __deepcopy__(self, memo: Dict[int, Any]) -> World: ...
     def set_contact_margin(self, margin: float) -> None: ...
     def set_contact_settings(self, settings: ContactSettings) -> None: ...
     def set_max_contacts(self, n: int) -> None: ...
     @overload
     def set_contact_solver(self, name: str) -> None: ...
     @overload
-    def set_contact_solver(self, settings: SolverSettings) -> None: ...
+    def set_contact_solver(self, settings: AnySolverSettings) -> None: ...
     def set_material_pair(self, a: str, b: str, friction: float, restitution: float) -> None: ...
     def set_default_material(self, friction: float, restitution: float) -> None: ...
     def add_ground(self, height: float = 0.0, material: str = "default") -> int: ...
@@ -231,9 +354,13 @@ class World:
     def system(self, index: int) -> ArticulatedSystem: ...
     @overload
     def system(self, name: str) -> ArticulatedSystem: ...
-    def integrate(self, steps: int = 1) -> StepStatus: ...
+    def integrate(self, steps: int = 1) -> StepReport: ...
     def integrate1(self) -> None: ...
-    def integrate2(self) -> StepStatus: ...
+    def integrate2(self) -> StepReport: ...
+    def describe(self, report: Optional[StepReport] = None) -> str: ...
+    def warnings(self) -> Dict[WarningKind, WarningCounter]: ...
+    def warning(self, kind: WarningKind) -> WarningCounter: ...
+    def clear_warnings(self) -> None: ...
     def stats(self) -> StepStats: ...
     def contacts(self) -> List[Contact]: ...
     def contact_reports(self) -> List[ContactReport]: ...

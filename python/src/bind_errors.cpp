@@ -4,6 +4,7 @@
 #include "bindings.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/world/world_file.hpp"
+#include "impulse/world/world_state.hpp"
 
 namespace impulse::python {
 
@@ -14,6 +15,8 @@ void bind_errors(py::module_& m) {
   model_error.doc() = "A robot description (URDF, mesh) that cannot become a valid model.";
   static py::exception<WorldFileError> world_file_error(m, "WorldFileError", error.ptr());
   world_file_error.doc() = "A world file that cannot be read or is invalid ('path:line: problem').";
+  static py::exception<StateFormatError> state_format_error(m, "StateFormatError", error.ptr());
+  state_format_error.doc() = "Bytes or a file that are not a valid serialized WorldState (magic, version, size, checksum).";
   // InvalidArgument(Error, ValueError): built with type() since it has two bases
   py::object invalid = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
       "impulse._impulse.InvalidArgument",
@@ -29,6 +32,8 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(invalid_type, e.what());
     } catch (const WorldFileError& e) {
       PyErr_SetString(world_file_error.ptr(), e.what());
+    } catch (const StateFormatError& e) {
+      PyErr_SetString(state_format_error.ptr(), e.what());
     } catch (const ModelError& e) {
       PyErr_SetString(model_error.ptr(), e.what());
     } catch (const Error& e) {

@@ -1,31 +1,51 @@
-// Contact-solver settings, solver results and the per-step statistics of World.stats().
+// Contact-solver settings, the solver registry, solver results and the per-step statistics of
+// World.stats().
 #include "bindings.hpp"
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/solvers/lm.hpp"
 #include "impulse/solvers/noslip.hpp"
 #include "impulse/solvers/pgs.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/stepper/stepper.hpp"
 
 namespace impulse::python {
+
+namespace {
+
+// Field-by-field repr of a settings object: "PgsSettings(max_iterations=10000, ...)".
+template <class T>
+std::string settings_repr(const char* type, py::handle self, std::initializer_list<const char*> fields) {
+  std::string out = std::string(type) + "(";
+  bool first = true;
+  for (const char* f : fields) {
+    out += (first ? "" : ", ") + std::string(f) + "=" + py::repr(self.attr(f)).cast<std::string>();
+    first = false;
+  }
+  return out + ")";
+}
+
+}  // namespace
 
 void bind_solvers(py::module_& m) {
   py::enum_<SolverStatus>(m, "SolverStatus")
       .value("Converged", SolverStatus::Converged)
       .value("MaxIterations", SolverStatus::MaxIterations)
       .value("NumericalIssue", SolverStatus::NumericalIssue);
-  py::enum_<StepStatus>(m, "StepStatus", "Outcome of one World step.")
+  py::enum_<StepStatus>(m, "StepStatus", "Outcome of one World step (the worst condition of its StepReport).")
       .value("Ok", StepStatus::Ok)
       .value("SolverNotConverged", StepStatus::SolverNotConverged)
       .value("SolverFailed", StepStatus::SolverFailed)
       .value("NonFinite", StepStatus::NonFinite)
       .value("ContactOverflow", StepStatus::ContactOverflow);
 
-  py::class_<SolverResult>(m, "SolverResult", "Result of the last contact solve.")
+  py::class_<SolverResult>(m, "SolverResult", "Result of the last contact solve (worst over the islands).")
       .def_readonly("status", &SolverResult::status)
       .def_readonly("iterations", &SolverResult::iterations,
                     "Sweeps (bisection, pgs), linear solves (lm) or pivots (noslip).")
       .def_readonly("residual", &SolverResult::residual, "The solver's own termination measure at exit.")
+      .def_readonly("stalled", &SolverResult::stalled,
+                    "Sweeping solvers: stopped early on a plateau just above the tolerance (status MaxIterations).")
       .def_property_readonly("converged", &SolverResult::converged);
   py::class_<StageTimes>(m, "StageTimes", "Microseconds spent in each stage of the last step.")
       .def_readonly("dynamics", &StageTimes::dynamics)
@@ -38,6 +58,12 @@ void bind_solvers(py::module_& m) {
       .def_readonly("status", &StepStats::status)
       .def_readonly("contacts", &StepStats::contacts)
       .def_readonly("limits", &StepStats::limits, "Joint-limit rows of the contact problem.")
+      .def_readonly("contacts_dropped", &StepStats::contacts_dropped,
+                    "Contacts refused by the max_contacts cap (at least this many).")
+      .def_readonly("islands", &StepStats::islands, "Islands with constraint rows.")
+      .def_readonly("largest_island", &StepStats::largest_island, "Dynamic systems in the largest island.")
+      .def_readonly("largest_island_rows", &StepStats::largest_island_rows, "Rows of the largest island's problem.")
+      .def_readonly("islands_not_converged", &StepStats::islands_not_converged)
       .def_readonly("solver", &StepStats::solver)
       .def_readonly("times", &StepStats::times)
       .def_readonly("max_penetration", &StepStats::max_penetration, "m, largest contact depth.")
@@ -46,30 +72,114 @@ void bind_solvers(py::module_& m) {
       .def_readonly("position_rows", &StepStats::position_rows)
       .def_readonly("position_sweeps", &StepStats::position_sweeps);
 
-  py::class_<BisectionSettings>(m, "BisectionSettings", "Hwangbo 2018 per-contact bisection (Alg. 1, 2).")
+  py::enum_<SlipModel>(m, "SlipModel", "Friction law of the bisection solver.")
+      .value("Coulomb", SlipModel::Coulomb)
+      .value("MinimumEnergy", SlipModel::MinimumEnergy);
+  using B = BisectionSettings;
+  py::class_<B>(m, "BisectionSettings", "Hwangbo 2018 per-contact bisection (Alg. 1, 2). Validated when applied.")
       .def(py::init<>())
-      .def_readwrite("max_iterations", &BisectionSettings::max_iterations)
-      .def_readwrite("tolerance", &BisectionSettings::tolerance)
-      .def_readwrite("alpha", &BisectionSettings::alpha)
-      .def_readwrite("gamma", &BisectionSettings::gamma)
-      .def_readwrite("alpha_min", &BisectionSettings::alpha_min);
-  py::class_<PgsSettings>(m, "PgsSettings", "Projected Gauss-Seidel.")
+      .def_readwrite("slip_model", &B::slip_model)
+      .def_readwrite("max_iterations", &B::max_iterations)
+      .def_readwrite("tolerance", &B::tolerance)
+      .def_readwrite("alpha", &B::alpha)
+      .def_readwrite("gamma", &B::gamma)
+      .def_readwrite("alpha_min", &B::alpha_min)
+      .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
+                     "before stopping; 0: never.")
+      .def_readwrite("beta1", &B::beta1)
+      .def_readwrite("beta2", &B::beta2)
+      .def_readwrite("beta3", &B::beta3)
+      .def_readwrite("bisection_tolerance", &B::bisection_tolerance)
+      .def_readwrite("max_bisection_steps", &B::max_bisection_steps)
+      .def_readwrite("illinois", &B::illinois)
+      .def_readwrite("regularization", &B::regularization)
+      .def("__repr__", [](py::handle s) {
+        return settings_repr<B>("BisectionSettings", s,
+                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "stall_window", "beta1",
+                                 "beta2", "beta3", "bisection_tolerance", "max_bisection_steps", "illinois",
+                                 "regularization"});
+      });
+  py::class_<PgsSettings>(m, "PgsSettings", "Projected Gauss-Seidel. Validated when applied.")
       .def(py::init<>())
       .def_readwrite("max_iterations", &PgsSettings::max_iterations)
       .def_readwrite("tolerance", &PgsSettings::tolerance)
-      .def_readwrite("alpha", &PgsSettings::alpha);
+      .def_readwrite("alpha", &PgsSettings::alpha)
+      .def_readwrite("stall_window", &PgsSettings::stall_window, "As BisectionSettings.stall_window.")
+      .def("__repr__", [](py::handle s) {
+        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha", "stall_window"});
+      });
   py::enum_<LmVariant>(m, "LmVariant").value("Regular", LmVariant::Regular).value("Projected", LmVariant::Projected);
-  py::class_<LmSettings>(m, "LmSettings", "Levenberg-Marquardt on Todorov's implicit complementarity.")
+  using L = LmSettings;
+  py::class_<L>(m, "LmSettings", "Levenberg-Marquardt on Todorov's implicit complementarity. Validated when applied.")
       .def(py::init<>())
-      .def_readwrite("variant", &LmSettings::variant)
-      .def_readwrite("max_iterations", &LmSettings::max_iterations)
-      .def_readwrite("tolerance", &LmSettings::tolerance);
-  py::class_<NoSlipSettings>(m, "NoSlipSettings", "Drumwright's no-slip principal pivoting.")
+      .def_readwrite("variant", &L::variant)
+      .def_readwrite("scale", &L::scale)
+      .def_readwrite("max_iterations", &L::max_iterations)
+      .def_readwrite("tolerance", &L::tolerance)
+      .def_readwrite("roundoff", &L::roundoff)
+      .def_readwrite("damping", &L::damping)
+      .def_readwrite("damping_step", &L::damping_step)
+      .def_readwrite("damping_min", &L::damping_min)
+      .def_readwrite("damping_max", &L::damping_max)
+      .def_readwrite("r_min", &L::r_min)
+      .def_readwrite("r_max", &L::r_max)
+      .def_readwrite("sticking_start", &L::sticking_start)
+      .def_readwrite("sticking_regularization", &L::sticking_regularization)
+      .def_readwrite("kink_search", &L::kink_search)
+      .def_readwrite("watchdog", &L::watchdog)
+      .def_readwrite("restart_sweeps", &L::restart_sweeps)
+      .def_readwrite("max_restarts", &L::max_restarts)
+      .def_readwrite("plm_damping", &L::plm_damping)
+      .def_readwrite("armijo", &L::armijo)
+      .def_readwrite("backtrack", &L::backtrack)
+      .def_readwrite("max_line_search", &L::max_line_search)
+      .def("__repr__", [](py::handle s) {
+        return settings_repr<L>("LmSettings", s,
+                                {"variant", "scale", "max_iterations", "tolerance", "roundoff", "damping",
+                                 "damping_step", "damping_min", "damping_max", "r_min", "r_max", "sticking_start",
+                                 "sticking_regularization", "kink_search", "watchdog", "restart_sweeps",
+                                 "max_restarts", "plm_damping", "armijo", "backtrack", "max_line_search"});
+      });
+  py::class_<NoSlipSettings>(m, "NoSlipSettings", "Drumwright's no-slip principal pivoting. Validated when applied.")
       .def(py::init<>())
+      .def_readwrite("rank_tolerance", &NoSlipSettings::rank_tolerance)
+      .def_readwrite("tolerance", &NoSlipSettings::tolerance)
       .def_readwrite("max_pivots", &NoSlipSettings::max_pivots)
-      .def_readwrite("tolerance", &NoSlipSettings::tolerance);
+      .def_readwrite("verify_tolerance", &NoSlipSettings::verify_tolerance)
+      .def("__repr__", [](py::handle s) {
+        return settings_repr<NoSlipSettings>("NoSlipSettings", s,
+                                             {"rank_tolerance", "tolerance", "max_pivots", "verify_tolerance"});
+      });
+
+  py::class_<SolverSettings>(m, "SolverSettings",
+                             "A solver name of the registry and the settings of every registered solver (only "
+                             "those of `name` are used). World.set_contact_solver(SolverSettings) validates them "
+                             "all at once; World.solver_settings reads them back.")
+      .def(py::init<>())
+      .def(py::init([](const std::string& name) {
+             SolverSettings s;
+             s.name = name;
+             return s;
+           }),
+           py::arg("name"))
+      .def_readwrite("name", &SolverSettings::name)
+      .def_readwrite("bisection", &SolverSettings::bisection)
+      .def_readwrite("pgs", &SolverSettings::pgs)
+      .def_readwrite("lm", &SolverSettings::lm)
+      .def_readwrite("noslip", &SolverSettings::noslip)
+      .def("validate", &validate_solver_settings,
+           "Raises InvalidArgument naming an unknown name or the first setting out of range.")
+      .def("__repr__", [](const SolverSettings& s) { return "<impulse.SolverSettings '" + s.name + "'>"; });
 
   m.def("contact_solver_names", &contact_solver_names, "Names accepted by World.set_contact_solver.");
+  m.def(
+      "solver_registry",
+      [] {
+        py::list l;
+        for (const SolverEntry& e : solver_registry()) l.append(py::make_tuple(e.name, e.summary));
+        return l;
+      },
+      "The registered contact solvers as (name, one-line summary) pairs, in documentation order.");
 }
 
 }  // namespace impulse::python

@@ -43,6 +43,10 @@ void bind_system(py::module_& m) {
       .def_property_readonly("kd", [](py::object self) { return view(self.cast<S&>().kd(), self); })
       .def_property_readonly("q_target", [](py::object self) { return view(self.cast<S&>().q_target(), self); })
       .def_property_readonly("u_target", [](py::object self) { return view(self.cast<S&>().u_target(), self); })
+      .def_property_readonly("applied_torque",
+                             [](py::object self) { return view(self.cast<S&>().applied_torque(), self); },
+                             "Actuator torque applied in the last step (layout of u, read-only view): the explicit "
+                             "force plus the PD torque at the end of the step, within the URDF effort limit.")
       .def("set_external_force", &S::set_external_force, py::arg("body"), py::arg("force"), py::arg("point"),
            "World-frame force at a world point on a body, for the next step only.")
       .def("set_external_torque", &S::set_external_torque, py::arg("body"), py::arg("torque"),

@@ -1,11 +1,13 @@
-// World: settings, objects, stepping (GIL released), contacts and stats.
+// World: settings, objects, stepping (GIL released), step reports and warnings, contacts and
+// stats, and the state (WorldState: save/restore/reset/clone, bytes and files).
+#include <fstream>
+
 #include "bindings.hpp"
-#include "impulse/solvers/bisection.hpp"
-#include "impulse/solvers/lm.hpp"
-#include "impulse/solvers/noslip.hpp"
-#include "impulse/solvers/pgs.hpp"
+#include "impulse/core/file.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
+#include "impulse/world/world_state.hpp"
 
 namespace impulse::python {
 
@@ -18,6 +20,36 @@ SystemOptions system_options(const std::string& name, bool fixed_base, bool self
   o.self_collision = self_collision;
   return o;
 }
+
+// A solver of the registry with the given settings of one type: validated like the world file's
+// <solver> element (InvalidArgument naming the setting), and cloneable.
+template <class T>
+void set_solver(World& w, const char* name, T SolverSettings::*member, const T& settings) {
+  SolverSettings s;
+  s.name = name;
+  s.*member = settings;
+  w.set_contact_solver(make_contact_solver(s));
+}
+
+// State files are binary serialize_state output; 1 GiB bounds a corrupt or wrong path.
+constexpr std::size_t kMaxStateBytes = std::size_t(1) << 30;
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (f) f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw Error("WorldState.save: cannot write '" + path + "'");
+}
+
+const SystemState& system_state(py::handle self, Index i) {
+  const WorldState& s = self.cast<const WorldState&>();
+  if (i < 0 || i >= static_cast<Index>(s.systems.size()))
+    throw InvalidArgument("WorldState: system index " + std::to_string(i) + " out of range (" +
+                          std::to_string(s.systems.size()) + " systems)");
+  return s.systems[static_cast<std::size_t>(i)];
+}
+
+py::bytes state_bytes(const WorldState& s) { return py::bytes(serialize_state(s)); }
+WorldState state_from_bytes(const py::bytes& b) { return deserialize_state(std::string(b)); }
 
 }  // namespace
 
@@ -45,9 +77,106 @@ void bind_world(py::module_& m) {
       .def_readwrite("position_correction", &DelassusSettings::position_correction)
       .def_readwrite("restitution_threshold", &DelassusSettings::restitution_threshold)
       .def_readwrite("erp", &DelassusSettings::erp)
-      .def_readwrite("slop", &DelassusSettings::slop)
+      .def_readwrite("slop", &DelassusSettings::slop, "m: penetration left uncorrected.")
+      .def_readwrite("max_push_velocity", &DelassusSettings::max_push_velocity,
+                     "Bound on the push-out velocity of the position correction (m/s on contacts, rad/s on "
+                     "revolute limits): deep overlaps resolve at most this fast.")
       .def_readwrite("limit_margin", &DelassusSettings::limit_margin)
-      .def_readwrite("joint_limits", &DelassusSettings::joint_limits);
+      .def_readwrite("joint_limits", &DelassusSettings::joint_limits)
+      .def("__repr__", [](const DelassusSettings& c) {
+        return "<impulse.ContactSettings erp=" + py::repr(py::float_(c.erp)).cast<std::string>() +
+               " slop=" + py::repr(py::float_(c.slop)).cast<std::string>() +
+               " max_push_velocity=" + py::repr(py::float_(c.max_push_velocity)).cast<std::string>() + ">";
+      });
+  py::class_<StepSettings>(m, "StepSettings", "The World's step settings (read-only copy: World.settings).")
+      .def_readonly("dt", &StepSettings::dt)
+      .def_readonly("contact", &StepSettings::contact)
+      .def_readonly("warm_start", &StepSettings::warm_start)
+      .def_readonly("max_contacts", &StepSettings::max_contacts);
+
+  py::enum_<WarningKind>(m, "WarningKind", "Kinds of warnings a step can raise (counted per World).")
+      .value("ContactOverflow", WarningKind::ContactOverflow)
+      .value("SolverNotConverged", WarningKind::SolverNotConverged)
+      .value("SolverFailed", WarningKind::SolverFailed)
+      .value("NonFinite", WarningKind::NonFinite)
+      .value("MassMatrixNotPositiveDefinite", WarningKind::MassMatrixNotPositiveDefinite);
+  py::class_<WarningCounter>(m, "WarningCounter", "Steps that raised one kind of warning.")
+      .def_readonly("count", &WarningCounter::count, "Steps since construction, reset() or clear_warnings().")
+      .def_readonly("last_time", &WarningCounter::last_time, "World time at the start of the last such step.")
+      .def_readonly("last_info", &WarningCounter::last_info,
+                    "Kind-specific: contacts found (overflow), iterations (solver), system index; -1 if none.")
+      .def("__repr__", [](const WarningCounter& c) {
+        return "<impulse.WarningCounter count=" + std::to_string(c.count) + ">";
+      });
+  py::class_<StepReport>(m, "StepReport",
+                         "Everything that happened in one step (World.integrate, World.last_report).\n"
+                         "report == StepStatus.X compares the worst condition (report.status).")
+      .def_readonly("status", &StepReport::status, "The worst condition.")
+      .def_readonly("stepped", &StepReport::stepped, "False: state and time were left unchanged.")
+      .def_readonly("contact_overflow", &StepReport::contact_overflow)
+      .def_readonly("solver_not_converged", &StepReport::solver_not_converged)
+      .def_readonly("solver_failed", &StepReport::solver_failed)
+      .def_readonly("non_finite", &StepReport::non_finite, "The new state was not finite (rejected).")
+      .def_readonly("mass_matrix_not_positive_definite", &StepReport::mass_matrix_not_positive_definite)
+      .def_readonly("system", &StepReport::system, "System of non_finite / mass matrix failure, -1 if none.")
+      .def_readonly("dof", &StepReport::dof, "Mass matrix failure: the dof whose LTDL pivot failed.")
+      .def_readonly("pivot", &StepReport::pivot)
+      .def_readonly("contacts", &StepReport::contacts, "Contacts used (<= max_contacts).")
+      .def_readonly("limits", &StepReport::limits, "Joint-limit rows.")
+      .def_readonly("solver_iterations", &StepReport::solver_iterations)
+      .def_readonly("residual", &StepReport::residual, "Worst solver residual of the step.")
+      .def_readonly("restitution", &StepReport::restitution)
+      .def_property_readonly("ok", &StepReport::ok, "status is Ok and the step was taken.")
+      .def("__eq__", [](const StepReport& r, StepStatus s) { return r.status == s; }, py::is_operator())
+      .def("__ne__", [](const StepReport& r, StepStatus s) { return r.status != s; }, py::is_operator())
+      .def("__repr__", [](const StepReport& r) {
+        return std::string("<impulse.StepReport ") + to_string(r.status) + (r.stepped ? "" : " (not stepped)") +
+               " contacts=" + std::to_string(r.contacts) + ">";
+      });
+
+  py::class_<WorldState>(m, "WorldState",
+                         "Everything that determines the next steps of a World (World.save_state): per system q, "
+                         "u, tau, PD gains and targets, pending external wrenches; the time and the solver's "
+                         "warm-start memory. Restoring it and stepping reproduces the trajectory bit for bit.\n"
+                         "Read-only. to_bytes()/from_bytes() and save()/load() use the binary format of "
+                         "docs/state-format.md; pickle and copy.deepcopy work.")
+      .def_readonly("time", &WorldState::time)
+      .def_readonly("num_objects", &WorldState::num_objects, "Collision objects of the World it came from.")
+      .def_property_readonly("system_names",
+                             [](const WorldState& s) {
+                               std::vector<std::string> n;
+                               for (const SystemState& x : s.systems) n.push_back(x.name);
+                               return n;
+                             })
+      .def(
+          "q", [](py::object self, Index i) { return view(system_state(self, i).q, self); }, py::arg("system") = 0,
+          "q of system i (read-only view).")
+      .def(
+          "u", [](py::object self, Index i) { return view(system_state(self, i).u, self); }, py::arg("system") = 0,
+          "u of system i (read-only view).")
+      .def("to_bytes", &state_bytes, "The binary form (docs/state-format.md).")
+      .def_static("from_bytes", &state_from_bytes, py::arg("data"),
+                  "Parses the binary form; raises StateFormatError naming the problem.")
+      .def(
+          "save", [](const WorldState& s, const std::string& path) { write_file(path, serialize_state(s)); },
+          py::arg("path"), "Writes the binary form to a file.")
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            return deserialize_state(read_regular_file<StateFormatError>(path, kMaxStateBytes, "state file"));
+          },
+          py::arg("path"), "Reads a file written by save(); raises StateFormatError naming the file or the problem.")
+      .def("__copy__", [](const WorldState& s) { return s; })
+      .def("__deepcopy__", [](const WorldState& s, py::dict) { return s; }, py::arg("memo"))
+      .def(py::pickle([](const WorldState& s) { return py::make_tuple(state_bytes(s)); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 1) throw StateFormatError("WorldState pickle: expected 1 item");
+                        return state_from_bytes(t[0].cast<py::bytes>());
+                      }))
+      .def("__repr__", [](const WorldState& s) {
+        return "<impulse.WorldState time=" + py::repr(py::float_(s.time)).cast<std::string>() + " systems=" +
+               std::to_string(s.systems.size()) + ">";
+      });
 
   py::class_<World>(m, "World",
                     "The engine: dynamic systems, static geometry, materials and a contact solver, stepped at a "
@@ -68,26 +197,48 @@ void bind_world(py::module_& m) {
           },
           py::arg("path"), py::arg("ground") = true, py::arg("fixed_base") = false, py::arg("solver") = "bisection",
           "A World with one robot from a URDF file (at the origin, neutral configuration) and a ground plane.")
+      // state
+      .def("save_state", &World::save_state, "The full state (WorldState, a copy).")
+      .def("restore_state", &World::restore_state, py::arg("state"),
+           "Restores a state saved from this World or one built from the same description; raises "
+           "InvalidArgument naming the first mismatch and then changes nothing.")
+      .def("mark_initial_state", &World::mark_initial_state,
+           "Makes the current state the one reset() returns to (otherwise the first step captures it).")
+      .def("reset", &World::reset, "Returns to the initial state and clears the warnings (no-op if never stepped).")
+      .def_property_readonly("has_initial_state", &World::has_initial_state)
+      .def("clone", &World::clone,
+           "A new World with the same description and state; InvalidArgument for a custom solver instance.")
+      .def("__deepcopy__", [](const World& w, py::dict) { return w.clone(); }, py::arg("memo"))
       // settings
       .def_property("time_step", &World::time_step, &World::set_time_step, "Seconds per step (validated).")
       .def_property("gravity", &World::gravity, &World::set_gravity)
       .def_property("time", &World::time, &World::set_time)
       .def("set_contact_margin", &World::set_contact_margin, py::arg("margin"))
       .def("set_contact_settings", &World::set_contact_settings, py::arg("settings"))
-      .def_property_readonly("contact_settings", [](const World& w) { return w.settings().contact; })
+      .def_property_readonly("contact_settings", [](const World& w) { return w.settings().contact; },
+                             "A copy; change it and pass it to set_contact_settings (validated).")
+      .def_property_readonly("settings", &World::settings, "StepSettings (a copy).")
       .def("set_max_contacts", &World::set_max_contacts, py::arg("n"))
+      .def_property("max_contacts", [](const World& w) { return w.settings().max_contacts; }, &World::set_max_contacts)
       .def("set_contact_solver", py::overload_cast<const std::string&>(&World::set_contact_solver), py::arg("name"),
            "Chooses a solver by name with its default settings: 'bisection', 'pgs', 'lm', 'noslip'.")
       .def("set_contact_solver",
-           [](World& w, const BisectionSettings& s) { w.set_contact_solver(std::make_unique<BisectionSolver>(s)); },
+           [](World& w, const SolverSettings& s) { w.set_contact_solver(make_contact_solver(s)); },
+           py::arg("settings"), "Chooses the solver settings.name with its settings (validated first).")
+      .def("set_contact_solver",
+           [](World& w, const BisectionSettings& s) { set_solver(w, "bisection", &SolverSettings::bisection, s); },
            py::arg("settings"))
-      .def("set_contact_solver", [](World& w, const PgsSettings& s) { w.set_contact_solver(std::make_unique<PgsSolver>(s)); },
+      .def("set_contact_solver", [](World& w, const PgsSettings& s) { set_solver(w, "pgs", &SolverSettings::pgs, s); },
            py::arg("settings"))
-      .def("set_contact_solver", [](World& w, const LmSettings& s) { w.set_contact_solver(std::make_unique<LmSolver>(s)); },
+      .def("set_contact_solver", [](World& w, const LmSettings& s) { set_solver(w, "lm", &SolverSettings::lm, s); },
            py::arg("settings"))
       .def("set_contact_solver",
-           [](World& w, const NoSlipSettings& s) { w.set_contact_solver(std::make_unique<NoSlipSolver>(s)); },
-           py::arg("settings"), "Chooses a solver with the given settings object (BisectionSettings, ...).")
+           [](World& w, const NoSlipSettings& s) { set_solver(w, "noslip", &SolverSettings::noslip, s); },
+           py::arg("settings"),
+           "Chooses a solver with the given settings object (BisectionSettings, ...), validated like the world "
+           "file's <solver> element: InvalidArgument naming the setting out of range.")
+      .def_property_readonly("solver_settings", [](const World& w) { return solver_settings_of(w.contact_solver()); },
+                             "SolverSettings of the current solver (a copy; InvalidArgument for a custom instance).")
       .def_property_readonly("contact_solver", [](const World& w) { return std::string(w.contact_solver().name()); },
                              "Name of the current contact solver.")
       .def("set_material_pair", &World::set_material_pair, py::arg("a"), py::arg("b"), py::arg("friction"),
@@ -145,21 +296,43 @@ void bind_world(py::module_& m) {
           "integrate",
           [](World& w, int steps) {
             if (steps < 0) throw InvalidArgument("World.integrate: steps must be >= 0, got " + std::to_string(steps));
-            StepStatus worst = StepStatus::Ok;
             py::gil_scoped_release release;
+            StepReport first_bad;
+            bool bad = false;
             for (int k = 0; k < steps; ++k) {
-              const StepStatus s = w.integrate();
-              if (s != StepStatus::Ok && worst == StepStatus::Ok) worst = s;
+              const StepReport r = w.integrate();
+              if (!bad && !r.ok()) {
+                first_bad = r;
+                bad = true;
+              }
             }
-            return worst;
+            return bad ? first_bad : steps > 0 ? w.last_report() : StepReport();
           },
           py::arg("steps") = 1,
-          "Advances `steps` time steps with the GIL released. Returns the first non-Ok status (Ok if none); "
-          "never raises for numerical trouble.")
+          "Advances `steps` time steps with the GIL released (all of them, whatever happens). Returns the "
+          "StepReport of the first step that was not ok, else that of the last step; never raises for numerical "
+          "trouble (warnings() counts every step's conditions).")
       .def("integrate1", &World::integrate1, py::call_guard<py::gil_scoped_release>(),
            "First half of a step: kinematics, dynamics, collision, Delassus assembly.")
       .def("integrate2", &World::integrate2, py::call_guard<py::gil_scoped_release>(),
-           "Second half: solve and integrate.")
+           "Second half: solve and integrate. Returns the StepReport.")
+      .def_property_readonly("last_report", &World::last_report, "StepReport of the last step (a copy).")
+      .def(
+          "describe", [](const World& w, const StepReport* r) { return w.describe(r ? *r : w.last_report()); },
+          py::arg("report") = nullptr, "One line describing a report's conditions (default: the last one): 'ok' or ...")
+      .def(
+          "warnings",
+          [](const World& w) {
+            py::dict d;
+            for (int k = 0; k < kNumWarningKinds; ++k) {
+              const auto kind = static_cast<WarningKind>(k);
+              d[py::cast(kind)] = w.warning(kind);
+            }
+            return d;
+          },
+          "Per-kind warning counters {WarningKind: WarningCounter} since construction, reset() or clear_warnings().")
+      .def("warning", &World::warning, py::arg("kind"))
+      .def("clear_warnings", &World::clear_warnings)
       .def("stats", &World::stats, "StepStats of the last step (a copy).")
       .def(
           "contacts",

@@ -14,7 +14,7 @@ namespace impulse::python {
 
 namespace py = pybind11;
 
-void bind_errors(py::module_& m);    // bind_errors.cpp: Error, ModelError, InvalidArgument, WorldFileError
+void bind_errors(py::module_& m);    // bind_errors.cpp: Error, ModelError, InvalidArgument, WorldFileError, StateFormatError
 void bind_model(py::module_& m);     // bind_model.cpp: Model (read-only), load_urdf
 void bind_solvers(py::module_& m);   // bind_solvers.cpp: solver settings, SolverResult, StepStats
 void bind_system(py::module_& m);    // bind_system.cpp: ArticulatedSystem, BodyContactImpulse

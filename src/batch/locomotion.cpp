@@ -99,9 +99,14 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     }
     e->robot->set_pd_gains(kp, kd);
     e->q_target = model.neutral_configuration();
+    for (Index k = 0; k < kAct; ++k) e->q_target[joint_q_[static_cast<std::size_t>(k)]] = nominal_[k];
     e->u_target = VecX::Zero(model.nv);
+    e->robot->set_pd_targets(e->q_target, e->u_target);
     e->q0 = e->q_target;
     e->u0 = e->u_target;
+    // The state every episode starts from before its random part (reset_env): gains, the
+    // standing PD targets, no force, time 0, no warm-start memory.
+    w.mark_initial_state();
     envs_[static_cast<std::size_t>(i)] = std::move(e);
   });
 }
@@ -136,12 +141,12 @@ void LocomotionTask::reset_env(Env& e) {
   e.command = Vec3(uniform(e.rng, s.command_vx_min, s.command_vx_max),
                    uniform(e.rng, -s.command_vy_max, s.command_vy_max),
                    uniform(e.rng, -s.command_yaw_max, s.command_yaw_max));
+  // World::reset restores the initial state marked in the constructor (PD targets at the standing
+  // pose, no pending force, time 0) and clears the solver's warm-start memory and the warnings, so
+  // an episode does not depend on the one before it; then the random q0, u0.
+  e.world->reset();
   e.robot->set_state(e.q0, e.u0);
-  e.q_target = e.q0;
-  for (Index k = 0; k < kAct; ++k) e.q_target[joint_q_[static_cast<std::size_t>(k)]] = nominal_[k];
-  e.robot->set_pd_targets(e.q_target, e.u_target);
-  e.robot->clear_external_forces();
-  e.world->set_time(0);
+  e.q_target = e.robot->q_target();
   e.action.setZero();
   e.prev_action.setZero();
   e.foot_contact.fill(false);
@@ -231,11 +236,11 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     const Vec3 v = R.transpose() * u.segment<3>(0);
     const Vec3 w = R.transpose() * u.segment<3>(3);
     const Vec3 g = R.transpose() * Vec3(0, 0, -1);
-    Scalar tau2 = 0;
+    Scalar tau2 = 0;  // the actuator torque the engine applied (PD within the URDF effort limits)
+    const VecX& tau = robot.applied_torque();
     for (Index k = 0; k < kAct; ++k) {
-      const Index iq = joint_q_[static_cast<std::size_t>(k)], iv = joint_v_[static_cast<std::size_t>(k)];
-      const Scalar tau = s.kp * (e.q_target[iq] - q[iq]) - s.kd * u[iv];
-      tau2 += tau * tau;
+      const Scalar t = tau[joint_v_[static_cast<std::size_t>(k)]];
+      tau2 += t * t;
     }
     const Scalar lin_err = (e.command.head<2>() - v.head<2>()).squaredNorm();
     const Scalar yaw_err = (e.command[2] - w[2]) * (e.command[2] - w[2]);

@@ -482,10 +482,11 @@ void World::check_compatible(const WorldState& st) const {
   for (std::size_t i = 0; i < systems_.size(); ++i) {
     const SystemState& x = st.systems[i];
     const ArticulatedSystem& s = *systems_[i];
-    const std::string who = "system " + std::to_string(i) + " '" + s.name() + "'";
-    if (x.name != s.name()) fail(who + ": the state names it '" + x.name + "'");
+    // built only on failure: restore_state/reset allocate nothing (reset per episode in RL loops)
+    const auto who = [&] { return "system " + std::to_string(i) + " '" + s.name() + "'"; };
+    if (x.name != s.name()) fail(who() + ": the state names it '" + x.name + "'");
     if (x.nq != s.nq() || x.nv != s.nv() || x.nb != s.model().nb) {
-      fail(who + ": the state has nq " + std::to_string(x.nq) + ", nv " + std::to_string(x.nv) + ", " +
+      fail(who() + ": the state has nq " + std::to_string(x.nq) + ", nv " + std::to_string(x.nv) + ", " +
            std::to_string(x.nb) + " bodies; the system has " + std::to_string(s.nq()) + ", " + std::to_string(s.nv()) +
            ", " + std::to_string(s.model().nb));
     }
@@ -493,11 +494,11 @@ void World::check_compatible(const WorldState& st) const {
                                                      {&x.kp, x.nv},  {&x.kd, x.nv}, {&x.q_target, x.nq},
                                                      {&x.u_target, x.nv}};
     for (const auto& v : vectors) {
-      if (v.first->size() != v.second || !v.first->allFinite()) fail(who + ": a state vector has the wrong size or is not finite");
+      if (v.first->size() != v.second || !v.first->allFinite()) fail(who() + ": a state vector has the wrong size or is not finite");
     }
-    if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who + ": wrong number of external wrenches");
+    if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who() + ": wrong number of external wrenches");
     for (const Vec6& f : x.f_ext) {
-      if (!f.allFinite()) fail(who + ": external wrench is not finite");
+      if (!f.allFinite()) fail(who() + ": external wrench is not finite");
     }
   }
   for (const ContactMemory& m : st.cache.contacts) {

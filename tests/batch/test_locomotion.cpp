@@ -2,6 +2,7 @@
 // (first_env), seeded resets, auto reset with the final observation, shape errors, no allocation
 // per step, and physics: standing still under zero action keeps ANYmal up.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "impulse/batch/locomotion.hpp"
 #include "impulse/core/error.hpp"
@@ -67,6 +68,33 @@ TEST_CASE("LocomotionTask: bit-identical with 1 and 2 threads and for any split 
   Buffers b3(n);
   one.reset(8, b3.obs);
   CHECK(b3.obs != b1.obs);
+}
+
+TEST_CASE("LocomotionTask: an episode does not depend on the ones before it (reset replays bit for bit)", "[batch]") {
+  // reset_env goes through World::reset (the state marked at construction: warm-start memory,
+  // pending forces and time of the previous episode gone), so reset(seed) after other steps
+  // replays the first run. (The old reset passed this too: the robot starts in the air, and
+  // the contact memory empties on its first step.)
+  const Index n = 3, steps = 20;
+  LocomotionTask task(settings(), n, 2);
+  Buffers b(n);
+  std::vector<RowMatX> first;
+  task.reset(5, b.obs);
+  for (Index k = 0; k < steps; ++k) {
+    fill_actions(b.actions, k, 0);
+    b.step(task);
+    first.push_back(b.obs);
+  }
+  for (Index k = 0; k < 20; ++k) {
+    fill_actions(b.actions, k + 100, 0);  // other actions: other contacts and warm starts
+    b.step(task);
+  }
+  task.reset(5, b.obs);
+  for (Index k = 0; k < steps; ++k) {
+    fill_actions(b.actions, k, 0);
+    b.step(task);
+    REQUIRE(b.obs == first[static_cast<std::size_t>(k)]);
+  }
 }
 
 TEST_CASE("LocomotionTask: zero action stands; truncation resets with the final observation", "[batch]") {

@@ -5,6 +5,7 @@
 
 #include "impulse/core/error.hpp"
 #include "impulse/world/world.hpp"
+#include "support/alloc_counter.hpp"
 #include "support/matchers.hpp"
 
 using namespace impulse;
@@ -228,4 +229,21 @@ TEST_CASE("clone rejects a custom solver instance", "[world][state]") {
   CHECK_THROWS_WITH(w.clone(), Catch::Contains("custom instance"));
   w.set_contact_solver("pgs");
   CHECK(std::string(w.clone()->contact_solver().name()) == "pgs");
+}
+
+TEST_CASE("reset and restore_state of a saved state allocate nothing", "[world][state]") {
+  // batch::LocomotionTask resets its Worlds inside step() (one reset per episode), which must not
+  // allocate; the state's buffers already have the World's sizes
+  if (!test::alloc_counter_available()) return;
+  World w;
+  build(w);
+  run(w, 50);  // the first step captured the initial state; warm-start memory is in use
+  const WorldState mid = w.save_state();
+  run(w, 50);
+  test::alloc_counter_start();
+  w.reset();
+  w.restore_state(mid);
+  w.reset();
+  CHECK(test::alloc_counter_stop() == 0);
+  CHECK(w.time() == 0);
 }

@@ -21,7 +21,10 @@
 //   1.0 exp(-|v_cmd,xy - v_xy|^2 / 0.25) + 0.5 exp(-(w_cmd,z - w_z)^2 / 0.25)
 //   - 2 v_z^2 - 0.05 |w_xy|^2 - 1.0 |g_xy|^2 - 1e-5 |tau|^2 - 0.01 |a - a_prev|^2
 // with v, w the base velocities in the base frame, g the gravity direction in the base frame and
-// tau the joint PD torque at the end of the step.
+// tau the joint torque the engine applied in the last physics step (ArticulatedSystem::
+// applied_torque: the PD torque at the end of the step within the URDF effort limits).
+// Reset: World::reset() to the state marked at construction (standing PD targets, time 0, no
+// warm-start memory), then a random base heading and velocity and joint positions.
 // Terminated: base below min_base_height, tilted by more than acos(min_uprightness), base touching
 // the ground, or a non-finite step. Truncated: max_episode_steps control steps.
 //
