@@ -34,7 +34,7 @@ struct Contact {
 // is reached add() drops the contact, counts it in dropped() and sets overflow(): never silent.
 class ContactSet {
  public:
-  static constexpr Index kDefaultCapacity = 4096;
+  static constexpr Index kDefaultCapacity = 16384;  // 1000 boxes dropped at once peak above 4096
   explicit ContactSet(Index capacity = kDefaultCapacity) { reserve(capacity); }
 
   // Sets the cap and clears the set (allocates nothing; storage grows in add()).
