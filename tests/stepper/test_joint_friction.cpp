@@ -14,6 +14,7 @@
 #include "impulse/io/urdf.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_state.hpp"
+#include "support/alloc_counter.hpp"
 
 using namespace impulse;
 
@@ -167,4 +168,23 @@ TEST_CASE("joint friction combines with a stiff implicit PD and can be switched 
   for (int k = 0; k < 3000; ++k) REQUIRE(off.integrate() == StepStatus::Ok);
   CHECK(off.stats().friction_rows == 0);
   CHECK(free_arm.q()[0] == Approx(0.5).margin(1e-6));
+}
+
+TEST_CASE("joint friction: steady-state stepping does not allocate", "[stepper][friction]") {
+  if (!test::alloc_counter_available()) {
+    SUCCEED("allocation counter unavailable under sanitizers");
+    return;
+  }
+  for (const char* solver : kSolvers) {
+    INFO(solver);
+    World w;
+    w.set_contact_solver(solver);
+    ArticulatedSystem& arm = w.add_articulated_system(friction_link("0 1 0", 5, 0.1));
+    for (int k = 0; k < 50; ++k) REQUIRE(w.integrate() == StepStatus::Ok);  // sizes seen, slipping
+    test::alloc_counter_start();
+    for (int k = 0; k < 200; ++k) w.integrate();
+    const long n = test::alloc_counter_stop();
+    CHECK(arm.u()[0] != 0);
+    CHECK(n == 0);
+  }
 }
