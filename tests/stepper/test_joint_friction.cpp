@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "impulse/io/mjcf.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_state.hpp"
@@ -186,5 +187,28 @@ TEST_CASE("joint friction: steady-state stepping does not allocate", "[stepper][
     const long n = test::alloc_counter_stop();
     CHECK(arm.u()[0] != 0);
     CHECK(n == 0);
+  }
+}
+
+TEST_CASE("joint friction from MJCF frictionloss acts the same way", "[stepper][friction]") {
+  // 0.2 kg at 1 m on a hinge about y: gravity torque 1.962 N m; frictionloss 3 holds it, 1 lets it
+  // accelerate at (1.962 - 1) / I
+  for (const Scalar loss : {3.0, 1.0}) {
+    const std::string xml = R"(<mujoco><worldbody><body name="arm">
+      <joint name="j" type="hinge" axis="0 1 0" frictionloss=")" + std::to_string(loss) + R"("/>
+      <inertial pos="1 0 0" mass="0.2" diaginertia="1e-4 1e-4 1e-4"/>
+    </body></worldbody></mujoco>)";
+    const MjcfModel mj = load_mjcf_string(xml);
+    World w;
+    ArticulatedSystem& arm = w.add_articulated_system(mj.model);
+    for (int k = 0; k < 100; ++k) REQUIRE(w.integrate() == StepStatus::Ok);
+    INFO("frictionloss " << loss);
+    const Scalar I = 0.2 + 1e-4;
+    if (loss > 2) {
+      CHECK(arm.q()[0] == 0);
+      CHECK(arm.joint_friction_torque()[0] == Approx(-0.2 * 9.81).epsilon(1e-9));
+    } else {
+      CHECK(arm.u()[0] / 0.1 == Approx((0.2 * 9.81 - loss) / I).epsilon(1e-2));
+    }
   }
 }
