@@ -82,7 +82,8 @@ ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcre
     r.cone = std::max(r.cone, std::abs(l) - b);
     const Scalar s = b > 0 ? std::clamp(l / b, Scalar(-1), Scalar(1)) : Scalar(0);
     r.coulomb = std::max(r.coulomb, std::abs(v + std::abs(v) * s));
-    const Scalar star = G_jj > 0 ? std::clamp(l - v / G_jj, -b, b) : Scalar(0);
+    // (min/max, not std::clamp: a bad problem with b < 0 is measured, not undefined behaviour)
+    const Scalar star = G_jj > 0 ? std::max(-b, std::min(b, l - v / G_jj)) : Scalar(0);
     r.max_dissipation = std::max(r.max_dissipation, std::abs(star - l));
   }
   return r;
