@@ -28,7 +28,8 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--calls", o->calls, "Calls per measured function (default 100000)")
       ->check(CLI::Range(1000L, 100000000L));
   c->add_option("--seed", o->seed, "Seed of the random states");
-  c->add_option("--scene", o->scene, "bench scenes: one scene (default: all)");
+  c->add_option("--scene", o->scene, "bench scenes / fidelity: one scene (default: all)");
+  c->add_flag("--full", o->full, "bench fidelity: the issue's scene lengths (216 balls 10 s, 49 balls 20 s)");
   c->add_option("--steps", o->steps, "bench scenes: steps per scene (default: the scene's)")->check(CLI::Range(1L, 10000000L));
   c->callback([o, &run]() {
     run = [o]() {

@@ -33,6 +33,8 @@ class RecordingSolver final : public ContactSolver {
       s.mu = p.mu.head(p.nc);
       s.nc = p.nc;
       s.nl = p.nl;
+      s.nb = p.nb;
+      s.box = p.box.head(p.nb);
       s.warm_start = lambda;
       out_.push_back(std::move(s));
     }

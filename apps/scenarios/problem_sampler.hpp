@@ -20,11 +20,11 @@ struct SampledProblem {
   std::string scenario;
   long step = 0;    // index of the solve call in the run (steps without contacts or limits: no call)
   MatX G;
-  VecX c, mu;
-  Index nc = 0, nl = 0;
+  VecX c, mu, box;  // box: bounds of the joint-friction rows
+  Index nc = 0, nl = 0, nb = 0;
   VecX warm_start;  // what the stepper passed to the solver (last step's impulses)
   VecX solution;    // the simulation solver's answer
-  ContactProblem view() const { return ContactProblem(G, c, mu, nc, nl); }
+  ContactProblem view() const { return ContactProblem(G, c, mu, nc, nl, nb, box); }
 };
 
 struct SampleOptions {

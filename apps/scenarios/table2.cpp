@@ -40,7 +40,8 @@ class Fig6 {
     G_ = live.G;
     c_ = live.c;
     mu_ = live.mu;
-    const ContactProblem p(G_, c_, mu_, live.nc, live.nl);
+    box_ = live.box.head(live.nb);
+    const ContactProblem p(G_, c_, mu_, live.nc, live.nl, live.nb, box_);
     lb_.setZero(p.size());
     lp_.setZero(p.size());
     bis_.solve(p, lb_);
@@ -96,7 +97,7 @@ class Fig6 {
   BisectionSolver bis_;
   PgsSolver pgs_;
   MatX G_;
-  VecX c_, mu_, lb_, lp_, vp_;
+  VecX c_, mu_, box_, lb_, lp_, vp_;
   std::vector<double> edges_;
   std::vector<long> counts_;
 };

@@ -27,6 +27,11 @@ const MatX& ContactProblem::empty_matrix() {
   return empty;
 }
 
+const VecX& ContactProblem::empty_vector() {
+  static const VecX empty(0);
+  return empty;
+}
+
 Scalar ContactProblem::sparse_diagonal(Index r) const {
   int sub = 0;
   const Index g = row_group(r, nc, sub);
@@ -56,7 +61,7 @@ void ContactProblem::multiply(const VecXcref& x, VecXref y) const {
     y.noalias() = G * x;
     return;
   }
-  const Index ng = nc + nl;
+  const Index ng = nc + nl + nb;
   for (Index g = 0; g < ng; ++g) {
     Vec3 v = Vec3::Zero();
     for (Index k = sparse->begin[g]; k < sparse->begin[g + 1]; ++k) {
@@ -68,7 +73,7 @@ void ContactProblem::multiply(const VecXcref& x, VecXref y) const {
 
 MatX ContactProblem::dense() const {
   if (!sparse) return G;
-  const Index n = size(), ng = nc + nl;
+  const Index n = size(), ng = nc + nl + nb;
   MatX D = MatX::Zero(n, n);
   for (Index g = 0; g < ng; ++g) {
     for (Index k = sparse->begin[g]; k < sparse->begin[g + 1]; ++k) {

@@ -90,6 +90,7 @@ void grow_vec(std::vector<T>& v, Index n, const T& value = T()) {
 void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   Index nv_max = 1;
   limited_.assign(models.size(), {});
+  frictional_.assign(models.size(), {});
   for (std::size_t s = 0; s < models.size(); ++s) {
     const Model* m = models[s];
     nv_max = std::max(nv_max, m->nv);
@@ -98,10 +99,15 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
       LimitedDof ld;
       ld.iq = m->idx_q[i];
       ld.k = m->idx_v[i];
+      for (Index a = ld.k; a >= 0; a = m->dof_parent[a]) ++ld.len;
+      if (m->friction.size() == m->nv && m->friction[ld.k] > 0) {
+        LimitedDof fd = ld;
+        fd.bound[0] = m->friction[ld.k];
+        frictional_[s].push_back(fd);
+      }
       ld.bound[0] = m->lower_position[ld.iq];
       ld.bound[1] = m->upper_position[ld.iq];
       if (!std::isfinite(ld.bound[0]) && !std::isfinite(ld.bound[1])) continue;
-      for (Index a = ld.k; a >= 0; a = m->dof_parent[a]) ++ld.len;
       limited_[s].push_back(ld);
     }
   }
@@ -127,12 +133,12 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   rows_.reserve(32);
   islands_.reserve(8);
   cursor_.reserve(8);
-  nc_ = nl_ = 0;
+  nc_ = nl_ = nf_ = 0;
 }
 
 void DelassusAssembler::grow_rows(Index n) {
-  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_, &position_target_, &lc_, &ltarget_,
-                  &lbounce_, &lposition_})
+  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_, &position_target_, &box_, &lc_,
+                  &ltarget_, &lbounce_, &lposition_, &lbox_})
     grow(*v, n);
   grow_vec(lrow_global_, n);
 }
@@ -168,9 +174,10 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   pieces_.clear();
   rows_.clear();
   nc_ = contacts.size();
-  nl_ = 0;
-  Index max_limits = 0;
+  nl_ = nf_ = 0;
+  Index max_limits = 0;  // limit and friction rows at most
   for (const auto& list : limited_) max_limits += 2 * static_cast<Index>(list.size());
+  for (const auto& list : frictional_) max_limits += static_cast<Index>(list.size());
   grow_rows(3 * nc_ + max_limits);
   grow(mu_, nc_);
   grow_vec(frames_, nc_, Mat3(Mat3::Identity()));
@@ -262,7 +269,38 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       }
     }
   }
-  const Index n = 3 * nc_ + nl_;
+
+  // joint friction rows (box rows, after all limit rows): J = e_k, c = u_free_k, bound f_k dt,
+  // target 0 (stick); the piece is built as a limit row's
+  for (std::size_t s = 0; s < systems.size() && st.joint_friction; ++s) {
+    const Data& d = *systems[s].data;
+    const Model& m = *systems[s].model;
+    for (const LimitedDof& fd : frictional_[s]) {
+      const Index k = fd.k, g = nc_ + nl_ + nf_;
+      group_pieces_[static_cast<std::size_t>(2 * g)] = static_cast<Index>(pieces_.size());
+      group_pieces_[static_cast<std::size_t>(2 * g + 1)] = -1;
+      Piece& p = add_piece(static_cast<Index>(s), row, 1);
+      p.group = g;
+      Index* dofs = dofs_.data() + p.offset;
+      Scalar* Y = Y_.data() + 3 * p.offset;
+      p.len = fd.len;
+      for (Index a = k, t = fd.len - 1; a >= 0; a = m.dof_parent[a], --t) {
+        dofs[t] = a;
+        Y[3 * t] = 0;
+      }
+      Y[3 * (fd.len - 1)] = 1;
+      solve_LT_path<1>(d.M, dofs, fd.len, Y);
+      c_[row] = (*systems[s].u_free)[k];
+      v_before_[row] = (*systems[s].u)[k];
+      rows_.push_back({ConstraintRow::Kind::Friction, k, static_cast<Index>(s), 0, row});
+      depth_[row] = 0;
+      restitution_[row] = 0;
+      box_[row] = fd.bound[0] * dt;
+      ++row;
+      ++nf_;
+    }
+  }
+  const Index n = 3 * nc_ + nl_ + nf_;
 
   // targets b of the normal and limit rows, folded into c (see the header)
   // (`bounce`: set to e when the Poisson law leaves this row's restitution to the stepper;
@@ -305,7 +343,9 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   position_target_.head(n).setZero();
   n_bounce_ = n_position_ = n_newton_ = 0;
   const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
+  box_.head(3 * nc_ + nl_).setZero();
   for (const ConstraintRow& cr : rows_) {
+    if (cr.kind == ConstraintRow::Kind::Friction) continue;  // target 0, no bounce or push-out
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
     target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], bounce_[r], inelastic_target_[r]);
     c_[r] -= target_[r];
@@ -336,7 +376,7 @@ void DelassusAssembler::build_islands(Index nsys) {
     if (ra != rb) parent_[static_cast<std::size_t>(std::max(ra, rb))] = std::min(ra, rb);
   }
   islands_.clear();
-  const Index ng = nc_ + nl_;
+  const Index ng = nc_ + nl_ + nf_;
   auto island_of_group = [&](Index g) -> Index {
     Index pi = group_pieces_[static_cast<std::size_t>(2 * g)];
     if (pi < 0) pi = group_pieces_[static_cast<std::size_t>(2 * g + 1)];
@@ -354,8 +394,10 @@ void DelassusAssembler::build_islands(Index nsys) {
     if (k < 0) continue;
     if (g < nc_) {
       ++islands_[static_cast<std::size_t>(k)].nc;
-    } else {
+    } else if (g < nc_ + nl_) {
       ++islands_[static_cast<std::size_t>(k)].nl;
+    } else {
+      ++islands_[static_cast<std::size_t>(k)].nf;
     }
   }
   for (Index s = 0; s < nsys; ++s) {
@@ -366,7 +408,7 @@ void DelassusAssembler::build_islands(Index nsys) {
   // offsets
   Index row = 0, contact = 0, group = 0, diag = 0, dense = 0;
   for (Island& isl : islands_) {
-    const Index n = 3 * isl.nc + isl.nl, ngi = isl.nc + isl.nl;
+    const Index n = 3 * isl.nc + isl.nl + isl.nf, ngi = isl.nc + isl.nl + isl.nf;
     isl.row = row;
     isl.contact = contact;
     isl.group = group;
@@ -389,7 +431,8 @@ void DelassusAssembler::build_islands(Index nsys) {
   grow_vec(mark_, ng, Index(-1));
   grow_vec(slot_, ng);
   cursor_.assign(islands_.size(), 0);  // capacity kept: no allocation once the count was seen
-  // local placement: contacts first (in order), then limit rows
+  // local placement: contacts first (in order), then limit rows, then friction rows (the global
+  // groups list all limits before all friction rows, so each island keeps that order)
   // Contact order within an island: ContactSet order in dense islands (a robot's rows as before);
   // in block-sparse islands (piles, stacks) bottom-up along gravity, so that one Gauss-Seidel
   // sweep carries the weight of a stack down to the ground instead of one contact per sweep.
@@ -420,6 +463,7 @@ void DelassusAssembler::build_islands(Index nsys) {
         ltarget_[L] = target_[R];
         lbounce_[L] = bounce_[R];
         lposition_[L] = position_target_[R];
+        lbox_[L] = box_[R];
         isl.n_bounce += bounce_[R] > 0;
         isl.n_position += position_target_[R] > 0;
       }
@@ -441,7 +485,7 @@ void DelassusAssembler::build_islands(Index nsys) {
 void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
   for (const Island& isl : islands_) {
     if (isl.dense < 0) continue;
-    const Index n = 3 * isl.nc + isl.nl;
+    const Index n = 3 * isl.nc + isl.nl + isl.nf;
     Eigen::Map<MatX>(Gd_.data() + isl.dense, n, n).setZero();
   }
   for (std::size_t s = 0; s < systems.size(); ++s) {
@@ -450,7 +494,7 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
     const Island& isl = islands_[static_cast<std::size_t>(sys_island_[static_cast<std::size_t>(find(static_cast<Index>(s)))])];
     if (isl.dense < 0) continue;
     Scalar* G = Gd_.data() + isl.dense;
-    const Index ld = 3 * isl.nc + isl.nl;
+    const Index ld = 3 * isl.nc + isl.nl + isl.nf;
     const Scalar* Dinv = systems[s].data->Dinv.data();
     for (std::size_t a = 0; a < list.size(); ++a) {
       const Piece& p = pieces_[static_cast<std::size_t>(list[a])];
@@ -474,11 +518,11 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
 // group h with a piece in a system that one of g's pieces is in; each block is the sum of the path
 // products of those piece pairs, the same products as the dense path computes.
 void DelassusAssembler::assemble_sparse(const std::vector<SystemView>& systems) {
-  for (Index g = 0; g < nc_ + nl_; ++g) mark_[static_cast<std::size_t>(g)] = -1;
+  for (Index g = 0; g < nc_ + nl_ + nf_; ++g) mark_[static_cast<std::size_t>(g)] = -1;
   Index nnz = 0;
   for (Island& isl : islands_) {
     if (isl.dense >= 0) continue;
-    const Index ngi = isl.nc + isl.nl;
+    const Index ngi = isl.nc + isl.nl + isl.nf;
     for (Index j = 0; j < ngi; ++j) {
       const Index g = gglobal_[static_cast<std::size_t>(isl.diag + j)];
       begin_[static_cast<std::size_t>(isl.group + j)] = nnz;
@@ -528,16 +572,17 @@ void DelassusAssembler::assemble_sparse(const std::vector<SystemView>& systems) 
 
 IslandView DelassusAssembler::island(Index k) const {
   const Island& isl = islands_[static_cast<std::size_t>(k)];
-  const Index n = 3 * isl.nc + isl.nl;
+  const Index n = 3 * isl.nc + isl.nl + isl.nf;
   const auto c = lc_.segment(isl.row, n);
   const auto mu = lmu_.segment(isl.contact, isl.nc);
+  const auto box = lbox_.segment(isl.row + 3 * isl.nc + isl.nl, isl.nf);
   if (isl.dense >= 0) {
     const Eigen::Map<const MatX> G(Gd_.data() + isl.dense, n, n);
-    return IslandView{ContactProblem(G, c, mu, isl.nc, isl.nl), lrow_global_.data() + isl.row,
+    return IslandView{ContactProblem(G, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
                       ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
                       isl.n_bounce, isl.n_position, isl.systems};
   }
-  return IslandView{ContactProblem(isl.sparse, c, mu, isl.nc, isl.nl), lrow_global_.data() + isl.row,
+  return IslandView{ContactProblem(isl.sparse, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
                     ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
                     isl.n_bounce, isl.n_position, isl.systems};
 }
@@ -545,8 +590,8 @@ IslandView DelassusAssembler::island(Index k) const {
 std::size_t DelassusAssembler::memory_bytes() const {
   const std::size_t S = sizeof(Scalar), I = sizeof(Index);
   std::size_t b = 0;
-  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &bounce_, &position_target_, &Y_, &r_,
-                        &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &Gd_})
+  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &bounce_, &position_target_, &box_, &Y_,
+                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_})
     b += static_cast<std::size_t>(v->size()) * S;
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
                                       &begin_, &col_, &diag_, &mark_, &slot_, &cursor_, &gglobal_})
@@ -558,7 +603,7 @@ std::size_t DelassusAssembler::memory_bytes() const {
 }
 
 ContactProblem DelassusAssembler::problem() const {
-  const Index n = 3 * nc_ + nl_;
+  const Index n = 3 * nc_ + nl_ + nf_;
   G_full_.setZero(n, n);
   for (Index k = 0; k < num_islands(); ++k) {
     const IslandView v = island(k);
@@ -568,7 +613,7 @@ ContactProblem DelassusAssembler::problem() const {
       for (Index a = 0; a < m; ++a) G_full_(v.global_row[a], v.global_row[b]) = Gk(a, b);
     }
   }
-  return ContactProblem(G_full_, c_.head(n), mu_.head(nc_), nc_, nl_);
+  return ContactProblem(G_full_, c_.head(n), mu_.head(nc_), nc_, nl_, nf_, box_.segment(3 * nc_ + nl_, nf_));
 }
 
 void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecXcref& lambda,

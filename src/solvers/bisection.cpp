@@ -87,6 +87,9 @@
 //     SlipModel::MinimumEnergy keeps the paper's criterion.
 //   * One-row limit constraints are solved exactly in the same sweep: lambda* = max(0, lambda -
 //     v / G_jj), relaxed with the same alpha.
+//   * One-row box rows (joint Coulomb friction, |lambda_j| <= b_j; contact_problem.hpp) likewise:
+//     lambda* = clamp(lambda - v / G_jj, -b_j, b_j) is the exact stick/slip solution of the row
+//     given the others; the error adds its bound violation and |lambda* - lambda|.
 #include "impulse/solvers/bisection.hpp"
 
 #include <Eigen/Eigenvalues>
@@ -393,13 +396,21 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
       lambda.segment<3>(3 * i) = alpha * lambda_star + (1 - alpha) * lambda_i;
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
-    for (Index j = 3 * nc; j < n; ++j) {
+    for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
       const Scalar v_j = problem.row_dot(j, lambda) + c[j];
       const Scalar G_jj = problem.diagonal(j);
       const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
       error = std::max(error, std::max<Scalar>(0, -v_j) + std::max<Scalar>(0, -lambda[j]) +
                                   std::min(std::max<Scalar>(lambda[j], 0), std::max<Scalar>(v_j, 0)) +
                                   std::abs(lambda_star - lambda[j]));
+      lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
+    }
+    // Box rows (joint friction): exact 1-D stick/slip clamp in the same sweep.
+    for (Index j = problem.first_box_row(); j < n; ++j) {
+      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
+      const Scalar lambda_star = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
+      error = std::max(error, std::max<Scalar>(0, std::abs(lambda[j]) - b) + std::abs(lambda_star - lambda[j]));
       lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12

@@ -13,15 +13,21 @@ namespace impulse {
 
 void check_problem(const ContactProblem& problem, const VecXcref& lambda) {
   const Index n = problem.size();
-  IMPULSE_CHECK(problem.nc >= 0 && problem.nl >= 0, "ContactProblem: negative counts nc = ",
-                problem.nc, ", nl = ", problem.nl);
+  IMPULSE_CHECK(problem.nc >= 0 && problem.nl >= 0 && problem.nb >= 0, "ContactProblem: negative counts nc = ",
+                problem.nc, ", nl = ", problem.nl, ", nb = ", problem.nb);
   IMPULSE_CHECK(problem.is_sparse() || (problem.G.rows() == n && problem.G.cols() == n), "ContactProblem: G is ",
                 problem.G.rows(), "x", problem.G.cols(), ", expected ", n, "x", n,
-                " (3 nc + nl with nc = ", problem.nc, ", nl = ", problem.nl, ")");
+                " (3 nc + nl + nb with nc = ", problem.nc, ", nl = ", problem.nl, ", nb = ", problem.nb, ")");
   IMPULSE_CHECK(problem.c.size() == n, "ContactProblem: c has size ", problem.c.size(),
                 ", expected ", n);
   IMPULSE_CHECK(problem.mu.size() >= problem.nc, "ContactProblem: mu has size ",
                 problem.mu.size(), ", expected at least nc = ", problem.nc);
+  IMPULSE_CHECK(problem.box.size() >= problem.nb, "ContactProblem: box has size ", problem.box.size(),
+                ", expected at least nb = ", problem.nb);
+  for (Index j = 0; j < problem.nb; ++j) {
+    IMPULSE_CHECK(!(problem.box[j] < 0), "ContactProblem: box bound ", j, " is ", problem.box[j],
+                  ", expected a number >= 0");
+  }
   IMPULSE_CHECK(lambda.size() == n, "contact solver: lambda has size ", lambda.size(),
                 ", expected ", n);
 }
@@ -35,7 +41,7 @@ void ContactSolver::reserve(Index max_rows) {
 bool problem_is_finite(const ContactProblem& problem) {
   if (problem.is_sparse()) {  // the blocks (begin[] holds positions in the shared block array)
     const BlockSparseG& S = *problem.sparse;
-    const Index k0 = S.begin[0], k1 = S.begin[problem.nc + problem.nl];
+    const Index k0 = S.begin[0], k1 = S.begin[problem.nc + problem.nl + problem.nb];
     Scalar s = 0;
     for (Index k = k0; k < k1; ++k) s += S.block[k].sum();
     bool blocks = std::isfinite(s);
@@ -43,13 +49,14 @@ bool problem_is_finite(const ContactProblem& problem) {
       if (!S.block[k].allFinite()) break;
       if (k + 1 == k1) blocks = true;
     }
-    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && blocks;
+    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && problem.box.head(problem.nb).allFinite() &&
+           blocks;
   }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
   // non-finite sum of finite entries (overflow near 1e308) falls back to the entry-wise test.
   Scalar s = 0;
   for (Index j = 0; j < problem.G.cols(); ++j) s += problem.G.col(j).sum();
-  return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() &&
+  return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && problem.box.head(problem.nb).allFinite() &&
          (std::isfinite(s) || problem.G.allFinite());
 }
 

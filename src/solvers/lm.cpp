@@ -34,6 +34,11 @@
 //   open, F_n = 0:                      F_t = 0 and dF_t/dz = 0 (s = 0 for z_t != 0; we take the
 //                                       same branch at z_t = 0, where f is not differentiable).
 // One-row limit constraints use the normal parametrization (eq. 49) alone.
+// One-row box rows (joint Coulomb friction, |lambda_j| <= b_j; contact_problem.hpp) use the same
+// idea on the interval [-B, B], B = K_j b_j the scaled bound: f(x) = clamp(-x, -B, B), v = f + x.
+// Inside (|x| < B) v = 0 and the impulse is free (stick); beyond, f = -B sign(x) and v = x - f has
+// the sign of x, so the friction opposes the motion at its bound (slip). df/dx = -1 inside, 0
+// outside; the kinks x = +-B join the kink search.
 //
 // Departures / choices:
 //   * Warm start: x_0 = G lambda_0 + c - lambda_0, which inverts f when (lambda_0, v_0) satisfy
@@ -70,6 +75,7 @@
 //     velocity conditions hold to the residual r.
 #include "impulse/solvers/lm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dense_kernels.hpp"
@@ -106,6 +112,12 @@ Vec3 todorov_impulse(const Vec3& z, Scalar mu, Mat3* dF) {
   return F;
 }
 
+namespace {
+// Box row: f(x) = clamp(-x, -B, B) and its derivative (see the header comment).
+inline Scalar box_impulse(Scalar x, Scalar B) { return std::clamp(-x, -B, B); }
+inline Scalar box_slope(Scalar x, Scalar B) { return std::abs(x) < B ? Scalar(-1) : Scalar(0); }
+}  // namespace
+
 void LmSolver::reserve_impl(Index max_rows) {
   const Index n = max_rows;
   for (VecX* v : {&x_, &f_, &r_, &x_trial_, &f_trial_, &r_trial_, &g_, &dx_, &Jdx_, &lambda_}) {
@@ -124,7 +136,9 @@ Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f,
   for (Index i = 0; i < nc; ++i) {
     f.segment<3>(3 * i) = todorov_impulse(x.segment<3>(3 * i), problem.mu[i], nullptr);
   }
-  for (Index j = 3 * nc; j < n; ++j) f[j] = std::max<Scalar>(0, -x[j]);
+  const Index nu = problem.first_box_row();
+  for (Index j = 3 * nc; j < nu; ++j) f[j] = std::max<Scalar>(0, -x[j]);
+  for (Index j = nu; j < n; ++j) f[j] = box_impulse(x[j], kappa_[j] * problem.box_bound(j));
   // eq. 55-56: r = G f - f - x + c
   // with the diagonal scaling K (see the header): r = G K^-1 f - f - x + c
   scaled_f_.head(n) = f.head(n).cwiseQuotient(kappa_.head(n));
@@ -143,7 +157,7 @@ void LmSolver::jacobian(const ContactProblem& problem, const VecX& x) {
     J_.block<3, 3>(3 * i, 3 * i) -= dF + Mat3::Identity();
   }
   for (Index j = 3 * nc; j < n; ++j) {
-    const Scalar df = x[j] < 0 ? -1 : 0;
+    const Scalar df = j < problem.first_box_row() ? (x[j] < 0 ? -1 : 0) : box_slope(x[j], kappa_[j] * problem.box_bound(j));
     J_.col(j).head(n) = problem.G.col(j) * (df / kappa_[j]);
     J_(j, j) -= df + 1;
   }
@@ -195,7 +209,13 @@ void LmSolver::gauss_seidel_restart(const ContactProblem& problem, Index sweeps)
     }
     for (Index j = 3 * nc; j < n; ++j) {
       const Scalar v_j = G.row(j).dot(lambda_.head(n)) + c[j];
-      if (G(j, j) > 0) lambda_[j] = std::max<Scalar>(0, lambda_[j] - v_j / G(j, j));
+      if (!(G(j, j) > 0)) continue;
+      const Scalar next = lambda_[j] - v_j / G(j, j);
+      if (j < problem.first_box_row()) {
+        lambda_[j] = std::max<Scalar>(0, next);
+      } else {  // box row (joint friction)
+        lambda_[j] = std::clamp(next, -problem.box_bound(j), problem.box_bound(j));
+      }
     }
   }
   x_.head(n).noalias() = G * lambda_.head(n);
@@ -231,8 +251,12 @@ Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar s
       }
     }
   }
-  for (Index j = 3 * nc; j < n; ++j) {
+  for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
     if (dx_[j] != 0) probe(-x_[j] / dx_[j]);
+  }
+  for (Index j = problem.first_box_row(); j < n; ++j) {  // box rows: x = +-B
+    const Scalar B = kappa_[j] * problem.box_bound(j);
+    if (dx_[j] != 0) probe((B - x_[j]) / dx_[j]), probe((-B - x_[j]) / dx_[j]);
   }
   for (Scalar t = 0.5; t > 1e-3; t *= s.backtrack) probe(t);
   if (!(best_t > 0)) return psi;
@@ -249,7 +273,7 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
   for (Index i = 0; i < n; ++i) G_norm = std::max(G_norm, G.row(i).cwiseAbs().sum());
   const Scalar c_norm = problem.c.cwiseAbs().maxCoeff();
 
-  // diagonal scaling K: one factor per contact (mean of its G_ii diagonal), one per limit row
+  // diagonal scaling K: one factor per contact (mean of its G_ii diagonal), one per limit or box row
   for (Index i = 0; i < problem.nc; ++i) {
     const Scalar k = settings_.scale ? G.block<3, 3>(3 * i, 3 * i).trace() / 3 : Scalar(1);
     kappa_.segment<3>(3 * i).setConstant(k > 0 ? k : Scalar(1));

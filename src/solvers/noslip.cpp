@@ -79,6 +79,16 @@
 // counted: forming G (Delassus assembler, O(m^2 n + m n^2)) and ContactSolver::solve's check
 // of G for non-finite entries, O(n^2), which dominates a no-slip solve from ~32 contacts on.
 //
+// Box rows (joint Coulomb friction, |lambda_j| <= b_j; contact_problem.hpp). Not part of
+// Drumwright's model; added as an outer active set around the solve above. A free box row is an
+// equality row like the tangential ones (it joins the FIND-INDICES candidates: v_j = 0, stick);
+// a box row held at a bound has lambda_j = +-b_j, moved into c (c' = c + G_:j lambda_j) and out of
+// the solve. After each solve the free row whose |lambda_j| / b_j exceeds 1 most is held at
+// sign(lambda_j) b_j, and a held row whose velocity does not oppose its impulse (v_j lambda_j > 0
+// beyond the tolerance) is freed again; then solve again, until neither happens (each pass one
+// change, at most 4 nb + 4 passes; more is reported as MaxIterations). Joint friction is a
+// property of the joint, not of a contact, so the no-slip model keeps its bound.
+//
 // Model notes: no slip ignores mu (infinite friction, the tangential impulse may leave the
 // cone), and, as in eq. 45-46, the tangential velocity is zeroed at every contact of the
 // problem, including contacts that separate (w_i > 0, lambda_n = 0).
@@ -106,11 +116,12 @@ void NoSlipSolver::reserve_impl(Index max_rows) {
   L_.setZero(n, n);
   Fc_.setZero(n, n);
   A_.setZero(n, n);
-  for (VecX* v : {&d_, &y_, &e_, &z_, &w_, &zB_, &tmp_, &v_}) v->setZero(n);
+  for (VecX* v : {&d_, &y_, &e_, &z_, &w_, &zB_, &tmp_, &v_, &cb_}) v->setZero(n);
+  at_bound_.assign(static_cast<std::size_t>(n), 0);
 }
 
 // --- Algorithm 2, FIND-INDICES as a greedy pivoted Cholesky on the tangential rows -----------
-void NoSlipSolver::find_indices(const MatXcref& G, Index nc, Index n, Scalar pivot_min) {
+void NoSlipSolver::find_indices(const MatXcref& G, Index nc, Index nu, Index n, Scalar pivot_min) {
   // Column a of L holds (G_:,E_a - L_:,0:a L_E_a,0:a^T) / L_E_a,a for every row: the rows in E form
   // the factor L_E of G_EE (in pivot order), the unilateral rows form L_U = G_UE L_E^-T, and
   // d_r = G_rr - |L_r|^2 is the Schur pivot of any row against the kept ones.
@@ -121,6 +132,9 @@ void NoSlipSolver::find_indices(const MatXcref& G, Index nc, Index n, Scalar piv
       for (Index k = 3 * i; k < 3 * i + 2; ++k) {
         if (!kept_[k] && d_[k] > d_best) best = k, d_best = d_[k];
       }
+    }
+    for (Index k = nu; k < n; ++k) {  // free box rows (joint friction, stick): equality rows too
+      if (!kept_[k] && !at_bound_[k] && d_[k] > d_best) best = k, d_best = d_[k];
     }
     if (best < 0) break;  // every remaining tangential row is dependent (or |E| = rank)
     const Index j = static_cast<Index>(E_.size());
@@ -146,13 +160,13 @@ void NoSlipSolver::find_indices(const MatXcref& G, Index nc, Index n, Scalar piv
 }
 
 // --- the LCP (e, F) of eq. 56-57 in contact space and Algorithm 1 on it ------------------------
-SolverResult NoSlipSolver::pivot(const MatXcref& G, const VecXcref& c, Index nc, Index n, Scalar pivot_min) {
+SolverResult NoSlipSolver::pivot(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Scalar pivot_min) {
   const NoSlipSettings& s = settings_;
   const Index nE = nE_;
   SolverResult result;
   U_.clear();
   for (Index i = 0; i < nc; ++i) U_.push_back(3 * i + 2);
-  for (Index j = 3 * nc; j < n; ++j) U_.push_back(j);
+  for (Index j = 3 * nc; j < nu; ++j) U_.push_back(j);
   const Index nU = static_cast<Index>(U_.size());
   for (Index a = 0; a < nE; ++a) {  // y = L_E^-1 c_E
     Scalar t = c[E_[a]];
@@ -303,7 +317,7 @@ SolverResult NoSlipSolver::pivot(const MatXcref& G, const VecXcref& c, Index nc,
 }
 
 // --- Impulses from z_B, and the check of the promises ------------------------------------------
-bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Index n, VecXref lambda) {
+bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Index n, VecXref lambda) {
   const NoSlipSettings& s = settings_;
   const Index nE = nE_, nB = static_cast<Index>(B_.size());
   const Scalar w_tol =
@@ -336,7 +350,8 @@ bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Inde
   bool ok = lambda.allFinite();
   unmet_target_ = 0;
   for (Index r = 0; ok && r < n; ++r) {
-    if (r < 3 * nc && r % 3 != 2) {
+    if ((r < 3 * nc && r % 3 != 2) || r >= nu) {  // tangential or box rows
+      if (r >= nu && at_bound_[r]) continue;  // held at a bound: checked by the outer loop
       if (kept_[r]) {
         ok = std::abs(v_[r]) <= tol;
       } else {
@@ -357,31 +372,68 @@ bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Inde
 
 SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
   const MatXcref& G = problem.G;
-  const VecXcref& c = problem.c;
-  const Index nc = problem.nc, n = problem.size();
-  unmet_target_ = 0;
-  dropped_slip_ = 0;
+  const Index nc = problem.nc, nu = problem.first_box_row(), n = problem.size();
   Scalar g_max = 0;
   for (Index r = 0; r < n; ++r) g_max = std::max(g_max, G(r, r));
   const Scalar pivot_min = settings_.rank_tolerance * g_max;  // the one rank threshold
-
-  E_.clear();
-  for (Index r = 0; r < n; ++r) {
-    d_[r] = G(r, r);
-    kept_[r] = 0;
-  }
-  find_indices(G, nc, n, pivot_min);
-  SolverResult result = pivot(G, c, nc, n, pivot_min);
-  if (result.status != SolverStatus::Converged) return result;  // lambda keeps the warm start
-  if (!impulses(G, c, nc, n, lambda)) {
-    // a violated promise on a row the solve controls: report it, not a wrong answer
-    lambda.setZero();
+  const Scalar v_tol = settings_.verify_tolerance * (1 + problem.c.cwiseAbs().maxCoeff());
+  for (Index r = 0; r < n; ++r) at_bound_[static_cast<std::size_t>(r)] = 0;
+  cb_.head(n) = problem.c;
+  SolverResult result;
+  Index pivots = 0;
+  // outer active set over the box rows (see the header); one pass without box rows
+  const Index max_passes = 4 * problem.nb + 4;
+  for (Index pass = 0; pass < max_passes; ++pass) {
     unmet_target_ = 0;
     dropped_slip_ = 0;
-    result.status = SolverStatus::NumericalIssue;
-    return result;
+    E_.clear();
+    for (Index r = 0; r < n; ++r) {
+      d_[r] = G(r, r);
+      kept_[r] = 0;
+    }
+    find_indices(G, nc, nu, n, pivot_min);
+    result = pivot(G, cb_.head(n), nc, nu, pivot_min);
+    pivots += result.iterations;
+    result.iterations = pivots;
+    if (result.status != SolverStatus::Converged) return result;  // lambda keeps the warm start
+    if (!impulses(G, cb_.head(n), nc, nu, n, lambda)) {
+      // a violated promise on a row the solve controls: report it, not a wrong answer
+      lambda.setZero();
+      unmet_target_ = 0;
+      dropped_slip_ = 0;
+      result.status = SolverStatus::NumericalIssue;
+      return result;
+    }
+    // box rows: hold the worst free row beyond its bound, or free a held row that does not slip
+    // against its impulse (v_ holds G lambda + c for the free rows, c' for the held ones)
+    Index worst = -1;
+    Scalar worst_ratio = 1 + 1e-12;
+    for (Index r = nu; r < n; ++r) {
+      const Scalar b = problem.box_bound(r);
+      const signed char held = at_bound_[static_cast<std::size_t>(r)];
+      if (held) {
+        lambda[r] = held * b;
+        if (held * v_[r] > v_tol && worst < 0) worst = r;  // moving along its impulse: free it
+        continue;
+      }
+      const Scalar ratio = b > 0 ? std::abs(lambda[r]) / b : (std::abs(lambda[r]) > 0 ? 2 : 0);
+      if (ratio > worst_ratio) worst = r, worst_ratio = ratio;
+    }
+    if (worst < 0) {
+      result.residual = std::max(result.residual, dropped_slip_);
+      return result;
+    }
+    signed char& held = at_bound_[static_cast<std::size_t>(worst)];
+    const Scalar b = problem.box_bound(worst);
+    if (held) {
+      cb_.head(n) -= G.col(worst) * (held * b);
+      held = 0;
+    } else {
+      held = lambda[worst] > 0 ? 1 : -1;
+      cb_.head(n) += G.col(worst) * (held * b);
+    }
   }
-  result.residual = std::max(result.residual, dropped_slip_);
+  result.status = SolverStatus::MaxIterations;  // the active set did not settle
   return result;
 }
 

@@ -16,9 +16,13 @@
 //     sees the newest values, as in a component-wise PGS.
 //   * The penetration term of the error is max(0, -v_z) after the contact's own update.
 //   * One-row limit constraints use lambda_j <- max(0, lambda_j - (alpha / G_jj) v_j).
+//   * One-row box rows (joint Coulomb friction, |lambda_j| <= b_j) take the exact 1-D solution
+//     lambda_j <- clamp(lambda_j - v_j / G_jj, -b_j, b_j) (the row's own problem given the others;
+//     no relaxation is needed for one scalar) and add |delta lambda_j| to the error.
 //   * A row with G_zz <= 0 (cannot move) keeps lambda = 0.
 #include "impulse/solvers/pgs.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "impulse/solvers/cone.hpp"
@@ -59,7 +63,7 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       const Scalar v_z_new = v.z() + G_ii.row(2).dot(delta);
       error += delta.norm() + std::max<Scalar>(0, -v_z_new);
     }
-    for (Index j = 3 * nc; j < n; ++j) {
+    for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
       const Scalar G_jj = problem.diagonal(j);
       const Scalar v_j = problem.row_dot(j, lambda) + c[j];
       const Scalar lambda_j = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - (s.alpha / G_jj) * v_j)
@@ -67,6 +71,14 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       const Scalar d = lambda_j - lambda[j];
       lambda[j] = lambda_j;
       error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
+    }
+    // box rows (joint friction): exact 1-D clamp
+    for (Index j = problem.first_box_row(); j < n; ++j) {
+      const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
+      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar lambda_j = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
+      error += std::abs(lambda_j - lambda[j]);
+      lambda[j] = lambda_j;
     }
     if (monitor.stop(result, it, error)) return result;
   }

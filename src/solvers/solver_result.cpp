@@ -72,8 +72,19 @@ ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcre
     const Vec3 lambda_star = solve_single_contact(G_ii, c_i, mu, exact).lambda;
     r.max_dissipation = std::max(r.max_dissipation, (lambda_star - lambda_i).norm());
   }
-  for (Index j = 3 * problem.nc; j < problem.size(); ++j) {
+  for (Index j = 3 * problem.nc; j < problem.first_box_row(); ++j) {
     add_signorini(lambda[j], problem.G.row(j).dot(lambda) + problem.c[j], r);
+  }
+  // box rows (joint Coulomb friction): the bound, the stick/slip law and the 1-D optimum
+  for (Index j = problem.first_box_row(); j < problem.size(); ++j) {
+    const Scalar b = problem.box_bound(j), l = lambda[j], G_jj = problem.G(j, j);
+    const Scalar v = problem.G.row(j).dot(lambda) + problem.c[j];
+    r.cone = std::max(r.cone, std::abs(l) - b);
+    const Scalar s = b > 0 ? std::clamp(l / b, Scalar(-1), Scalar(1)) : Scalar(0);
+    r.coulomb = std::max(r.coulomb, std::abs(v + std::abs(v) * s));
+    // (min/max, not std::clamp: a bad problem with b < 0 is measured, not undefined behaviour)
+    const Scalar star = G_jj > 0 ? std::max(-b, std::min(b, l - v / G_jj)) : Scalar(0);
+    r.max_dissipation = std::max(r.max_dissipation, std::abs(star - l));
   }
   return r;
 }

@@ -238,6 +238,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   stats_.times.delassus = us_since(t0);
   stats_.contacts = assembler_.num_contacts();
   stats_.limits = assembler_.num_limits();
+  stats_.friction_rows = assembler_.num_friction_rows();
   stats_.contacts_dropped = contacts_.dropped();
   stats_.islands = assembler_.num_islands();
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
@@ -316,6 +317,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       s.q_->swap(*s.q_next_);
       s.u_->swap(u_next_[i]);
       report_applied_torque(s, *s.tau_clamp_, *s.clamped_, *s.tau_applied_);
+      if (s.tau_friction_) s.tau_friction_->setZero();
+    }
+    for (const ConstraintRow& r : assembler_.rows()) {  // joint friction torque = impulse / dt
+      if (r.kind != ConstraintRow::Kind::Friction) continue;
+      const StepperSystem& s = systems[static_cast<std::size_t>(r.system)];
+      if (s.tau_friction_) (*s.tau_friction_)[r.index] = lambda[r.row] / st.dt;
     }
     remember();
   } else {
@@ -522,8 +529,9 @@ void Stepper::warm_start(Index n) {
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
   const std::vector<LimitMemory>& limits = cache_.limits;
+  // limit rows and joint friction rows (sign 0) by (system, dof, sign)
   for (const ConstraintRow& r : assembler_.rows()) {
-    if (r.kind != ConstraintRow::Kind::Limit) continue;
+    if (r.kind == ConstraintRow::Kind::Contact) continue;
     const LimitMemory key{r.system, r.index, r.sign, 0};
     auto it = std::lower_bound(limits.begin(), limits.end(), key, limit_less);
     if (it != limits.end() && !limit_less(key, *it)) lambda[r.row] = it->lambda;
@@ -540,7 +548,7 @@ void Stepper::remember() {
   cache_.contacts.swap(memory_next_);
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
-    if (r.kind == ConstraintRow::Kind::Limit) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
+    if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
   }
   std::sort(limit_memory_next_.begin(), limit_memory_next_.end(), limit_less);
   cache_.limits.swap(limit_memory_next_);

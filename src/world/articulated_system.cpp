@@ -34,6 +34,7 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
   f_ext_.assign(static_cast<std::size_t>(model_.nb), Vec6::Zero());
   u_free_.setZero(nv);
   tau_applied_.setZero(nv);
+  tau_friction_.setZero(nv);
   tau_clamp_.setZero(nv);
   clamped_.assign(static_cast<std::size_t>(nv), 0);
   u_next_.setZero(nv);
@@ -63,6 +64,7 @@ StepperSystem ArticulatedSystem::stepper_system() {
   v.tau_clamp_ = &tau_clamp_;
   v.clamped_ = &clamped_;
   v.tau_applied_ = &tau_applied_;
+  v.tau_friction_ = &tau_friction_;
   v.contact_impulses_ = &contact_impulses_;
   return v;
 }

@@ -311,7 +311,7 @@ void World::reserve() {
   stepper_ = std::move(next);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
-  for (const auto& s : systems_) limit_rows += 2 * s->nv();
+  for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
   initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
   initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
@@ -466,7 +466,7 @@ void World::prepare_initial_state() {
   has_initial_ = false;
   save_state_into(initial_);
   Index limit_rows = 0;
-  for (const auto& s : systems_) limit_rows += 2 * s->nv();
+  for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
   initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
   initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }

@@ -349,7 +349,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
   check_attributes(e, {"margin", "erp", "slop", "position_correction", "restitution", "restitution_threshold",
-                       "limit_margin", "joint_limits", "max_contacts", "max_push_velocity"});
+                       "limit_margin", "joint_limits", "joint_friction", "max_contacts", "max_push_velocity"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
   c.position_correction =
@@ -365,6 +365,7 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   c.max_push_velocity = nonnegative(e, "max_push_velocity", c.max_push_velocity);
   if (!(c.max_push_velocity > 0)) fail_attr(e, "max_push_velocity", "must be > 0");
   c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
+  c.joint_friction = boolean(e, "joint_friction", c.joint_friction);
   w.max_contacts = count(e, "max_contacts", w.max_contacts);
   validated(e, "margin", [&] { validate_contact_margin(w.margin); });
   validated(e, "max_contacts", [&] { validate_max_contacts(w.max_contacts); });

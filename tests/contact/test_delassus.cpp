@@ -234,6 +234,10 @@ std::vector<MatX> dense_jacobians(const DelassusAssembler& asmb, const std::vect
       J[static_cast<std::size_t>(r.system)](r.row, r.index) = r.sign;
       continue;
     }
+    if (r.kind == ConstraintRow::Kind::Friction) {  // joint friction: J = e_k
+      J[static_cast<std::size_t>(r.system)](r.row, r.index) = 1;
+      continue;
+    }
     const Contact& c = set[r.index];
     const Mat3 C = asmb.contact_frame(r.index);
     const Index objs[2] = {c.object_a, c.object_b}, bodies[2] = {c.body_a, c.body_b};
@@ -369,6 +373,7 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
       if (tree.nq_joint[j] != 1) continue;
       tree.lower_position[tree.idx_q[j]] = -0.4;
       tree.upper_position[tree.idx_q[j]] = 0.4;
+      if (j % 3 == 0) tree.friction[tree.idx_v[j]] = 0.25 * j;  // joint friction rows on some dofs
     }
     const Model box = free_box(1.5);
     std::mt19937 rng(100 + seed);
@@ -397,8 +402,18 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
     st.erp = 0;
     st.limit_margin = -1;  // rows only where q is beyond a limit (zero targets)
     asmb.assemble({a.view(), b.view()}, object_system, set, 1e-3, st);
-    INFO("seed " << seed << ", " << asmb.num_limits() << " limit rows");
+    INFO("seed " << seed << ", " << asmb.num_limits() << " limit rows, " << asmb.num_friction_rows() << " friction rows");
     CHECK(asmb.num_limits() > 0);
+    Index nf = 0;
+    for (const ConstraintRow& r : asmb.rows()) {
+      if (r.kind != ConstraintRow::Kind::Friction) continue;
+      ++nf;
+      CHECK(r.row >= 3 * asmb.num_contacts() + asmb.num_limits());  // after all limit rows
+      CHECK(asmb.box_bound(r.row) == Approx(tree.friction[r.index] * 1e-3));
+      CHECK(asmb.target(r.row) == 0);
+    }
+    CHECK(nf == asmb.num_friction_rows());
+    CHECK(nf > 0);
     check_against_dense(asmb, {&a, &b}, object_system, set, rng);
   }
 }
@@ -407,7 +422,12 @@ TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and i
   // Random scenes: a quadruped with position limits (limit rows, tree-coupled pieces), 8 free
   // boxes, the ground; random contacts join some systems into islands. One assembler stores every
   // island block-sparse (dense limit 0), the other every island dense.
-  const Model quad = test::quadruped();
+  // (with joint friction on two joints of each leg: box rows in the islands, tree-coupled)
+  const Model quad = [] {
+    Model m = test::quadruped();
+    for (Index k = 6; k < m.nv; k += 3) m.friction[k] = m.friction[k + 1] = 2.0;
+    return m;
+  }();
   const Model box = free_box(2.0);
   for (unsigned seed = 1; seed <= 6; ++seed) {
     std::mt19937 rng(seed);

@@ -9,8 +9,12 @@
 //     lambda_i in the Coulomb cone  K_i = { ||lambda_xy|| <= mu_i lambda_z },
 //     v_z+ >= 0,  lambda_z >= 0,  v_z+ lambda_z = 0        (velocity Signorini),
 //     maximum dissipation in the tangent plane,
-// and, after the 3 nc contact rows, nl one-row unilateral constraints (joint limits) j with
-//     lambda_j >= 0,  v_j+ >= 0,  lambda_j v_j+ = 0.
+// after the 3 nc contact rows, nl one-row unilateral constraints (joint limits) j with
+//     lambda_j >= 0,  v_j+ >= 0,  lambda_j v_j+ = 0,
+// and after those, nb one-row box constraints (joint Coulomb friction) j with bound b_j = box[j]:
+//     |lambda_j| <= b_j,   |lambda_j| < b_j  =>  v_j+ = 0   (stick),
+//     lambda_j = -b_j sign(v_j+) when v_j+ != 0                (slip: friction opposes the motion)
+// (a box mixed complementarity problem on lo = -b_j, hi = b_j).
 // Restitution and position-error targets are already folded into c by the assembler
 // (c_z <- c_z - target), so a solver always works on the homogeneous conditions above.
 #pragma once
@@ -20,7 +24,8 @@
 namespace impulse {
 
 // Block-sparse storage of G (one island, contact/delassus.hpp). Block rows are "groups": contact
-// i (rows 3i .. 3i+2) is group i, the one-row constraint at row 3 nc + j is group nc + j. Group g
+// i (rows 3i .. 3i+2) is group i, the one-row constraint at row 3 nc + j (limit or box row) is
+// group nc + j. Group g
 // lists its nonzero blocks G(g, col[k]) for k in [begin[g], begin[g+1]), its own diagonal block at
 // k = diag[g]. Every block is stored as a 3x3 (column major), zero-padded for one-row groups, and
 // both G(g, h) and G(h, g) = G(g, h)^T are stored, so a sweep over group g reads only its row.
@@ -34,21 +39,26 @@ struct BlockSparseG {
 struct ContactProblem {
   // Dense G.
   ContactProblem(Eigen::Ref<const MatX> G_, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_,
-                 Index nc_, Index nl_)
-      : G(G_), c(c_), mu(mu_), nc(nc_), nl(nl_) {}
+                 Index nc_, Index nl_, Index nb_ = 0, Eigen::Ref<const VecX> box_ = empty_vector())
+      : G(G_), c(c_), mu(mu_), box(box_), nc(nc_), nl(nl_), nb(nb_) {}
   // Block-sparse G (G itself is then empty; use the accessors below).
-  ContactProblem(const BlockSparseG& S, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_, Index nc_, Index nl_)
-      : G(empty_matrix()), c(c_), mu(mu_), nc(nc_), nl(nl_), sparse(&S) {}
+  ContactProblem(const BlockSparseG& S, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_, Index nc_, Index nl_,
+                 Index nb_ = 0, Eigen::Ref<const VecX> box_ = empty_vector())
+      : G(empty_matrix()), c(c_), mu(mu_), box(box_), nc(nc_), nl(nl_), nb(nb_), sparse(&S) {}
 
-  Eigen::Ref<const MatX> G;   // Delassus matrix J M^-1 J^T, (3 nc + nl) square, symmetric PSD
+  Eigen::Ref<const MatX> G;   // Delassus matrix J M^-1 J^T, (3 nc + nl + nb) square, symmetric PSD
                               // (0 x 0 when `sparse` is set)
-  Eigen::Ref<const VecX> c;   // free velocity of the constraint rows, size 3 nc + nl
+  Eigen::Ref<const VecX> c;   // free velocity of the constraint rows, size 3 nc + nl + nb
   Eigen::Ref<const VecX> mu;  // friction coefficient per contact, size >= nc
+  Eigen::Ref<const VecX> box; // bound b_j >= 0 of each box row, size >= nb
   Index nc = 0;               // number of contacts (3 rows each)
   Index nl = 0;               // number of one-row unilateral rows after the contacts
+  Index nb = 0;               // number of one-row box rows after the unilateral rows
   const BlockSparseG* sparse = nullptr;  // when set, G is stored by blocks
 
-  Index size() const { return 3 * nc + nl; }
+  Index size() const { return 3 * nc + nl + nb; }
+  Index first_box_row() const { return 3 * nc + nl; }
+  Scalar box_bound(Index r) const { return box[r - 3 * nc - nl]; }  // b of box row r (global index)
   bool is_sparse() const { return sparse != nullptr; }
 
   // Access that works for both storages (O(neighbours) when sparse; the dense branch inline).
@@ -67,10 +77,12 @@ struct ContactProblem {
   MatX dense() const;                                     // G as a dense matrix (allocates)
   // The same G and mu with another c.
   ContactProblem with_c(Eigen::Ref<const VecX> c_other) const {
-    return sparse ? ContactProblem(*sparse, c_other, mu, nc, nl) : ContactProblem(G, c_other, mu, nc, nl);
+    return sparse ? ContactProblem(*sparse, c_other, mu, nc, nl, nb, box)
+                  : ContactProblem(G, c_other, mu, nc, nl, nb, box);
   }
 
   static const MatX& empty_matrix();
+  static const VecX& empty_vector();
 
  private:
   Scalar sparse_diagonal(Index r) const;

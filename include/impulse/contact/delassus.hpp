@@ -13,6 +13,10 @@
 // side X (zero for static objects). A joint limit is one row +-e_k on the dof (lower: +, upper: -).
 // The Delassus matrix is built through the tree-sparse factor M~_s = L_s^T D_s L_s
 // (Featherstone RBDA sec. 6.5): J_s M~_s^-1 J_s^T = Y_s^T D_s^-1 Y_s with Y_s = L_s^-T J_s^T.
+// Joint Coulomb friction (URDF <dynamics friction>, MJCF frictionloss; issue 11): every scalar
+// joint with friction f_k > 0 has one box row J = e_k every step, target 0 (stick), bound
+// |lambda| <= f_k dt (contact_problem.hpp), after all limit rows; built like a limit row (its
+// piece is the path root..k). The row sees M~, so implicit PD and damping combine with it exactly.
 // A point Jacobian of body b is nonzero only on the dofs of the path root..b, and L^-T keeps that
 // support (L_ki != 0 only for ancestors i of k), so the rows are kept as "pieces": one side of
 // one contact (3 rows) or one limit row (+-e_k: the path root..k), each with its path and its
@@ -98,6 +102,7 @@ struct DelassusSettings {
   Scalar max_push_velocity = 1.0;
   Scalar limit_margin = 1e-2;           // rad or m: limit rows appear this close to a limit
   bool joint_limits = true;             // unilateral rows for finite joint position limits
+  bool joint_friction = true;           // box rows for joint Coulomb friction (Model::friction)
 };
 
 // What the assembler reads of one dynamic system. The caller has run, at the current q:
@@ -112,16 +117,16 @@ struct SystemView {
 
 // Where the rows of one contact or limit came from, for reporting impulses.
 struct ConstraintRow {
-  enum class Kind { Contact, Limit } kind = Kind::Contact;
-  Index index = 0;   // contact index in the ContactSet, or dof for a limit
-  Index system = -1; // limit rows: the system of the dof
-  Scalar sign = 1;   // limit rows: +1 lower, -1 upper
+  enum class Kind { Contact, Limit, Friction } kind = Kind::Contact;
+  Index index = 0;   // contact index in the ContactSet, or dof for a limit or friction row
+  Index system = -1; // limit and friction rows: the system of the dof
+  Scalar sign = 1;   // limit rows: +1 lower, -1 upper; friction rows: 0
   Index row = 0;     // first row in the problem
 };
 
 // One island's problem and the per-row data the stepper needs with it (views into the assembler).
 struct IslandView {
-  ContactProblem problem;              // local rows: contacts (3 each), then limit rows
+  ContactProblem problem;              // local rows: contacts (3 each), limit rows, friction rows
   const Index* global_row = nullptr;   // local row -> row of the global problem
   Eigen::Ref<const VecX> target;       // per local row, as DelassusAssembler::target
   Eigen::Ref<const VecX> bounce;       // as DelassusAssembler::bounce
@@ -166,7 +171,10 @@ class DelassusAssembler {
 
   Index num_contacts() const { return nc_; }
   Index num_limits() const { return nl_; }
-  Index num_rows() const { return 3 * nc_ + nl_; }
+  Index num_friction_rows() const { return nf_; }  // joint friction (box) rows, after the limits
+  Index num_rows() const { return 3 * nc_ + nl_ + nf_; }
+  // Bound f_k dt of box row r (joint friction rows; 0 elsewhere).
+  Scalar box_bound(Index r) const { return box_[r]; }
   const std::vector<ConstraintRow>& rows() const { return rows_; }
   // Contact frame C_i = [t_x t_y n] (world frame) of contact i.
   const Mat3& contact_frame(Index i) const { return frames_[static_cast<std::size_t>(i)]; }
@@ -207,7 +215,7 @@ class DelassusAssembler {
     Scalar bound[2] = {0, 0};      // lower, upper (one may be infinite)
   };
   struct Island {
-    Index nc = 0, nl = 0;       // contacts, limit rows
+    Index nc = 0, nl = 0, nf = 0;  // contacts, limit rows, friction rows
     Index row = 0;              // first local row (in lrow_global_, lc_, ...)
     Index contact = 0;          // first contact (in lmu_)
     Index dense = -1;           // offset of its dense G in Gd_, -1 when block-sparse
@@ -224,16 +232,18 @@ class DelassusAssembler {
   Index find(Index s);
 
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
-  Index nc_ = 0, nl_ = 0;
+  Index nc_ = 0, nl_ = 0, nf_ = 0;
   VecX c_, mu_;                          // global rows, contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
   VecX inelastic_target_;                // per row: b without the restitution term
   VecX position_target_;                 // per row: split push-out velocity
+  VecX box_;                             // per row: box bound (friction rows)
   Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
   std::vector<Mat3> frames_;
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
+  std::vector<std::vector<LimitedDof>> frictional_;  // per system: joints with friction (bound[0] = f)
   std::vector<Piece> pieces_;
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
   std::vector<Index> dofs_;                     // nv_max per piece: path of each piece
@@ -246,7 +256,7 @@ class DelassusAssembler {
   std::vector<Index> group_pieces_;             // per global group: 2 piece indices (-1: none)
   std::vector<Island> islands_;
   std::vector<Index> lrow_global_;              // local row -> global row
-  VecX lc_, lmu_, ltarget_, lbounce_, lposition_;  // local rows (mu: local contacts)
+  VecX lc_, lmu_, ltarget_, lbounce_, lposition_, lbox_;  // local rows (mu: local contacts)
   VecX Gd_;                                     // dense island G's, one after the other
   std::vector<Index> begin_, col_, diag_, mark_, slot_;  // block-sparse structure; mark/slot per group
   std::vector<Mat3> block_;                     // block-sparse values

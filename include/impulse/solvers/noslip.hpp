@@ -56,9 +56,9 @@ class NoSlipSolver final : public ContactSolver {
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
 
  private:
-  void find_indices(const MatXcref& G, Index nc, Index n, Scalar pivot_min);
-  SolverResult pivot(const MatXcref& G, const VecXcref& c, Index nc, Index n, Scalar pivot_min);
-  bool impulses(const MatXcref& G, const VecXcref& c, Index nc, Index n, VecXref lambda);
+  void find_indices(const MatXcref& G, Index nc, Index nu, Index n, Scalar pivot_min);
+  SolverResult pivot(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Scalar pivot_min);
+  bool impulses(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Index n, VecXref lambda);
 
   NoSlipSettings settings_;
   std::vector<Index> E_;         // kept tangential rows, in pivot order (FIND-INDICES)
@@ -72,6 +72,8 @@ class NoSlipSolver final : public ContactSolver {
   VecX d_;                       // Schur pivots G_rr - |L(r, :)|^2 (for r in U: F_rr)
   VecX y_;                       // L_E^-1 c_E
   VecX e_, z_, w_, zB_, tmp_, v_;
+  VecX cb_;                      // c with the impulses of the box rows held at a bound folded in
+  std::vector<signed char> at_bound_;  // per row: box row held at +b (1), -b (-1), or free (0)
   Index nE_ = 0, exclusions_ = 0;
   Scalar unmet_target_ = 0, dropped_slip_ = 0;
 };

@@ -24,6 +24,10 @@
 //   slip              |v_T| over all contacts            [m/s]  what the no-slip model promises
 //
 // One-row limit constraints contribute to penetration, negative_impulse and complementarity.
+// Box rows (joint Coulomb friction, |lambda_j| <= b_j) contribute to cone (max(0, |lambda_j| - b_j)),
+// coulomb (|v_j + |v_j| lambda_j / b_j|: v_j = 0 inside the box, v_j opposite to lambda_j at the
+// bound; rad/s or m/s) and max_dissipation (distance to the exact 1-D optimum
+// clamp(lambda_j - v_j / G_jj, -b_j, b_j) with the other impulses fixed), never to slip.
 // Every field is the maximum over contacts (an infinity norm), so tolerances read in N s and m/s.
 // exact_violation() is the sum penetration + negative_impulse + complementarity + cone +
 // max_dissipation: the "exact violation of the physical constraints" of Hwangbo sec. V-C for

@@ -5,7 +5,7 @@
 //                          u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h)
 //               collision  world poses -> ContactSet; each moving object's margin grows by the
 //                          distance it can travel in dt at u_free (speculative contacts)
-//               delassus   G, c, mu (contact and joint-limit rows)
+//               delassus   G, c, mu (contact, joint-limit and joint-friction rows)
 //   finish():   solve      lambda = solver(G, c, mu), warm-started from the last step; with the
 //                          Poisson restitution law, a restitution phase on impact steps (below)
 //               integrate  u+ = u_free + M~^-1 J^T lambda,  q+ = q (+) dt (u+ + u_p)
@@ -99,6 +99,7 @@ struct StepStats {
   StepStatus status = StepStatus::Ok;
   Index contacts = 0;
   Index limits = 0;
+  Index friction_rows = 0;     // joint Coulomb friction (box) rows
   Index contacts_dropped = 0;  // contacts refused by the max_contacts cap (at least this many)
   // islands with constraint rows, dynamic systems in the largest, rows of the largest problem,
   // and islands whose solve did not converge
@@ -127,7 +128,8 @@ struct StepSettings {
 };
 
 // Warm-start memory: last step's impulses by contact identity (world frame) and by limit row,
-// each list sorted by its key for the lookup.
+// each list sorted by its key for the lookup. Joint friction rows are kept with the limit rows,
+// with sign 0 (so WorldState carries them without a format change).
 struct ContactMemory {
   Index object_a, shape_a, object_b, shape_b;
   Vec3 position;
@@ -135,7 +137,7 @@ struct ContactMemory {
 };
 struct LimitMemory {
   Index system, dof;
-  Scalar sign, lambda;
+  Scalar sign, lambda;  // sign: +1 lower limit, -1 upper limit, 0 joint friction row
 };
 struct StepperCache {
   std::vector<ContactMemory> contacts;

@@ -47,6 +47,8 @@ struct StepperSystem {
   VecX* tau_clamp_ = nullptr;
   std::vector<unsigned char>* clamped_ = nullptr;
   VecX* tau_applied_ = nullptr;
+  // output: joint Coulomb friction torque of the last step (box row impulse / dt), per dof
+  VecX* tau_friction_ = nullptr;
   // output: contact impulses on the system's bodies in the last step
   std::vector<BodyContactImpulse>* contact_impulses_ = nullptr;
 

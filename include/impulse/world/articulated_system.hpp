@@ -72,7 +72,13 @@ class ArticulatedSystem {
   // Actuator torque applied in the last step, per dof (layout of u): the explicit force plus the
   // PD torque at the end of the step, within the URDF effort limit (and zero in the direction of
   // motion beyond the velocity limit); damping, friction and constraint forces not included.
+  // (This is what the motor delivers: what a torque sensor on the actuator reads, and what a
+  // policy trained on it may command. The joint's own friction acts beside it, below.)
   const VecX& applied_torque() const { return tau_applied_; }
+  // Joint Coulomb friction torque of the last step, per dof (URDF <dynamics friction>): the box
+  // row's impulse / dt, |tau_f| <= friction; 0 on dofs without friction. The net joint torque
+  // is applied_torque() + joint_friction_torque() - damping * u (+ limit and contact forces).
+  const VecX& joint_friction_torque() const { return tau_friction_; }
 
   // contact impulses on this system's bodies in the last step
   const std::vector<BodyContactImpulse>& contact_impulses() const { return contact_impulses_; }
@@ -100,6 +106,7 @@ class ArticulatedSystem {
   Data data_;
   VecX u_free_, u_next_, q_next_, rhs_, zero_;
   VecX tau_applied_;                    // per dof: actuator torque of the last step
+  VecX tau_friction_;                   // per dof: joint friction torque of the last step
   VecX tau_clamp_;                      // per dof: the bound the actuator torque was clamped to
   std::vector<unsigned char> clamped_;  // per dof: 1 when clamped (explicit, no implicit PD)
 
