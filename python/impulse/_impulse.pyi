@@ -84,6 +84,7 @@ class StepStats:
     largest_island: int
     largest_island_rows: int
     islands_not_converged: int
+    friction_rows: int
     solver: SolverResult
     times: StageTimes
     max_penetration: float
@@ -191,6 +192,7 @@ class ArticulatedSystem:
     q_target: FloatArray
     u_target: FloatArray
     applied_torque: FloatArray  # read-only view: actuator torque of the last step, within the effort limit
+    joint_friction_torque: FloatArray  # read-only view: joint Coulomb friction torque of the last step
     def set_q(self, q: ArrayLike) -> None: ...
     def set_u(self, u: ArrayLike) -> None: ...
     def set_state(self, q: ArrayLike, u: ArrayLike) -> None: ...
@@ -251,6 +253,7 @@ class ContactSettings:
     max_push_velocity: float
     limit_margin: float
     joint_limits: bool
+    joint_friction: bool
     def __init__(self) -> None: ...
 
 AnySolverSettings = Union[SolverSettings, BisectionSettings, PgsSettings, LmSettings, NoSlipSettings]

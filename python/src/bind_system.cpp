@@ -47,6 +47,10 @@ void bind_system(py::module_& m) {
                              [](py::object self) { return view(self.cast<S&>().applied_torque(), self); },
                              "Actuator torque applied in the last step (layout of u, read-only view): the explicit "
                              "force plus the PD torque at the end of the step, within the URDF effort limit.")
+      .def_property_readonly("joint_friction_torque",
+                             [](py::object self) { return view(self.cast<S&>().joint_friction_torque(), self); },
+                             "Joint Coulomb friction torque of the last step (layout of u, read-only view): the "
+                             "friction row's impulse / dt, within the URDF <dynamics friction> bound.")
       .def("set_external_force", &S::set_external_force, py::arg("body"), py::arg("force"), py::arg("point"),
            "World-frame force at a world point on a body, for the next step only.")
       .def("set_external_torque", &S::set_external_torque, py::arg("body"), py::arg("torque"),

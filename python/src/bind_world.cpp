@@ -83,6 +83,8 @@ void bind_world(py::module_& m) {
                      "revolute limits): deep overlaps resolve at most this fast.")
       .def_readwrite("limit_margin", &DelassusSettings::limit_margin)
       .def_readwrite("joint_limits", &DelassusSettings::joint_limits)
+      .def_readwrite("joint_friction", &DelassusSettings::joint_friction,
+                     "Joint Coulomb friction (URDF <dynamics friction>) as a stick/slip row per joint.")
       .def("__repr__", [](const DelassusSettings& c) {
         return "<impulse.ContactSettings erp=" + py::repr(py::float_(c.erp)).cast<std::string>() +
                " slop=" + py::repr(py::float_(c.slop)).cast<std::string>() +

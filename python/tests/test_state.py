@@ -238,3 +238,45 @@ def test_max_push_velocity_bounds_the_push_out(bound):
     with pytest.raises(impulse.InvalidArgument, match="max push velocity must be finite and > 0 m/s, got -1"):
         w.set_contact_settings(c)
     assert w.contact_settings.max_push_velocity == bound  # unchanged
+
+
+LINK_URDF = """<robot name="link">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="1 0 0"/><mass value="1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-10" upper="10" effort="0" velocity="0"/>
+    <dynamics friction="{friction}"/>
+  </joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize("friction, holds", [(20.0, True), (5.0, False)])
+def test_joint_friction_holds_or_slips_and_is_reported(tmp_path, friction, holds):
+    # 1 kg at 1 m on a horizontal hinge: gravity needs 9.81 N m; 20 N m of friction holds it
+    # (stick), 5 N m slips at the bound and the reported torque is the bound
+    path = tmp_path / "link.urdf"
+    path.write_text(LINK_URDF.format(friction=friction))
+    w = impulse.World()
+    arm = w.add_articulated_system(str(path), fixed_base=True)
+    w.integrate(100)
+    assert w.stats().friction_rows == 1
+    tau = arm.joint_friction_torque
+    assert tau.shape == (1,) and not tau.flags.writeable
+    if holds:
+        assert abs(arm.q[0]) < 1e-9
+        assert abs(abs(tau[0]) - 9.81 * 1.0) < 1e-6 * 9.81
+    else:
+        assert abs(arm.q[0]) > 1e-3
+        assert abs(abs(tau[0]) - friction) < 1e-9 * friction
+    # switched off, the same link swings freely
+    s = w.contact_settings
+    s.joint_friction = False
+    w2 = impulse.World()
+    w2.set_contact_settings(s)
+    arm2 = w2.add_articulated_system(str(path), fixed_base=True)
+    w2.integrate(100)
+    assert w2.stats().friction_rows == 0 and abs(arm2.q[0]) > 1e-2
