@@ -158,6 +158,25 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
   return pieces_.back();
 }
 
+// One-row piece J = sign e_k of group g (a limit or joint-friction row): Y = L^-T (sign e_k) on
+// the path root..k (len dofs).
+void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign,
+                                    Index row, Index g) {
+  group_pieces_[static_cast<std::size_t>(2 * g)] = static_cast<Index>(pieces_.size());
+  group_pieces_[static_cast<std::size_t>(2 * g + 1)] = -1;
+  Piece& p = add_piece(system, row, 1);
+  p.group = g;
+  p.len = len;
+  Index* dofs = dofs_.data() + p.offset;
+  Scalar* Y = Y_.data() + 3 * p.offset;
+  for (Index a = k, t = len - 1; a >= 0; a = m.dof_parent[a], --t) {
+    dofs[t] = a;
+    Y[3 * t] = 0;
+  }
+  Y[3 * (len - 1)] = sign;
+  solve_LT_path<1>(d.M, dofs, len, Y);
+}
+
 Index DelassusAssembler::find(Index s) {
   while (parent_[static_cast<std::size_t>(s)] != s) {
     Index& p = parent_[static_cast<std::size_t>(s)];
@@ -246,19 +265,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         const Scalar sign = side == 0 ? 1.0 : -1.0;
         const Scalar dist = sign * (q[iq] - bound);
         if (dist > st.limit_margin && dist + dt * sign * uf[k] > 0) continue;
-        group_pieces_[static_cast<std::size_t>(2 * (nc_ + nl_))] = static_cast<Index>(pieces_.size());
-        group_pieces_[static_cast<std::size_t>(2 * (nc_ + nl_) + 1)] = -1;
-        Piece& p = add_piece(static_cast<Index>(s), row, 1);
-        p.group = nc_ + nl_;
-        Index* dofs = dofs_.data() + p.offset;
-        Scalar* Y = Y_.data() + 3 * p.offset;
-        p.len = ld.len;
-        for (Index a = k, t = ld.len - 1; a >= 0; a = m.dof_parent[a], --t) {
-          dofs[t] = a;
-          Y[3 * t] = 0;
-        }
-        Y[3 * (ld.len - 1)] = sign;
-        solve_LT_path<1>(d.M, dofs, ld.len, Y);
+        add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
         c_[row] = sign * uf[k];
         v_before_[row] = sign * (*systems[s].u)[k];
         rows_.push_back({ConstraintRow::Kind::Limit, k, static_cast<Index>(s), sign, row});
@@ -277,19 +284,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Model& m = *systems[s].model;
     for (const LimitedDof& fd : frictional_[s]) {
       const Index k = fd.k, g = nc_ + nl_ + nf_;
-      group_pieces_[static_cast<std::size_t>(2 * g)] = static_cast<Index>(pieces_.size());
-      group_pieces_[static_cast<std::size_t>(2 * g + 1)] = -1;
-      Piece& p = add_piece(static_cast<Index>(s), row, 1);
-      p.group = g;
-      Index* dofs = dofs_.data() + p.offset;
-      Scalar* Y = Y_.data() + 3 * p.offset;
-      p.len = fd.len;
-      for (Index a = k, t = fd.len - 1; a >= 0; a = m.dof_parent[a], --t) {
-        dofs[t] = a;
-        Y[3 * t] = 0;
-      }
-      Y[3 * (fd.len - 1)] = 1;
-      solve_LT_path<1>(d.M, dofs, fd.len, Y);
+      add_dof_row(m, d, static_cast<Index>(s), k, fd.len, 1, row, g);
       c_[row] = (*systems[s].u_free)[k];
       v_before_[row] = (*systems[s].u)[k];
       rows_.push_back({ConstraintRow::Kind::Friction, k, static_cast<Index>(s), 0, row});

@@ -209,6 +209,7 @@ class DelassusAssembler {
     Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0;
   };
   Piece& add_piece(Index system, Index row, Index nrows);
+  void add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign, Index row, Index g);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
   struct LimitedDof {
     Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
