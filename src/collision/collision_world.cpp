@@ -509,6 +509,20 @@ void CollisionWorld::set_self_collision(Index object, bool enabled) {
   w.refresh();
 }
 
+CollisionFilter CollisionWorld::shape_filter(Index object, Index shape) const {
+  const Impl& w = *impl_;
+  const Object& o = w.objects[static_cast<std::size_t>(w.check_object(object))];
+  if (o.plane >= 0 && shape == 0) return w.planes[static_cast<std::size_t>(o.plane)].filter;
+  if (o.terrain >= 0 && shape == 0) return w.terrains[static_cast<std::size_t>(o.terrain)].filter;
+  IMPULSE_CHECK(shape >= 0 && shape < static_cast<Index>(o.shapes.size()), "object '", o.name, "': shape index ", shape,
+                " out of range");
+  return w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])].filter;
+}
+
+bool CollisionWorld::self_collision(Index object) const {
+  return impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].self_collision;
+}
+
 void CollisionWorld::set_margin(Scalar margin) {
   IMPULSE_CHECK(std::isfinite(margin) && margin >= 0, "contact margin ", margin, " must be finite and >= 0");
   impl_->margin = margin;

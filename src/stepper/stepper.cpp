@@ -330,7 +330,11 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     lambda.setZero();
   }
   report_impulses(systems);
-  for (const StepperSystem& s : systems) s.clear_external_forces();
+  // External wrenches apply to one step: cleared once it is taken. A rejected step keeps them, so
+  // the World's whole state (WorldState includes the pending wrenches) is as it was.
+  if (finite) {
+    for (const StepperSystem& s : systems) s.clear_external_forces();
+  }
   stats_.times.integrate = us_since(t0);
   stats_.status = status;
   prepared_ = false;

@@ -558,6 +558,23 @@ std::unique_ptr<World> World::clone() const {
   // materials first: the objects below then find their material names at the same ids
   w->collision_.materials() = collision_.materials();
   for (const Recipe& r : recipe_) r(*this, *w);
+  // The collision objects are the World's (its add_* calls replayed above); filters, self-collision
+  // and the margin are copied from their current values, so edits made directly through
+  // collision() are cloned too. An object added through collision() itself has no recipe.
+  IMPULSE_CHECK(w->collision_.num_objects() == collision_.num_objects(), "clone: ",
+                collision_.num_objects() - w->collision_.num_objects(),
+                " collision object(s) were added through collision() directly; add them through the World "
+                "(add_ground, add_static_box, add_wall, add_heightfield, add_static_mesh) to clone it");
+  if (w->collision_.margin() != collision_.margin()) w->collision_.set_margin(collision_.margin());
+  for (Index o = 0; o < collision_.num_objects(); ++o) {
+    if (w->collision_.self_collision(o) != collision_.self_collision(o)) {
+      w->collision_.set_self_collision(o, collision_.self_collision(o));
+    }
+    for (Index k = 0; k < collision_.num_shapes(o); ++k) {
+      const CollisionFilter f = collision_.shape_filter(o, k), g = w->collision_.shape_filter(o, k);
+      if (f.group != g.group || f.mask != g.mask) w->collision_.set_shape_filter(o, k, f);
+    }
+  }
   w->set_contact_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
   w->restore_state(save_state());
   w->initial_ = initial_;

@@ -42,7 +42,9 @@ TEST_CASE("step report: a non-finite step leaves state and time untouched and na
   ArticulatedSystem& p = w.add_articulated_system(impulse_test::source_path("models/double_pendulum.urdf"));
   VecX u = VecX::Constant(p.nv(), 1e200);  // finite, but the Coriolis terms u^2 overflow
   p.set_u(u);
+  p.set_external_force(p.model().nb - 1, Vec3(0, 0, 3), Vec3(0.1, 0, 0));  // pending for the step
   const VecX q0 = p.q(), u0 = p.u();
+  const std::string before = serialize_state(w.save_state());
   const StepReport r = w.integrate();
   CHECK(r.non_finite);
   CHECK_FALSE(r.stepped);
@@ -50,6 +52,8 @@ TEST_CASE("step report: a non-finite step leaves state and time untouched and na
   CHECK(w.time() == 0);
   CHECK(p.q() == q0);
   CHECK(p.u() == u0);
+  // the whole state, the pending external wrench and the warm start included, is unchanged
+  CHECK(serialize_state(w.save_state()) == before);
   CHECK(w.warning(WarningKind::NonFinite).count == 1);
   CHECK(w.describe(r).find("non-finite state in system '" + p.name() + "'") != std::string::npos);
   // the World stays usable

@@ -231,6 +231,39 @@ TEST_CASE("clone rejects a custom solver instance", "[world][state]") {
   CHECK(std::string(w.clone()->contact_solver().name()) == "pgs");
 }
 
+TEST_CASE("clone copies filters, self-collision and margin set directly through collision()", "[world][state]") {
+  // Two boxes dropped onto each other: with the upper box's filter set (directly on the collision
+  // world) so that it passes through the lower one, the pair never collides; a clone that lost the
+  // edit would stack them. The margin edit changes the contacts found, so it must be copied too.
+  World w;
+  w.add_ground();
+  ArticulatedSystem& low = w.add_box("low", Vec3(0.2, 0.2, 0.2), 1.0);
+  ArticulatedSystem& high = w.add_box("high", Vec3(0.2, 0.2, 0.2), 1.0);
+  VecX q = low.q();
+  q[2] = 0.1;
+  low.set_q(q);
+  q[2] = 0.35;
+  high.set_q(q);
+  const Index high_object = 2;  // ground 0, low 1, high 2
+  REQUIRE(w.object_name(high_object) == "high");
+  w.collision().set_shape_filter(high_object, 0, CollisionFilter{2, 1});  // collides with the ground only
+  w.collision().set_object_filter(1, CollisionFilter{4, 1});              // low: the ground only too
+  w.collision().set_self_collision(high_object, true);
+  w.collision().set_margin(0.01);
+  std::unique_ptr<World> c = w.clone();
+  CHECK(c->collision().margin() == 0.01);
+  CHECK(c->collision().self_collision(high_object));
+  CHECK(c->collision().shape_filter(high_object, 0).group == 2);
+  CHECK(c->collision().shape_filter(1, 0).mask == 1);
+  const Trajectory first = run(w, 400);
+  CHECK(identical(run(*c, 400), first));
+  CHECK(w.system("high").q()[2] < 0.11);  // fell through the lower box onto the ground
+  // an object added behind the World's back cannot be described by a clone
+  w.collision().add_static_box("shelf", SE3::Identity(), Vec3(1, 1, 0.1));
+  CHECK_THROWS_AS(w.clone(), InvalidArgument);
+  CHECK_THROWS_WITH(w.clone(), Catch::Contains("added through collision() directly"));
+}
+
 TEST_CASE("reset and restore_state of a saved state allocate nothing", "[world][state]") {
   // batch::LocomotionTask resets its Worlds inside step() (one reset per episode), which must not
   // allocate; the state's buffers already have the World's sizes

@@ -85,6 +85,8 @@ class CollisionWorld {
   void set_body_filter(Index object, Index body, const CollisionFilter& filter);
   void set_shape_filter(Index object, Index shape, const CollisionFilter& filter);
   void set_self_collision(Index object, bool enabled);
+  CollisionFilter shape_filter(Index object, Index shape) const;
+  bool self_collision(Index object) const;
 
   // Contact margin >= 0 (metres).
   void set_margin(Scalar margin);

@@ -51,7 +51,7 @@ class ArticulatedSystem {
   const VecX& u_target() const { return u_target_; }
 
   // External force (world frame, applied at the world point p) or torque on a body, for the
-  // next step only (cleared after it).
+  // next step only (cleared after it; a step rejected as non-finite keeps them).
   void set_external_force(Index body, const Vec3& force_W, const Vec3& point_W);
   void set_external_torque(Index body, const Vec3& torque_W);
   void clear_external_forces();

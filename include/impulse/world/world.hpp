@@ -94,10 +94,10 @@ class World {
   World& operator=(const World&) = delete;
 
   // A new World with the same description (settings, solver and its settings, materials, static
-  // objects, systems, collision filters) and the same state (save_state()). A World whose solver
-  // was set as a custom instance that is not one of the registry's types cannot be cloned
-  // (InvalidArgument). Changes made directly through collision() other than materials and the
-  // filter setters of World/ArticulatedSystem are not copied.
+  // objects, systems, collision filters, self-collision and margin, also when set directly through
+  // collision()) and the same state (save_state()). Cannot be cloned (InvalidArgument, nothing
+  // changed): a World whose solver is a custom instance that is not one of the registry's types,
+  // or one with collision objects added through collision() instead of the World's add_* calls.
   std::unique_ptr<World> clone() const;
 
   // state (world_state.hpp)
