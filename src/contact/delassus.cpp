@@ -137,8 +137,8 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
 }
 
 void DelassusAssembler::grow_rows(Index n) {
-  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_, &position_target_, &box_, &lc_,
-                  &ltarget_, &lbounce_, &lposition_, &lbox_})
+  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_, &position_target_,
+                  &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_, &lposition_, &lbox_})
     grow(*v, n);
   grow_vec(lrow_global_, n);
 }
@@ -304,7 +304,35 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   auto push_out = [&](Scalar depth) {
     return std::min(st.erp * std::max(Scalar(0), depth - st.slop) / dt, st.max_push_velocity);
   };
-  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar& bounce, Scalar& inelastic) {
+  const bool midpoint = st.position_update == PositionUpdate::Midpoint;
+  // Midpoint position update: the weight of a row's impulse in q+ (PositionUpdate). The part of
+  // the impulse that stops the approach the row had before the step (share rho = v- / v_free of
+  // the approach) acts at the time of impact tau = gap / -v- and moves q for dt - tau; the rest
+  // holds this step's smooth acceleration, a force spread over the step, weight 1/2. A resting
+  // contact (v- = 0) gets 1/2, an impact at the start of the step 1, one at its end 0.
+  // tau / dt: the first root of gap + v- t + a t^2 / 2 = 0 with a = (v_free - v-) / dt, in the
+  // cancellation-free form t = 2 gap / (-v- + sqrt(v-^2 - 2 a gap)); 1 when not reached.
+  auto impact_time = [&](Scalar depth, Scalar v_before, Scalar v_free) {
+    const Scalar gap = -depth;
+    if (gap <= 0) return Scalar(0);
+    const Scalar a = (v_free - v_before) / dt, disc = v_before * v_before - 2 * a * gap;
+    if (!(disc >= 0)) return Scalar(1);
+    const Scalar den = -v_before + std::sqrt(disc);
+    return den > 0 ? std::min(2 * gap / (den * dt), Scalar(1)) : Scalar(1);
+  };
+  // An impact is an approach that the row had before the step and that is large against this
+  // step's smooth change of velocity; a resting contact (v- ~ 0, or of the order of the change)
+  // is a continuous force, weight 1/2, on every row alike: rows of one body with different
+  // weights would move q off the constraint (J u_pos != 0 on a sticking contact).
+  auto is_impact = [&](Scalar v_before, Scalar v_free) {
+    return v_before < 0 && v_free < 0 && -v_before > 2 * std::abs(v_free - v_before);
+  };
+  auto position_weight = [&](Scalar tau, Scalar v_before, Scalar v_free) {
+    const Scalar rho = is_impact(v_before, v_free) ? std::min(v_before / v_free, Scalar(1)) : Scalar(0);
+    return rho * (1 - tau) + (1 - rho) / 2;
+  };
+  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, Scalar& bounce,
+                    Scalar& inelastic) {
     bounce = 0;
     const Scalar gap = -depth;
     // Not reached this step: neither the velocity before the step nor the free velocity after it
@@ -312,7 +340,11 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     // only because of this step's gravity impulse took a plastic speculative target and never
     // bounced (a 1e-3 relative energy loss at 10 m/s).
     if (gap > 0 && gap > -std::min(v_before, v_free) * dt) return inelastic = -gap / dt;
-    Scalar b = -std::max(gap, Scalar(0)) / dt;
+    // Reached this step. Euler: q moves with v+, so v+ >= -gap / dt ends the step on the surface.
+    // Midpoint, an impact: its impulse moves q from the time of impact on (position_weight), so
+    // the inelastic target is v+ >= 0 and the body still ends on the surface. Midpoint, a slow
+    // approach (weight 1/2): -gap / dt halves the gap each step instead of hovering.
+    Scalar b = midpoint && is_impact(v_before, v_free) ? Scalar(0) : -std::max(gap, Scalar(0)) / dt;
     // (only on penetrating rows: max(b, 0) on a row still apart would stop the body short of
     // the surface, hovering at up to |v| dt above it, and every later approach again)
     if (st.erp > 0 && st.position_correction == PositionCorrection::Velocity && depth > st.slop) {
@@ -321,10 +353,14 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     inelastic = b;
     if (e > 0 && -v_before > st.restitution_threshold) {
       if (st.restitution_law == RestitutionLaw::Newton) {
-        // e times the approach velocity before the step (not the free velocity, which holds
-        // this step's gravity impulse: v+ = -e v- keeps a ball's discrete energy exactly at e = 1)
-        if (-e * v_before > b) ++n_newton_;
-        b = std::max(b, -e * v_before);
+        // Euler: e times the approach velocity before the step (not the free velocity, which
+        // holds this step's gravity impulse: v+ = -e v- keeps a ball's discrete energy exactly at
+        // e = 1). Midpoint: e times the approach at the time of impact tau, v- + a tau, then the
+        // smooth acceleration a = (v_free - v-) / dt for the rest of the step.
+        Scalar bounce_target = -e * v_before;
+        if (midpoint) bounce_target = -e * (v_before + (v_free - v_before) * tau) + (v_free - v_before) * (1 - tau);
+        if (bounce_target > b) ++n_newton_;
+        b = std::max(b, bounce_target);
       } else {  // the impact happens in this step: compress fully (v_n+ >= 0), bounce after
         bounce = e;
         b = std::max(b, Scalar(0));
@@ -336,13 +372,20 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   inelastic_target_.head(n).setZero();
   bounce_.head(n).setZero();
   position_target_.head(n).setZero();
+  position_weight_.head(n).setConstant(0.5);
   n_bounce_ = n_position_ = n_newton_ = 0;
   const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
   box_.head(3 * nc_ + nl_).setZero();
   for (const ConstraintRow& cr : rows_) {
     if (cr.kind == ConstraintRow::Kind::Friction) continue;  // target 0, no bounce or push-out
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
-    target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], bounce_[r], inelastic_target_[r]);
+    const Scalar tau = impact_time(depth_[r], v_before_[r], c_[r]);
+    impact_time_[r] = tau;
+    if (midpoint) {
+      const Scalar w = position_weight(tau, v_before_[r], c_[r]);
+      position_weight_.segment(cr.row, cr.kind == ConstraintRow::Kind::Contact ? 3 : 1).setConstant(w);
+    }
+    target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, bounce_[r], inelastic_target_[r]);
     c_[r] -= target_[r];
     n_bounce_ += bounce_[r] > 0;
     if (split && depth_[r] > st.slop) {
@@ -585,7 +628,8 @@ IslandView DelassusAssembler::island(Index k) const {
 std::size_t DelassusAssembler::memory_bytes() const {
   const std::size_t S = sizeof(Scalar), I = sizeof(Index);
   std::size_t b = 0;
-  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &bounce_, &position_target_, &box_, &Y_,
+  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
+                        &position_target_, &position_weight_, &impact_time_, &box_, &Y_,
                         &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_})
     b += static_cast<std::size_t>(v->size()) * S;
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,

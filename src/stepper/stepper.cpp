@@ -273,7 +273,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     SolverResult r = solver_->solve(isl.problem, ll);
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      stats_.restitution = restitution_phase(isl, ll, r) || stats_.restitution;
+      stats_.restitution =
+          restitution_phase(isl, ll, r, st.contact.position_update == PositionUpdate::Midpoint) || stats_.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
         r.status != SolverStatus::NumericalIssue) {
@@ -301,14 +302,24 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (stats_.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
   if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
-  if (split) {  // q moves with u+ + u_p = u_free + M~^-1 J^T (lambda + lambda_p): one more apply
+  const bool midpoint = st.contact.position_update == PositionUpdate::Midpoint;
+  if (midpoint) {
+    // q moves with u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda + lambda_p): the smooth
+    // acceleration at the midpoint rule, each impulse from its time of action (PositionUpdate)
+    if (!split) lambda_p_.head(n).setZero();
+    lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
+    assembler_.apply(views_, lambda_p_.head(n), u_pos_);  // u_free + M~^-1 J^T (...)
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+      u_pos_[i] -= Scalar(0.5) * (*systems[i].u_free_ - *systems[i].u_);
+    }
+  } else if (split) {  // q moves with u+ + u_p = u_free + M~^-1 J^T (lambda + lambda_p): one more apply
     lambda_p_.head(n) += lambda;
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    s.model_->integrate(*s.q_, split ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
+    s.model_->integrate(*s.q_, split || midpoint ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }
   if (finite) {
@@ -341,7 +352,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return status;
 }
 
-bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r) {
+bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, bool midpoint) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -361,7 +372,16 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     const Index g = isl.global_row[a];
     const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
     const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
-    k[a] = e * share * lambda[a];
+    Scalar per_impulse = e * share;
+    if (midpoint && v_free < 0 && v_minus < 0) {
+      // Midpoint position update: the impact happens at tau = f dt with the approach v- + a tau
+      // (a = (v_free - v-) / dt), and after it the smooth acceleration acts for (1 - f) dt, so
+      // for one contact v+ = -e (v- + a tau) + a (dt - tau): lambda_r = lambda_c (e (v- + a tau)
+      // - a (dt - tau)) / v_free (>= 0: a kick smaller than the rest of the step's pull is none)
+      const Scalar f = assembler_.impact_time(g), dv = v_free - v_minus;
+      per_impulse = std::max<Scalar>(0, (e * (v_minus + dv * f) - dv * (1 - f)) / v_free);
+    }
+    k[a] = per_impulse * lambda[a];
     ln[a] = lambda[a];
   }
   problem.multiply(ln, c2_.head(n));

@@ -76,6 +76,17 @@ enum class RestitutionLaw {
             // compression absorbed, then an inelastic correction solve: never adds energy
 };
 
+// How the stepper moves q within a step (see stepper.hpp); the speculative targets and the
+// per-row position weights of the assembler follow it.
+enum class PositionUpdate {
+  Euler,     // semi-implicit (symplectic) Euler: q+ = q (+) dt u+. E = T + V of a free body drifts
+             // by -m g^2 dt^2 / 2 per step of free fall (it conserves a shadow energy instead)
+  Midpoint,  // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)]: exact for constant
+             // acceleration (free flight keeps E = T + V); each contact or limit impulse moves q
+             // from the time it acts: w = 1/2 for a continuous (resting) force, 1 - tau/dt for
+             // an impact reached at time tau of the step (position_weight())
+};
+
 // How the position-error correction (erp) acts (see stepper.hpp).
 enum class PositionCorrection {
   Velocity,  // Baumgarte-like target in the velocity solve: the push-out velocity stays in u
@@ -87,6 +98,7 @@ enum class PositionCorrection {
 struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
   PositionCorrection position_correction = PositionCorrection::Velocity;
+  PositionUpdate position_update = PositionUpdate::Midpoint;
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).
@@ -197,6 +209,12 @@ class DelassusAssembler {
   // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
   Scalar position_target(Index r) const { return position_target_[r]; }
   Index num_position_rows() const { return n_position_; }
+  // PositionUpdate::Midpoint: the weight w of row r's impulse in the position update (1/2 on
+  // friction rows and resting contacts; see PositionUpdate). Rows of one contact share it.
+  Eigen::Ref<const VecX> position_weight() const { return position_weight_.head(num_rows()); }
+  // PositionUpdate::Midpoint: when a normal or limit row is reached, as a fraction tau / dt of the
+  // step (0: touching at the start or penetrating, 1: not reached before the end).
+  Scalar impact_time(Index r) const { return impact_time_[r]; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
 
@@ -239,6 +257,8 @@ class DelassusAssembler {
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
   VecX inelastic_target_;                // per row: b without the restitution term
   VecX position_target_;                 // per row: split push-out velocity
+  VecX position_weight_;                 // per row: weight of the impulse in the midpoint update
+  VecX impact_time_;                     // per normal/limit row: tau / dt (midpoint update)
   VecX box_;                             // per row: box bound (friction rows)
   Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
   std::vector<Mat3> frames_;
