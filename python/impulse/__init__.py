@@ -39,6 +39,7 @@ from ._impulse import (  # noqa: F401
     NoSlipSettings,
     PgsSettings,
     PositionCorrection,
+    PositionUpdate,
     RestitutionLaw,
     SlipModel,
     SolverResult,

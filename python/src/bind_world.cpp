@@ -71,8 +71,14 @@ void bind_world(py::module_& m) {
   py::enum_<PositionCorrection>(m, "PositionCorrection")
       .value("Velocity", PositionCorrection::Velocity)
       .value("Split", PositionCorrection::Split);
+  py::enum_<PositionUpdate>(m, "PositionUpdate",
+                            "How q moves in a step: Euler (q+ = q + dt u+) or Midpoint (exact in free flight and "
+                            "single impacts; islands with resting contacts stay on Euler).")
+      .value("Euler", PositionUpdate::Euler)
+      .value("Midpoint", PositionUpdate::Midpoint);
   py::class_<DelassusSettings>(m, "ContactSettings", "Contact model settings (World.set_contact_settings).")
       .def(py::init<>())
+      .def_readwrite("position_update", &DelassusSettings::position_update)
       .def_readwrite("restitution_law", &DelassusSettings::restitution_law)
       .def_readwrite("position_correction", &DelassusSettings::position_correction)
       .def_readwrite("restitution_threshold", &DelassusSettings::restitution_threshold)

@@ -126,6 +126,9 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   }
   parent_.resize(models.size());
   sys_island_.resize(models.size());
+  held_.assign(models.size(), 0);
+  groups_.assign(models.size(), 0);
+  sys_midpoint_.assign(models.size(), 0);
   pieces_.clear();
   rows_.clear();
   islands_.clear();
@@ -141,6 +144,7 @@ void DelassusAssembler::grow_rows(Index n) {
                   &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_, &lposition_, &lbox_})
     grow(*v, n);
   grow_vec(lrow_global_, n);
+  grow_vec(row_midpoint_, n, static_cast<unsigned char>(0));
 }
 
 DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, Index nrows) {
@@ -296,6 +300,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
   }
   const Index n = 3 * nc_ + nl_ + nf_;
+  link_systems(static_cast<Index>(systems.size()));
 
   // targets b of the normal and limit rows, folded into c (see the header)
   // (`bounce`: set to e when the Poisson law leaves this row's restitution to the stepper;
@@ -304,7 +309,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   auto push_out = [&](Scalar depth) {
     return std::min(st.erp * std::max(Scalar(0), depth - st.slop) / dt, st.max_push_velocity);
   };
-  const bool midpoint = st.position_update == PositionUpdate::Midpoint;
+  const bool midpoint_update = st.position_update == PositionUpdate::Midpoint;
   // Midpoint position update: the weight of a row's impulse in q+ (PositionUpdate). The part of
   // the impulse that stops the approach the row had before the step (share rho = v- / v_free of
   // the approach) acts at the time of impact tau = gap / -v- and moves q for dt - tau; the rest
@@ -327,11 +332,18 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   auto is_impact = [&](Scalar v_before, Scalar v_free) {
     return v_before < 0 && v_free < 0 && -v_before > 2 * std::abs(v_free - v_before);
   };
-  auto position_weight = [&](Scalar tau, Scalar v_before, Scalar v_free) {
-    const Scalar rho = is_impact(v_before, v_free) ? std::min(v_before / v_free, Scalar(1)) : Scalar(0);
-    return rho * (1 - tau) + (1 - rho) / 2;
+  // The weight, for one contact in the normal direction: the impulse stops the approach
+  // v_i = v- + a tau at tau (position effect (dt - tau) v_i), then holds the pull a for the rest
+  // of the step (a force over [tau, dt]: (dt - tau)^2 a / 2), so w = (1 - f)(1 + rho) / 2 with
+  // f = tau / dt and rho = v_i / v_free the impact's share. A bouncing row leaves the surface:
+  // all of its impulse is the impact's, w = 1 - f. A resting contact: f = 0, rho = 0, w = 1/2.
+  auto position_weight = [&](Scalar f, Scalar v_before, Scalar v_free, bool bounces) {
+    if (bounces) return 1 - f;
+    const Scalar v_impact = v_before + (v_free - v_before) * f;
+    const Scalar rho = v_impact < 0 && v_free < 0 ? std::min(v_impact / v_free, Scalar(1)) : Scalar(0);
+    return (1 - f) * (1 + rho) / 2;
   };
-  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, Scalar& bounce,
+  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, bool midpoint, Scalar& bounce,
                     Scalar& inelastic) {
     bounce = 0;
     const Scalar gap = -depth;
@@ -368,11 +380,40 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
     return b;
   };
+  // Which islands move q at the midpoint (PositionUpdate::Midpoint): those without rows (free
+  // flight) or with a single contact or limit that is an impact or not reached. A row that holds a body (a resting or sliding contact, a limit leaned on, joint
+  // friction) keeps its island on semi-implicit Euler, whose position update lands a body on the
+  // surface in one step and keeps q on a sticking contact (the midpoint update lags the velocity
+  // by half a step: contacts closed over several steps and squeezed grasps crept).
+  for (std::size_t k = 0; k < systems.size(); ++k) held_[k] = groups_[k] = 0;
+  if (midpoint_update) {
+    for (std::size_t k = 0; k < systems.size(); ++k) {
+      if (systems[k].implicit_stiffness) held_[static_cast<std::size_t>(find(static_cast<Index>(k)))] = 1;
+    }
+    for (const ConstraintRow& cr : rows_) {
+      const Index sys = row_system(cr);
+      if (sys < 0) continue;
+      const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
+      const Scalar gap = -depth_[r];
+      const bool reached = gap <= 0 || gap <= -std::min(v_before_[r], c_[r]) * dt;
+      const std::size_t root = static_cast<std::size_t>(find(sys));
+      if (cr.kind == ConstraintRow::Kind::Friction || (reached && !is_impact(v_before_[r], c_[r]))) held_[root] = 1;
+      // Several contacts or limits in one island (a pile, a box landing on its corners) stay on
+      // Euler too: their impulses act at different times, and per-row weights on one body move q
+      // off the contacts; a row not reached by the velocities before the solve can be pushed
+      // into its surface by another row's impulse (a 216-ball pile overlapped by 3 mm). One
+      // impact is placed exactly.
+      if (++groups_[root] > 1) held_[root] = 1;
+    }
+  }
+  for (std::size_t k = 0; k < systems.size(); ++k) {
+    sys_midpoint_[k] = midpoint_update && !held_[static_cast<std::size_t>(find(static_cast<Index>(k)))];
+  }
   target_.head(n).setZero();
   inelastic_target_.head(n).setZero();
   bounce_.head(n).setZero();
   position_target_.head(n).setZero();
-  position_weight_.head(n).setConstant(0.5);
+  position_weight_.head(n).setConstant(1);
   n_bounce_ = n_position_ = n_newton_ = 0;
   const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
   box_.head(3 * nc_ + nl_).setZero();
@@ -381,11 +422,16 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
     const Scalar tau = impact_time(depth_[r], v_before_[r], c_[r]);
     impact_time_[r] = tau;
+    const Index sys = row_system(cr);
+    const bool midpoint = midpoint_update && sys >= 0 && !held_[static_cast<std::size_t>(find(sys))];
     if (midpoint) {
-      const Scalar w = position_weight(tau, v_before_[r], c_[r]);
+      const bool bounces = restitution_[r] > 0 && -v_before_[r] > st.restitution_threshold;
+      const Scalar w = position_weight(tau, v_before_[r], c_[r], bounces);
       position_weight_.segment(cr.row, cr.kind == ConstraintRow::Kind::Contact ? 3 : 1).setConstant(w);
     }
-    target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, bounce_[r], inelastic_target_[r]);
+    row_midpoint_[static_cast<std::size_t>(r)] = midpoint;
+    target_[r] =
+        target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, midpoint, bounce_[r], inelastic_target_[r]);
     c_[r] -= target_[r];
     n_bounce_ += bounce_[r] > 0;
     if (split && depth_[r] > st.slop) {
@@ -401,18 +447,29 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
 
 // Islands by union-find over the systems (see the header), then the local layout of each island:
 // its contacts in ContactSet order, then its limit rows; c, mu and the row data gathered.
-void DelassusAssembler::build_islands(Index nsys) {
+void DelassusAssembler::link_systems(Index nsys) {
   for (Index s = 0; s < nsys; ++s) {
     parent_[static_cast<std::size_t>(s)] = s;
     sys_island_[static_cast<std::size_t>(s)] = -1;
   }
-  auto piece_system = [&](Index pi) { return pieces_[static_cast<std::size_t>(pi)].system; };
   for (Index i = 0; i < nc_; ++i) {
     const Index pa = group_pieces_[static_cast<std::size_t>(2 * i)], pb = group_pieces_[static_cast<std::size_t>(2 * i + 1)];
     if (pa < 0 || pb < 0) continue;
-    const Index ra = find(piece_system(pa)), rb = find(piece_system(pb));
+    const Index ra = find(pieces_[static_cast<std::size_t>(pa)].system), rb = find(pieces_[static_cast<std::size_t>(pb)].system);
     if (ra != rb) parent_[static_cast<std::size_t>(std::max(ra, rb))] = std::min(ra, rb);
   }
+}
+
+Index DelassusAssembler::row_system(const ConstraintRow& cr) const {
+  if (cr.kind != ConstraintRow::Kind::Contact) return cr.system;
+  Index pi = group_pieces_[static_cast<std::size_t>(2 * cr.index)];
+  if (pi < 0) pi = group_pieces_[static_cast<std::size_t>(2 * cr.index + 1)];
+  return pi < 0 ? -1 : pieces_[static_cast<std::size_t>(pi)].system;
+}
+
+void DelassusAssembler::build_islands(Index nsys) {
+  (void)nsys;
+  auto piece_system = [&](Index pi) { return pieces_[static_cast<std::size_t>(pi)].system; };
   islands_.clear();
   const Index ng = nc_ + nl_ + nf_;
   auto island_of_group = [&](Index g) -> Index {

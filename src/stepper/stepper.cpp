@@ -207,7 +207,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
-    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_};
+    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, (s.kp_->array() != 0).any()};
   }
   stats_.times.dynamics = us_since(t0);
 
@@ -273,8 +273,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     SolverResult r = solver_->solve(isl.problem, ll);
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      stats_.restitution =
-          restitution_phase(isl, ll, r, st.contact.position_update == PositionUpdate::Midpoint) || stats_.restitution;
+      stats_.restitution = restitution_phase(isl, ll, r) || stats_.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
         r.status != SolverStatus::NumericalIssue) {
@@ -302,24 +301,31 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (stats_.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
   if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
-  const bool midpoint = st.contact.position_update == PositionUpdate::Midpoint;
-  if (midpoint) {
-    // q moves with u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda + lambda_p): the smooth
-    // acceleration at the midpoint rule, each impulse from its time of action (PositionUpdate)
+  // the velocity that moves q: u+ (semi-implicit Euler), or under PositionUpdate::Midpoint, for
+  // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
+  // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from
+  // its time of action; plus the split correction M~^-1 J^T lambda_p
+  bool any_midpoint = false, weighted = false;
+  for (std::size_t i = 0; i < systems.size(); ++i) any_midpoint = any_midpoint || assembler_.midpoint_system(static_cast<Index>(i));
+  if (any_midpoint) {
+    for (Index r = 0; r < n && !weighted; ++r) weighted = assembler_.position_weight()[r] != 1;
+  }
+  const bool separate = split || weighted;  // q needs its own apply
+  if (separate) {  // u_pos = u_free + M~^-1 J^T (w o lambda + lambda_p): one more apply
     if (!split) lambda_p_.head(n).setZero();
     lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
-    assembler_.apply(views_, lambda_p_.head(n), u_pos_);  // u_free + M~^-1 J^T (...)
-    for (std::size_t i = 0; i < systems.size(); ++i) {
-      u_pos_[i] -= Scalar(0.5) * (*systems[i].u_free_ - *systems[i].u_);
-    }
-  } else if (split) {  // q moves with u+ + u_p = u_free + M~^-1 J^T (lambda + lambda_p): one more apply
-    lambda_p_.head(n) += lambda;
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    s.model_->integrate(*s.q_, split || midpoint ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
+    const bool mid = any_midpoint && assembler_.midpoint_system(static_cast<Index>(i));
+    if (mid && separate) {
+      u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
+    } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2
+      u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
+    }
+    s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }
   if (finite) {
@@ -352,7 +358,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return status;
 }
 
-bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, bool midpoint) {
+bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -373,7 +379,7 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
     const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
     Scalar per_impulse = e * share;
-    if (midpoint && v_free < 0 && v_minus < 0) {
+    if (assembler_.midpoint_row(g) && v_free < 0 && v_minus < 0) {
       // Midpoint position update: the impact happens at tau = f dt with the approach v- + a tau
       // (a = (v_free - v-) / dt), and after it the smooth acceleration acts for (1 - f) dt, so
       // for one contact v+ = -e (v- + a tau) + a (dt - tau): lambda_r = lambda_c (e (v- + a tau)

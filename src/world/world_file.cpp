@@ -348,13 +348,17 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
-  check_attributes(e, {"margin", "erp", "slop", "position_correction", "restitution", "restitution_threshold",
-                       "limit_margin", "joint_limits", "joint_friction", "max_contacts", "max_push_velocity"});
+  check_attributes(e, {"margin", "erp", "slop", "position_correction", "position_update", "restitution",
+                       "restitution_threshold", "limit_margin", "joint_limits", "joint_friction", "max_contacts",
+                       "max_push_velocity"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
   c.position_correction =
       keyword(e, "position_correction", "position correction",
               {{"velocity", PositionCorrection::Velocity}, {"split", PositionCorrection::Split}}, c.position_correction);
+  c.position_update = keyword(e, "position_update", "position update",
+                              {{"euler", PositionUpdate::Euler}, {"midpoint", PositionUpdate::Midpoint}},
+                              c.position_update);
   c.restitution_law = keyword(e, "restitution", "restitution law",
                               {{"poisson", RestitutionLaw::Poisson}, {"newton", RestitutionLaw::Newton}}, c.restitution_law);
   c.erp = nonnegative(e, "erp", c.erp);

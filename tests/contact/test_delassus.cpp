@@ -144,6 +144,7 @@ TEST_CASE("Delassus targets: speculative gap, restitution, position correction",
   s.u[2] = -2.0;  // falling at 2 m/s
   s.u_free = s.u;
   const std::vector<Index> object_system = {0, -1};
+  Scalar weight = 0, impact = 0;
   auto one_contact = [&](Scalar depth, Scalar e, const DelassusSettings& st) {
     ContactSet set(4);
     Contact* c = set.add();
@@ -155,15 +156,28 @@ TEST_CASE("Delassus targets: speculative gap, restitution, position correction",
     DelassusAssembler asmb;
     asmb.reserve({&box});
     asmb.assemble({s.view()}, object_system, set, 1e-3, st);
+    weight = asmb.position_weight()[2];
+    impact = asmb.impact_time(2);
     return Scalar(asmb.problem().c[2]);
   };
   DelassusSettings st;
   st.erp = 0;
   st.slop = 1e-4;
+  st.position_update = PositionUpdate::Euler;
   // 5 mm apart, 2 mm reachable this step: the contact only forbids passing the gap (b = -d/dt)
   CHECK(one_contact(-0.005, 0.0, st) == Approx(-2.0 + 5.0));
   // 1 mm apart, reachable: lands exactly (b = -d/dt = -1 m/s)
   CHECK(one_contact(-0.001, 0.0, st) == Approx(-2.0 + 1.0));
+  CHECK(weight == 1);  // q moves with u+
+  // Midpoint: reached at half the step (1 mm at 2 m/s, no smooth acceleration here); the target
+  // is v+ >= 0 and the impulse moves q for the remaining half step (weight 1 - 1/2): q lands on
+  // the surface, 1 mm in the first half, at rest in the second
+  st.position_update = PositionUpdate::Midpoint;
+  CHECK(one_contact(-0.001, 0.0, st) == Approx(-2.0));
+  CHECK(impact == Approx(0.5));
+  CHECK(weight == Approx(0.5));
+  CHECK(one_contact(-0.005, 0.0, st) == Approx(-2.0 + 5.0));  // not reached: as under Euler
+  st.position_update = PositionUpdate::Euler;
   // touching with e = 0.5, Newton's law: bounce target 1 m/s
   st.restitution_law = RestitutionLaw::Newton;
   CHECK(one_contact(0.0, 0.5, st) == Approx(-2.0 - 1.0));

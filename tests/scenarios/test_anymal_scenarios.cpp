@@ -61,7 +61,7 @@ static Scalar check_hang(PositionCorrection correction) {
     }
     if (k >= fall && in_contact == 4) ++steps_all_four;
   }
-  CHECK(e_max <= e0);
+  CHECK(e_max <= e0 * (1 + 1e-12));  // the fall before the first contact conserves E up to rounding
   CHECK(steps_all_four == total - fall);  // all four feet stay on the plane (within 1 mm)
   // the base hangs below the plane (-0.129 m after 12 s with bisection's Coulomb slip model, the
   // effort limits and speculative contacts of issue 11; PGS -0.129 m, LM -0.127 m; below -0.3 m

@@ -217,6 +217,17 @@ TEST_CASE("world file: the contact element selects the position correction", "[w
                  ":2: <contact>: attribute 'position_correction': unknown position correction 'nope' (valid: velocity, split)"));
 }
 
+TEST_CASE("world file: the contact element selects the position update", "[world]") {
+  const std::string path = temp_world("euler", "<world><contact position_update=\"euler\"/></world>");
+  World world;
+  CHECK(world.settings().contact.position_update == PositionUpdate::Midpoint);  // the default
+  load_world(path, world);
+  std::remove(path.c_str());
+  CHECK(world.settings().contact.position_update == PositionUpdate::Euler);
+  CHECK(contains(load_error("pu", "<world>\n<contact position_update=\"verlet\"/></world>"),
+                 ":2: <contact>: attribute 'position_update': unknown position update 'verlet' (valid: euler, midpoint)"));
+}
+
 TEST_CASE("world file: the contact element selects the restitution law", "[world]") {
   for (const char* law : {"newton", "poisson"}) {
     const std::string path = temp_world(law, std::string("<world><contact restitution=\"") + law + "\"/></world>");

@@ -125,6 +125,9 @@ struct SystemView {
   const VecX* q = nullptr;       // configuration at the start of the step
   const VecX* u = nullptr;       // velocity at the start of the step (restitution)
   const VecX* u_free = nullptr;  // unconstrained velocity after the step
+  // implicit PD stiffness (dt^2 Kp in M~): its torque is evaluated at q + dt u+, so the system
+  // moves q with semi-implicit Euler (PositionUpdate)
+  bool implicit_stiffness = false;
 };
 
 // Where the rows of one contact or limit came from, for reporting impulses.
@@ -215,6 +218,11 @@ class DelassusAssembler {
   // PositionUpdate::Midpoint: when a normal or limit row is reached, as a fraction tau / dt of the
   // step (0: touching at the start or penetrating, 1: not reached before the end).
   Scalar impact_time(Index r) const { return impact_time_[r]; }
+  // PositionUpdate::Midpoint: whether row r's island moves q at the midpoint (its reached rows are
+  // all impacts), and whether system s does (no rows this step, or such an island); the other
+  // islands move q with semi-implicit Euler (position_weight 1).
+  bool midpoint_row(Index r) const { return row_midpoint_[static_cast<std::size_t>(r)] != 0; }
+  bool midpoint_system(Index s) const { return sys_midpoint_[static_cast<std::size_t>(s)] != 0; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
 
@@ -249,6 +257,8 @@ class DelassusAssembler {
   void assemble_dense(const std::vector<SystemView>& systems);
   void assemble_sparse(const std::vector<SystemView>& systems);
   Index find(Index s);
+  void link_systems(Index nsys);                       // union-find of the systems over the contacts
+  Index row_system(const ConstraintRow& cr) const;     // a dynamic system of the row (-1: none)
 
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
   Index nc_ = 0, nl_ = 0, nf_ = 0;
@@ -259,6 +269,10 @@ class DelassusAssembler {
   VecX position_target_;                 // per row: split push-out velocity
   VecX position_weight_;                 // per row: weight of the impulse in the midpoint update
   VecX impact_time_;                     // per normal/limit row: tau / dt (midpoint update)
+  std::vector<unsigned char> row_midpoint_;  // per normal/limit row: its island moves at the midpoint
+  std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
+  std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2)
+  std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step
   VecX box_;                             // per row: box bound (friction rows)
   Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
   std::vector<Mat3> frames_;

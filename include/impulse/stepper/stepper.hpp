@@ -180,7 +180,7 @@ class Stepper {
   // Poisson restitution phase on one island's solved problem (see the top of this file); lambda
   // holds lambda_c on entry and the total impulse on exit (r: the island's solver result, gets the
   // second solve's sweeps). Returns false if nothing bounced.
-  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, bool midpoint);
+  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r);
   // Split position correction of one island: lambda_p into lp (local rows; see the top of this file).
   void position_correction(const IslandView& isl, VecXref lp);
   void grow(Index n_rows, Index n_island);
