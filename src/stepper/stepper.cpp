@@ -294,7 +294,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   }
   stats_.times.solve = us_since(t0);
 
-  // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+
+  // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   t0 = Clock::now();
   StepStatus status = StepStatus::Ok;
   if (contacts_.overflow()) status = StepStatus::ContactOverflow;
