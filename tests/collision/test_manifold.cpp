@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
 #include <vector>
 
 #include "impulse/collision/manifold.hpp"
@@ -191,4 +192,43 @@ TEST_CASE("vertices on plane reduce a flat face to 4 spanning points", "[collisi
   REQUIRE(n == 4);
   for (Scalar sx : {-0.5, 0.5})
     for (Scalar sy : {-0.5, 0.5}) CHECK(has_point(pts, 4, Vec3(sx, sy, -0.0005), kUp, 0.001));
+}
+
+TEST_CASE("vertices on plane: a face lying flat gets the same 4 points whatever its sub-micrometre tilt", "[collision]") {
+  // A sole-like flat face (an octagon, 0.2 x 0.1 m, with interior vertices) resting on the plane
+  // and rocking by 1e-6 rad about random axes: the deepest vertex changes from tilt to tilt, the
+  // chosen 4 points must not (they carry the warm starts; a resting humanoid chattered when they
+  // jumped between steps).
+  std::vector<Vec3> v;
+  for (int k = 0; k < 8; ++k) {
+    const Scalar a = (k + 0.5) * 3.14159265358979 / 4;
+    v.emplace_back(0.1 * std::cos(a), 0.05 * std::sin(a), 0);
+  }
+  for (int i = -2; i <= 2; ++i) v.emplace_back(0.02 * i, 0.01 * (i % 2), 0);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<Scalar> U(-1, 1);
+  std::vector<Vec3> first;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Vec3 axis = Vec3(U(rng), U(rng), 0).normalized();
+    const Mat3 R = Eigen::AngleAxisd(1e-6, axis).toRotationMatrix();
+    ManifoldPoint pts[kMaxManifoldPoints];
+    const int n = vertices_plane(R, Vec3(0, 0, -1e-5), v.data(), static_cast<int>(v.size()), kUp, 0, kMargin, pts);
+    REQUIRE(n == 4);
+    std::vector<Vec3> got;
+    for (int k = 0; k < n; ++k) got.push_back(R.transpose() * (pts[k].position - Vec3(0, 0, -1e-5)));
+    std::sort(got.begin(), got.end(), [](const Vec3& a, const Vec3& b) {
+      return a.x() != b.x() ? a.x() < b.x() : a.y() < b.y();
+    });
+    if (first.empty()) first = got;
+    // the same vertices (others are >= 1 cm away; the points sit half their depth off the vertex)
+    for (int k = 0; k < n; ++k) CHECK((got[k] - first[k]).norm() < 1e-6);
+  }
+  // a clearly tilted face (2 degrees) still starts from its deepest vertex
+  const Mat3 R = Eigen::AngleAxisd(0.035, Vec3::UnitY()).toRotationMatrix();
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const int n = vertices_plane(R, Vec3(0, 0, 0.001), v.data(), static_cast<int>(v.size()), kUp, 0, kMargin, pts);
+  REQUIRE(n >= 1);
+  Scalar deepest = -1e300;
+  for (const Vec3& x : v) deepest = std::max(deepest, -(R * x + Vec3(0, 0, 0.001)).z());
+  CHECK(pts[0].depth == Approx(deepest).margin(1e-12));
 }

@@ -122,7 +122,7 @@ void drop_and_hold(const std::string& rel) {
 }
 
 // At rest: every generalized velocity below 1 cm/s or 0.01 rad/s over the last 0.1 s of the hold.
-// Not met by every robot yet (the double pendulums and Talos still move after 4 s: see
+// Not met by every robot yet (double_pendulum_simple and talos_full_v2 still move after 4 s: see
 // docs/robots.md), hence [!mayfail]: reported, not failing the suite.
 void at_rest(const std::string& rel) {
   if (final_speed().count(rel) == 0) drop_and_hold(rel);
