@@ -38,13 +38,14 @@ Scalar world_energy(World& w) {
 
 // Ball drop (issue 11 item 1): r 0.1 m, 10 kg, mu 0, e 1, threshold 0, from 5 m; energy change
 // per bounce, J, over the first `bounces` bounces.
-double ball_gain_per_bounce(RestitutionLaw law, int bounces) {
+double ball_gain_per_bounce(RestitutionLaw law, int bounces, PositionUpdate update) {
   World w;
   w.add_ground();
   w.set_default_material(0, 1);
   DelassusSettings c = w.settings().contact;
   c.restitution_threshold = 0;
   c.restitution_law = law;
+  c.position_update = update;
   w.set_contact_settings(c);
   ArticulatedSystem& b = w.add_sphere("ball", 0.1, 10);
   VecX q = b.q();
@@ -65,13 +66,14 @@ double ball_gain_per_bounce(RestitutionLaw law, int bounces) {
 }
 
 // 49 balls (7 x 7, 0.5 m apart, the ball above) from 5 m, 20 s: SimBenchmark energy error.
-double balls49_energy_error(RestitutionLaw law, Scalar seconds) {
+double balls49_energy_error(RestitutionLaw law, Scalar seconds, PositionUpdate update) {
   World w;
   w.add_ground();
   w.set_default_material(0, 1);
   DelassusSettings c = w.settings().contact;
   c.restitution_threshold = 0;
   c.restitution_law = law;
+  c.position_update = update;
   w.set_contact_settings(c);
   for (int i = 0; i < 49; ++i) {
     ArticulatedSystem& b = w.add_sphere("ball" + std::to_string(i), 0.1, 10);
@@ -185,10 +187,11 @@ void pile(Scalar seconds, Scalar mu, double& energy_error, double& final_ratio, 
 // (1, 0.5, 3) m/s, (1, -2, 0.5) rad/s and joint speeds alternating +-2 rad/s: energy error.
 // With `limits` the joints also hit their position limits, inelastic stops that dissipate by
 // design; without, the figure is the integrator's drift alone (the issue's "free flight").
-double anymal_flight(const std::string& urdf, bool limits) {
+double anymal_flight(const std::string& urdf, bool limits, PositionUpdate update) {
   World w;
   DelassusSettings c = w.settings().contact;
   c.joint_limits = limits;
+  c.position_update = update;
   w.set_contact_settings(c);
   ArticulatedSystem& r = w.add_articulated_system(urdf);
   VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
@@ -328,17 +331,25 @@ int run_bench_fidelity(const BenchOptions& o) {
   const std::vector<Group> groups = {
       {"ball",
        [&] {
+         const PositionUpdate E = PositionUpdate::Euler, M = PositionUpdate::Midpoint;
          add("ball_gain_poisson", "ball e=1 from 5 m, energy change per bounce (Poisson)", "J",
-             ball_gain_per_bounce(RestitutionLaw::Poisson, 4), 0);
+             ball_gain_per_bounce(RestitutionLaw::Poisson, 4, E), 0);
          add("ball_gain_newton", "ball e=1 from 5 m, energy change per bounce (Newton)", "J",
-             ball_gain_per_bounce(RestitutionLaw::Newton, 4), 0);
+             ball_gain_per_bounce(RestitutionLaw::Newton, 4, E), 0);
+         add("ball_gain_poisson_midpoint", "the same, midpoint position update (Poisson)", "J",
+             ball_gain_per_bounce(RestitutionLaw::Poisson, 4, M), 0);
        }},
       {"balls49",
        [&] {
+         const PositionUpdate E = PositionUpdate::Euler, M = PositionUpdate::Midpoint;
          add("balls49_energy_poisson", "49 elastic balls, " + b49 + " s, energy error (Poisson)", "J^2",
-             balls49_energy_error(RestitutionLaw::Poisson, balls49_s), 0.02, 0.019);
+             balls49_energy_error(RestitutionLaw::Poisson, balls49_s, E), 0.02, 0.019);
          add("balls49_energy_newton", "49 elastic balls, " + b49 + " s, energy error (Newton)", "J^2",
-             balls49_energy_error(RestitutionLaw::Newton, balls49_s), 0.02, 0.019);
+             balls49_energy_error(RestitutionLaw::Newton, balls49_s, E), 0.02, 0.019);
+         add("balls49_energy_poisson_midpoint", "the same, midpoint position update (Poisson)", "J^2",
+             balls49_energy_error(RestitutionLaw::Poisson, balls49_s, M), 0.02, 0.019);
+         add("balls49_energy_newton_midpoint", "the same, midpoint position update (Newton)", "J^2",
+             balls49_energy_error(RestitutionLaw::Newton, balls49_s, M), 0.02, 0.019);
        }},
       {"rolling",
        [&] {
@@ -357,10 +368,13 @@ int run_bench_fidelity(const BenchOptions& o) {
        }},
       {"flight",
        [&] {
-         add("anymal_flight_energy", "ANYmal free flight, 5 s, energy error", "J^2", anymal_flight(o.model, false),
+         const PositionUpdate E = PositionUpdate::Euler, M = PositionUpdate::Midpoint;
+         add("anymal_flight_energy", "ANYmal free flight, 5 s, energy error", "J^2", anymal_flight(o.model, false, E),
              0.012, 0.012);
+         add("anymal_flight_energy_midpoint", "the same, midpoint position update", "J^2",
+             anymal_flight(o.model, false, M), 0.012, 0.012);
          add("anymal_flight_limits_energy", "ANYmal free flight hitting its joint limits, 5 s, energy error", "J^2",
-             anymal_flight(o.model, true));
+             anymal_flight(o.model, true, E));
        }},
       {"fast",
        [&] {

@@ -218,12 +218,12 @@ TEST_CASE("world file: the contact element selects the position correction", "[w
 }
 
 TEST_CASE("world file: the contact element selects the position update", "[world]") {
-  const std::string path = temp_world("euler", "<world><contact position_update=\"euler\"/></world>");
+  const std::string path = temp_world("midpoint", "<world><contact position_update=\"midpoint\"/></world>");
   World world;
-  CHECK(world.settings().contact.position_update == PositionUpdate::Midpoint);  // the default
+  CHECK(world.settings().contact.position_update == PositionUpdate::Euler);  // the default
   load_world(path, world);
   std::remove(path.c_str());
-  CHECK(world.settings().contact.position_update == PositionUpdate::Euler);
+  CHECK(world.settings().contact.position_update == PositionUpdate::Midpoint);
   CHECK(contains(load_error("pu", "<world>\n<contact position_update=\"verlet\"/></world>"),
                  ":2: <contact>: attribute 'position_update': unknown position update 'verlet' (valid: euler, midpoint)"));
 }

@@ -98,7 +98,7 @@ enum class PositionCorrection {
 struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
   PositionCorrection position_correction = PositionCorrection::Velocity;
-  PositionUpdate position_update = PositionUpdate::Midpoint;
+  PositionUpdate position_update = PositionUpdate::Euler;  // Midpoint: docs/fidelity.md item 7
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).

@@ -9,7 +9,7 @@
 //   finish():   solve      lambda = solver(G, c, mu), warm-started from the last step; with the
 //                          Poisson restitution law, a restitution phase on impact steps (below)
 //               integrate  u+ = u_free + M~^-1 J^T lambda,  q+ = q (+) dt (u+ + u_p)
-//                          (PositionUpdate::Midpoint, the default: in free flight and in an island
+//                          (PositionUpdate::Midpoint, optional: in free flight and in an island
 //                          with one impact, q+ = q (+) dt [(u + u_free)/2 + M~^-1 J^T (w o lambda)],
 //                          the impulse from its time of impact; delassus.hpp, docs/fidelity.md)
 //                          (semi-implicit Euler; u_p the split position correction, below)
