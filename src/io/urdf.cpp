@@ -508,7 +508,7 @@ class TreeBuilder {
     std::vector<Item> stack;
     if (root.name == "world") {
       // the world link is the world: its single child joint becomes the root joint
-      if (urdf_.getLink("world")->inertial) fail(source_, "link 'world' stands for the world and must have no <inertial>");
+      if (urdf_link("world")->inertial) fail(source_, "link 'world' stands for the world and must have no <inertial>");
       if (root.child_joints.size() != 1) {
         fail(source_, "link 'world' must have exactly one child joint, it has ", root.child_joints.size());
       }
@@ -558,7 +558,18 @@ class TreeBuilder {
     SE3 X_BL;
   };
 
-  urdf::JointConstSharedPtr urdf_joint(const XJoint& j) const { return urdf_.getJoint(j.name); }
+  // urdfdom's record of a joint of our own tree walk. The two parses can disagree on a name
+  // (bytes that are not valid text, found by fuzz_urdf): a clear error, never a null dereference.
+  urdf::JointConstSharedPtr urdf_joint(const XJoint& j) const {
+    urdf::JointConstSharedPtr uj = urdf_.getJoint(j.name);
+    if (!uj) fail(source_, "joint '", j.name, "': not found by the URDF parser (a name with invalid characters?)");
+    return uj;
+  }
+  urdf::LinkConstSharedPtr urdf_link(const std::string& name) const {
+    urdf::LinkConstSharedPtr ul = urdf_.getLink(name);
+    if (!ul) fail(source_, "link '", name, "': not found by the URDF parser (a name with invalid characters?)");
+    return ul;
+  }
   bool is_fixed(int joint) const { return tree_.joints[joint].type == "fixed" || welded_[joint]; }
 
   // A moving joint whose child subtree has no mass would make the mass matrix singular: such
@@ -577,7 +588,7 @@ class TreeBuilder {
     std::vector<bool> massive(nl, false);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const XLink& link = tree_.links[*it];
-      bool m = has_mass(*urdf_.getLink(link.name));
+      bool m = has_mass(*urdf_link(link.name));
       for (int j : link.child_joints) m = m || massive[tree_.link_index.at(tree_.joints[j].child)];
       massive[*it] = m;
     }
@@ -657,7 +668,7 @@ class TreeBuilder {
   // pushed for the walk (reversed, so that they pop in file order).
   void add_link(int l, Index body, const SE3& X_BL, std::vector<Item>& stack) {
     const XLink& link = tree_.links[l];
-    const urdf::LinkConstSharedPtr ul = urdf_.getLink(link.name);
+    const urdf::LinkConstSharedPtr ul = urdf_link(link.name);
     BodyRecord& b = bodies_[body];
     if (ul->inertial) {
       const Inertia I_L = link_inertia(*ul->inertial);

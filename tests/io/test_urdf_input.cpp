@@ -252,3 +252,20 @@ TEST_CASE("URDF input: the base follows the file unless overridden", "[io][urdf_
   fixed_base.fixed_base = true;
   CHECK_FALSE(load_urdf_string(loose, fixed_base).floating_base);
 }
+
+TEST_CASE("URDF input: a joint name the two XML parses read differently is an error, not a crash", "[io][urdf_input]") {
+  // Found by fuzz_urdf: bytes that are not text and a bare '&' in a joint name. urdfdom's model
+  // then has no joint under the name of our own tree walk; the loader dereferenced a null joint.
+  const std::string bad_name = std::string("sh") + std::string(40, '\xff') + "ou&r";
+  const std::string urdf = R"(<robot name="p"><link name="world"/>
+    <joint name=")" + bad_name + R"(" type="revolute"><parent link="world"/><child link="upper"/>
+      <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    <link name="upper"><inertial><mass value="1"/>
+      <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>)";
+  try {
+    const Model m = load_urdf_string(urdf);
+    CHECK(m.nv == 1);  // a parser that reads the name alike may load it: fine, as long as it is whole
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("not found by the URDF parser") != std::string::npos);
+  }
+}
