@@ -353,10 +353,10 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     // bounced (a 1e-3 relative energy loss at 10 m/s).
     if (gap > 0 && gap > -std::min(v_before, v_free) * dt) return inelastic = -gap / dt;
     // Reached this step. Euler: q moves with v+, so v+ >= -gap / dt ends the step on the surface.
-    // Midpoint, an impact: its impulse moves q from the time of impact on (position_weight), so
-    // the inelastic target is v+ >= 0 and the body still ends on the surface. Midpoint, a slow
-    // approach (weight 1/2): -gap / dt halves the gap each step instead of hovering.
-    Scalar b = midpoint && is_impact(v_before, v_free) ? Scalar(0) : -std::max(gap, Scalar(0)) / dt;
+    // Midpoint (only islands whose reached row is an impact): its impulse moves q from the time
+    // of impact on (position_weight), so the inelastic target is v+ >= 0 and the body still ends
+    // on the surface.
+    Scalar b = midpoint ? Scalar(0) : -std::max(gap, Scalar(0)) / dt;
     // (only on penetrating rows: max(b, 0) on a row still apart would stop the body short of
     // the surface, hovering at up to |v| dt above it, and every later approach again)
     if (st.erp > 0 && st.position_correction == PositionCorrection::Velocity && depth > st.slop) {
@@ -385,8 +385,10 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   // friction) keeps its island on semi-implicit Euler, whose position update lands a body on the
   // surface in one step and keeps q on a sticking contact (the midpoint update lags the velocity
   // by half a step: contacts closed over several steps and squeezed grasps crept).
-  for (std::size_t k = 0; k < systems.size(); ++k) held_[k] = groups_[k] = 0;
+  num_midpoint_systems_ = 0;
+  weighted_rows_ = false;
   if (midpoint_update) {
+    for (std::size_t k = 0; k < systems.size(); ++k) held_[k] = groups_[k] = 0;
     for (std::size_t k = 0; k < systems.size(); ++k) {
       if (systems[k].implicit_stiffness) held_[static_cast<std::size_t>(find(static_cast<Index>(k)))] = 1;
     }
@@ -405,30 +407,37 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       // impact is placed exactly.
       if (++groups_[root] > 1) held_[root] = 1;
     }
-  }
-  for (std::size_t k = 0; k < systems.size(); ++k) {
-    sys_midpoint_[k] = midpoint_update && !held_[static_cast<std::size_t>(find(static_cast<Index>(k)))];
+    for (std::size_t k = 0; k < systems.size(); ++k) {
+      sys_midpoint_[k] = !held_[static_cast<std::size_t>(find(static_cast<Index>(k)))];
+      num_midpoint_systems_ += sys_midpoint_[k];
+    }
   }
   target_.head(n).setZero();
   inelastic_target_.head(n).setZero();
   bounce_.head(n).setZero();
   position_target_.head(n).setZero();
-  position_weight_.head(n).setConstant(1);
+  if (midpoint_update) position_weight_.head(n).setConstant(1);  // read only when weighted_rows()
   n_bounce_ = n_position_ = n_newton_ = 0;
   const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
   box_.head(3 * nc_ + nl_).setZero();
   for (const ConstraintRow& cr : rows_) {
     if (cr.kind == ConstraintRow::Kind::Friction) continue;  // target 0, no bounce or push-out
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
-    const Scalar tau = impact_time(depth_[r], v_before_[r], c_[r]);
-    impact_time_[r] = tau;
-    const Index sys = row_system(cr);
-    const bool midpoint = midpoint_update && sys >= 0 && !held_[static_cast<std::size_t>(find(sys))];
+    // (Euler, the default, computes none of the midpoint data)
+    bool midpoint = false;
+    Scalar tau = 1;
+    if (num_midpoint_systems_ > 0) {
+      const Index sys = row_system(cr);
+      midpoint = sys >= 0 && sys_midpoint_[static_cast<std::size_t>(sys)];
+    }
     if (midpoint) {
+      tau = impact_time(depth_[r], v_before_[r], c_[r]);
       const bool bounces = restitution_[r] > 0 && -v_before_[r] > st.restitution_threshold;
       const Scalar w = position_weight(tau, v_before_[r], c_[r], bounces);
       position_weight_.segment(cr.row, cr.kind == ConstraintRow::Kind::Contact ? 3 : 1).setConstant(w);
+      weighted_rows_ = weighted_rows_ || w != 1;
     }
+    impact_time_[r] = tau;
     row_midpoint_[static_cast<std::size_t>(r)] = midpoint;
     target_[r] =
         target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, midpoint, bounce_[r], inelastic_target_[r]);
@@ -468,7 +477,6 @@ Index DelassusAssembler::row_system(const ConstraintRow& cr) const {
 }
 
 void DelassusAssembler::build_islands(Index nsys) {
-  (void)nsys;
   auto piece_system = [&](Index pi) { return pieces_[static_cast<std::size_t>(pi)].system; };
   islands_.clear();
   const Index ng = nc_ + nl_ + nf_;

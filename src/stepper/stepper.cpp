@@ -207,7 +207,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
-    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, (s.kp_->array() != 0).any()};
+    const bool midpoint = st.contact.position_update == PositionUpdate::Midpoint;
+    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, midpoint && (s.kp_->array() != 0).any()};
   }
   stats_.times.dynamics = us_since(t0);
 
@@ -305,21 +306,20 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
   // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from
   // its time of action; plus the split correction M~^-1 J^T lambda_p
-  bool any_midpoint = false, weighted = false;
-  for (std::size_t i = 0; i < systems.size(); ++i) any_midpoint = any_midpoint || assembler_.midpoint_system(static_cast<Index>(i));
-  if (any_midpoint) {
-    for (Index r = 0; r < n && !weighted; ++r) weighted = assembler_.position_weight()[r] != 1;
-  }
-  const bool separate = split || weighted;  // q needs its own apply
+  const bool separate = split || assembler_.weighted_rows();  // q needs its own apply
   if (separate) {  // u_pos = u_free + M~^-1 J^T (w o lambda + lambda_p): one more apply
     if (!split) lambda_p_.head(n).setZero();
-    lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
+    if (assembler_.weighted_rows()) {
+      lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
+    } else {
+      lambda_p_.head(n) += lambda;
+    }
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    const bool mid = any_midpoint && assembler_.midpoint_system(static_cast<Index>(i));
+    const bool mid = assembler_.midpoint_system(static_cast<Index>(i));
     if (mid && separate) {
       u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
     } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2

@@ -81,10 +81,10 @@ enum class RestitutionLaw {
 enum class PositionUpdate {
   Euler,     // semi-implicit (symplectic) Euler: q+ = q (+) dt u+. E = T + V of a free body drifts
              // by -m g^2 dt^2 / 2 per step of free fall (it conserves a shadow energy instead)
-  Midpoint,  // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)]: exact for constant
-             // acceleration (free flight keeps E = T + V); each contact or limit impulse moves q
-             // from the time it acts: w = 1/2 for a continuous (resting) force, 1 - tau/dt for
-             // an impact reached at time tau of the step (position_weight())
+  Midpoint,  // in free flight and in islands with a single impact (the others stay on Euler):
+             // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)], exact for constant
+             // acceleration (free flight keeps E = T + V); the impulse moves q from its time of
+             // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md)
 };
 
 // How the position-error correction (erp) acts (see stepper.hpp).
@@ -212,9 +212,12 @@ class DelassusAssembler {
   // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
   Scalar position_target(Index r) const { return position_target_[r]; }
   Index num_position_rows() const { return n_position_; }
-  // PositionUpdate::Midpoint: the weight w of row r's impulse in the position update (1/2 on
-  // friction rows and resting contacts; see PositionUpdate). Rows of one contact share it.
+  // PositionUpdate::Midpoint: the weight w of each row's impulse in the position update, 1 except
+  // on the rows of islands on the midpoint update; rows of one contact share it. Valid only when
+  // weighted_rows() (Euler does not fill it).
   Eigen::Ref<const VecX> position_weight() const { return position_weight_.head(num_rows()); }
+  // Whether some row has a weight other than 1 (then q needs its own apply of the impulse).
+  bool weighted_rows() const { return weighted_rows_; }
   // PositionUpdate::Midpoint: when a normal or limit row is reached, as a fraction tau / dt of the
   // step (0: touching at the start or penetrating, 1: not reached before the end).
   Scalar impact_time(Index r) const { return impact_time_[r]; }
@@ -222,7 +225,10 @@ class DelassusAssembler {
   // all impacts), and whether system s does (no rows this step, or such an island); the other
   // islands move q with semi-implicit Euler (position_weight 1).
   bool midpoint_row(Index r) const { return row_midpoint_[static_cast<std::size_t>(r)] != 0; }
-  bool midpoint_system(Index s) const { return sys_midpoint_[static_cast<std::size_t>(s)] != 0; }
+  bool midpoint_system(Index s) const {
+    return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] != 0;
+  }
+  Index num_midpoint_systems() const { return num_midpoint_systems_; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
 
@@ -273,6 +279,8 @@ class DelassusAssembler {
   std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
   std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2)
   std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step
+  Index num_midpoint_systems_ = 0;           // systems with sys_midpoint_ set this step
+  bool weighted_rows_ = false;               // a row's position_weight differs from 1
   VecX box_;                             // per row: box bound (friction rows)
   Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
   std::vector<Mat3> frames_;
