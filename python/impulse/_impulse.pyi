@@ -85,6 +85,7 @@ class StepStats:
     largest_island_rows: int
     islands_not_converged: int
     friction_rows: int
+    mimic_rows: int
     solver: SolverResult
     times: StageTimes
     max_penetration: float
@@ -259,6 +260,7 @@ class ContactSettings:
     limit_margin: float
     joint_limits: bool
     joint_friction: bool
+    mimic_joints: bool
     def __init__(self) -> None: ...
 
 AnySolverSettings = Union[SolverSettings, BisectionSettings, PgsSettings, LmSettings, NoSlipSettings]

@@ -65,6 +65,7 @@ void bind_solvers(py::module_& m) {
       .def_readonly("largest_island_rows", &StepStats::largest_island_rows, "Rows of the largest island's problem.")
       .def_readonly("islands_not_converged", &StepStats::islands_not_converged)
       .def_readonly("friction_rows", &StepStats::friction_rows, "Joint Coulomb friction (box) rows of the contact problem.")
+      .def_readonly("mimic_rows", &StepStats::mimic_rows, "Mimic-joint couplings (equality rows) of the contact problem.")
       .def_readonly("solver", &StepStats::solver)
       .def_readonly("times", &StepStats::times)
       .def_readonly("max_penetration", &StepStats::max_penetration, "m, largest contact depth.")

@@ -91,6 +91,8 @@ void bind_world(py::module_& m) {
       .def_readwrite("joint_limits", &DelassusSettings::joint_limits)
       .def_readwrite("joint_friction", &DelassusSettings::joint_friction,
                      "Joint Coulomb friction (URDF <dynamics friction>) as a stick/slip row per joint.")
+      .def_readwrite("mimic_joints", &DelassusSettings::mimic_joints,
+                     "URDF <mimic> couplings q = m q_master + o as exact equality rows.")
       .def("__repr__", [](const DelassusSettings& c) {
         return "<impulse.ContactSettings erp=" + py::repr(py::float_(c.erp)).cast<std::string>() +
                " slop=" + py::repr(py::float_(c.slop)).cast<std::string>() +

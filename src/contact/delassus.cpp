@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "impulse/core/check.hpp"
 #include "impulse/dynamics/jacobian.hpp"
@@ -91,6 +92,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   Index nv_max = 1;
   limited_.assign(models.size(), {});
   frictional_.assign(models.size(), {});
+  mimics_.assign(models.size(), {});
   for (std::size_t s = 0; s < models.size(); ++s) {
     const Model* m = models[s];
     nv_max = std::max(nv_max, m->nv);
@@ -108,7 +110,33 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
       ld.bound[0] = m->lower_position[ld.iq];
       ld.bound[1] = m->upper_position[ld.iq];
       if (!std::isfinite(ld.bound[0]) && !std::isfinite(ld.bound[1])) continue;
+      for (const MimicJoint& mj : m->mimic) {  // range of m q_master + o within the master's limits
+        if (mj.joint != i) continue;
+        const Index iq_m = m->idx_q[mj.master];
+        const Scalar a = mj.multiplier * m->lower_position[iq_m] + mj.offset;
+        const Scalar b = mj.multiplier * m->upper_position[iq_m] + mj.offset;
+        const Scalar lo = std::min(a, b), hi = std::max(a, b);  // (NaN when m = 0 and a limit is inf)
+        ld.implied[0] = std::isfinite(ld.bound[0]) && lo >= ld.bound[0];
+        ld.implied[1] = std::isfinite(ld.bound[1]) && hi <= ld.bound[1];
+      }
       limited_[s].push_back(ld);
+    }
+    auto path_length = [&](Index k) {
+      Index len = 0;
+      for (Index a = k; a >= 0; a = m->dof_parent[a]) ++len;
+      return len;
+    };
+    for (const MimicJoint& mj : m->mimic) {  // (ModelBuilder checked: two distinct 1-dof joints)
+      MimicDof md;
+      md.iq = m->idx_q[mj.joint];
+      md.k = m->idx_v[mj.joint];
+      md.len = path_length(md.k);
+      md.iq_m = m->idx_q[mj.master];
+      md.k_m = m->idx_v[mj.master];
+      md.len_m = path_length(md.k_m);
+      md.multiplier = mj.multiplier;
+      md.offset = mj.offset;
+      mimics_[s].push_back(md);
     }
   }
   if (nv_max != nv_max_) {  // piece storage is laid out by nv_max
@@ -136,7 +164,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   rows_.reserve(32);
   islands_.reserve(8);
   cursor_.reserve(8);
-  nc_ = nl_ = nf_ = 0;
+  nc_ = nl_ = nf_ = nm_ = 0;
 }
 
 void DelassusAssembler::grow_rows(Index n) {
@@ -162,12 +190,12 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
   return pieces_.back();
 }
 
-// One-row piece J = sign e_k of group g (a limit or joint-friction row): Y = L^-T (sign e_k) on
-// the path root..k (len dofs).
+// One-row piece J = sign e_k of group g (a limit or joint-friction row, or one side of a mimic
+// row): Y = L^-T (sign e_k) on the path root..k (len dofs). Side 0 starts the group.
 void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign,
-                                    Index row, Index g) {
-  group_pieces_[static_cast<std::size_t>(2 * g)] = static_cast<Index>(pieces_.size());
-  group_pieces_[static_cast<std::size_t>(2 * g + 1)] = -1;
+                                    Index row, Index g, int side) {
+  if (side == 0) group_pieces_[static_cast<std::size_t>(2 * g + 1)] = -1;
+  group_pieces_[static_cast<std::size_t>(2 * g + side)] = static_cast<Index>(pieces_.size());
   Piece& p = add_piece(system, row, 1);
   p.group = g;
   p.len = len;
@@ -197,10 +225,11 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   pieces_.clear();
   rows_.clear();
   nc_ = contacts.size();
-  nl_ = nf_ = 0;
-  Index max_limits = 0;  // limit and friction rows at most
+  nl_ = nf_ = nm_ = 0;
+  Index max_limits = 0;  // limit, friction and mimic rows at most
   for (const auto& list : limited_) max_limits += 2 * static_cast<Index>(list.size());
   for (const auto& list : frictional_) max_limits += static_cast<Index>(list.size());
+  for (const auto& list : mimics_) max_limits += static_cast<Index>(list.size());
   grow_rows(3 * nc_ + max_limits);
   grow(mu_, nc_);
   grow_vec(frames_, nc_, Mat3(Mat3::Identity()));
@@ -265,7 +294,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Index iq = ld.iq, k = ld.k;
       for (int side = 0; side < 2; ++side) {
         const Scalar bound = ld.bound[side];
-        if (!std::isfinite(bound)) continue;
+        if (!std::isfinite(bound) || (ld.implied[side] && st.mimic_joints)) continue;
         const Scalar sign = side == 0 ? 1.0 : -1.0;
         const Scalar dist = sign * (q[iq] - bound);
         if (dist > st.limit_margin && dist + dt * sign * uf[k] > 0) continue;
@@ -297,6 +326,30 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       box_[row] = fd.bound[0] * dt;
       ++row;
       ++nf_;
+    }
+  }
+
+  // mimic rows (equality rows, after the friction rows): J = e_j - m e_master as two pieces of
+  // one group, c = J u_free, the coupling error e in depth_ (its target is set below), bound +inf
+  for (std::size_t s = 0; s < systems.size() && st.mimic_joints; ++s) {
+    const Data& d = *systems[s].data;
+    const Model& m = *systems[s].model;
+    const VecX& q = *systems[s].q;
+    const VecX& u = *systems[s].u;
+    const VecX& uf = *systems[s].u_free;
+    for (const MimicDof& md : mimics_[s]) {
+      const Index g = nc_ + nl_ + nf_;
+      add_dof_row(m, d, static_cast<Index>(s), md.k, md.len, 1, row, g, 0);
+      add_dof_row(m, d, static_cast<Index>(s), md.k_m, md.len_m, -md.multiplier, row, g, 1);
+      c_[row] = uf[md.k] - md.multiplier * uf[md.k_m];
+      v_before_[row] = u[md.k] - md.multiplier * u[md.k_m];
+      rows_.push_back({ConstraintRow::Kind::Mimic, md.k, static_cast<Index>(s), 2, row});
+      depth_[row] = q[md.iq] - md.multiplier * q[md.iq_m] - md.offset;
+      restitution_[row] = 0;
+      box_[row] = std::numeric_limits<Scalar>::infinity();
+      ++row;
+      ++nf_;
+      ++nm_;
     }
   }
   const Index n = 3 * nc_ + nl_ + nf_;
@@ -399,7 +452,9 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Scalar gap = -depth_[r];
       const bool reached = gap <= 0 || gap <= -std::min(v_before_[r], c_[r]) * dt;
       const std::size_t root = static_cast<std::size_t>(find(sys));
-      if (cr.kind == ConstraintRow::Kind::Friction || (reached && !is_impact(v_before_[r], c_[r]))) held_[root] = 1;
+      if (cr.kind == ConstraintRow::Kind::Friction || cr.kind == ConstraintRow::Kind::Mimic ||
+          (reached && !is_impact(v_before_[r], c_[r])))
+        held_[root] = 1;
       // Several contacts or limits in one island (a pile, a box landing on its corners) stay on
       // Euler too: their impulses act at different times, and per-row weights on one body move q
       // off the contacts; a row not reached by the velocities before the solve can be pushed
@@ -422,6 +477,13 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   box_.head(3 * nc_ + nl_).setZero();
   for (const ConstraintRow& cr : rows_) {
     if (cr.kind == ConstraintRow::Kind::Friction) continue;  // target 0, no bounce or push-out
+    if (cr.kind == ConstraintRow::Kind::Mimic) {  // remove the coupling error, bounded
+      const Scalar e = depth_[cr.row];
+      target_[cr.row] = -std::clamp(st.erp * e / dt, -st.max_push_velocity, st.max_push_velocity);
+      inelastic_target_[cr.row] = target_[cr.row];
+      c_[cr.row] -= target_[cr.row];
+      continue;
+    }
     const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
     // (Euler, the default, computes none of the midpoint data)
     bool midpoint = false;

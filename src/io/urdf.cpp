@@ -805,10 +805,7 @@ class TreeBuilder {
         report_.warn("joint '", j.name, "' mimics joint '", master, "', but one of them is fixed or welded: mimic ignored");
         continue;
       }
-      report_.warn("joint '", j.name, "' mimics joint '", master, "' (multiplier ", m.multiplier, ", offset ", m.offset,
-                   "): the coupling is recorded in Model::mimic but not enforced; the joint moves independently "
-                   "(docs/robots.md)");
-      mimics_.push_back(m);
+      mimics_.push_back(m);  // enforced by an equality row in the contact problem (docs/robots.md)
     }
   }
 

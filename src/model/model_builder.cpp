@@ -1,5 +1,7 @@
 #include "impulse/model/model_builder.hpp"
 
+#include <algorithm>
+
 #include <Eigen/Eigenvalues>
 #include <cmath>
 
@@ -153,6 +155,19 @@ void ModelBuilder::add_mimic(const MimicJoint& mimic) {
               "' mimics joint '", model_.joint_names[mimic.master], "': both must be 1-dof joints");
   MODEL_CHECK(std::isfinite(mimic.multiplier) && std::isfinite(mimic.offset), "joint '", name,
               "': mimic multiplier or offset is not finite");
+  // one coupling per joint, and no cycle (a mimics b mimics a): the equality rows would be
+  // contradictory or dependent
+  for (const MimicJoint& other : model_.mimic) {
+    MODEL_CHECK(other.joint != mimic.joint, "joint '", name, "' mimics two joints ('",
+                model_.joint_names[other.master], "' and '", model_.joint_names[mimic.master], "')");
+  }
+  for (Index j = mimic.master, hops = 0; hops <= static_cast<Index>(model_.mimic.size()); ++hops) {
+    auto it = std::find_if(model_.mimic.begin(), model_.mimic.end(), [&](const MimicJoint& m) { return m.joint == j; });
+    if (it == model_.mimic.end()) break;
+    j = it->master;
+    MODEL_CHECK(j != mimic.joint, "joint '", name, "' mimics joint '", model_.joint_names[mimic.master],
+                "', which follows '", name, "' in turn: mimic couplings form a cycle");
+  }
   model_.mimic.push_back(mimic);
 }
 

@@ -39,6 +39,8 @@ void ContactSolver::reserve(Index max_rows) {
 }
 
 bool problem_is_finite(const ContactProblem& problem) {
+  // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
+  const bool box_ok = !problem.box.head(problem.nb).hasNaN();
   if (problem.is_sparse()) {  // the blocks (begin[] holds positions in the shared block array)
     const BlockSparseG& S = *problem.sparse;
     const Index k0 = S.begin[0], k1 = S.begin[problem.nc + problem.nl + problem.nb];
@@ -49,14 +51,14 @@ bool problem_is_finite(const ContactProblem& problem) {
       if (!S.block[k].allFinite()) break;
       if (k + 1 == k1) blocks = true;
     }
-    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && problem.box.head(problem.nb).allFinite() &&
+    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok &&
            blocks;
   }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
   // non-finite sum of finite entries (overflow near 1e308) falls back to the entry-wise test.
   Scalar s = 0;
   for (Index j = 0; j < problem.G.cols(); ++j) s += problem.G.col(j).sum();
-  return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && problem.box.head(problem.nb).allFinite() &&
+  return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok &&
          (std::isfinite(s) || problem.G.allFinite());
 }
 

@@ -240,6 +240,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   stats_.contacts = assembler_.num_contacts();
   stats_.limits = assembler_.num_limits();
   stats_.friction_rows = assembler_.num_friction_rows();
+  stats_.mimic_rows = assembler_.num_mimic_rows();
   stats_.contacts_dropped = contacts_.dropped();
   stats_.islands = assembler_.num_islands();
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
@@ -559,7 +560,7 @@ void Stepper::warm_start(Index n) {
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
   const std::vector<LimitMemory>& limits = cache_.limits;
-  // limit rows and joint friction rows (sign 0) by (system, dof, sign)
+  // limit rows, joint friction rows (sign 0) and mimic rows (sign 2) by (system, dof, sign)
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind == ConstraintRow::Kind::Contact) continue;
     const LimitMemory key{r.system, r.index, r.sign, 0};

@@ -349,7 +349,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
   check_attributes(e, {"margin", "erp", "slop", "position_correction", "position_update", "restitution",
-                       "restitution_threshold", "limit_margin", "joint_limits", "joint_friction", "max_contacts",
+                       "restitution_threshold", "limit_margin", "joint_limits", "joint_friction", "mimic_joints", "max_contacts",
                        "max_push_velocity"});
   w.margin = nonnegative(e, "margin", w.margin);
   DelassusSettings& c = w.contact;
@@ -370,6 +370,7 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   if (!(c.max_push_velocity > 0)) fail_attr(e, "max_push_velocity", "must be > 0");
   c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
   c.joint_friction = boolean(e, "joint_friction", c.joint_friction);
+  c.mimic_joints = boolean(e, "mimic_joints", c.mimic_joints);
   w.max_contacts = count(e, "max_contacts", w.max_contacts);
   validated(e, "margin", [&] { validate_contact_margin(w.margin); });
   validated(e, "max_contacts", [&] { validate_max_contacts(w.max_contacts); });

@@ -1,7 +1,8 @@
 // Every public robot description of ../shared/models/example-robot-data (Solo, Solo12, Panda,
 // Talos, HyQ, Allegro hands, double pendulums) as a user gets it: loads with at most warnings,
 // the model's mass is the sum of the file's link masses, and it survives a drop onto the ground
-// followed by a PD hold: every step finite, no contact overflow, on the ground; and (reported,
+// followed by a PD hold: every step finite, no contact overflow, on the ground, mimic couplings
+// held; and (reported,
 // [!mayfail]) at rest at the end. The models are read from the
 // shared folder next to the repository (never copied into it); the test is skipped with a
 // message when the folder is absent.
@@ -118,6 +119,10 @@ void drop_and_hold(const std::string& rel) {
            << world.contacts().size() << " contacts at the end");
   CHECK(overflow == 0);
   if (model.floating_base) CHECK(robot.q()[2] > -0.05);  // on the ground, not through it
+  for (const MimicJoint& mj : model.mimic) {  // (the Panda's fingers) coupled exactly throughout
+    const Scalar qj = robot.q()[model.idx_q[mj.joint]], qm = robot.q()[model.idx_q[mj.master]];
+    CHECK(std::abs(qj - mj.multiplier * qm - mj.offset) < 1e-6);  // (iterative solvers: their tolerance)
+  }
   if (hold > 0) final_speed()[rel] = max_speed_hold;
 }
 

@@ -14,7 +14,8 @@
 // and after those, nb one-row box constraints (joint Coulomb friction) j with bound b_j = box[j]:
 //     |lambda_j| <= b_j,   |lambda_j| < b_j  =>  v_j+ = 0   (stick),
 //     lambda_j = -b_j sign(v_j+) when v_j+ != 0                (slip: friction opposes the motion)
-// (a box mixed complementarity problem on lo = -b_j, hi = b_j).
+// (a box mixed complementarity problem on lo = -b_j, hi = b_j). A bound b_j = +inf makes the row
+// an equality (bilateral) row, v_j+ = 0 with lambda_j free (mimic joints, contact/delassus.hpp).
 // Restitution and position-error targets are already folded into c by the assembler
 // (c_z <- c_z - target), so a solver always works on the homogeneous conditions above.
 #pragma once

@@ -17,6 +17,13 @@
 // joint with friction f_k > 0 has one box row J = e_k every step, target 0 (stick), bound
 // |lambda| <= f_k dt (contact_problem.hpp), after all limit rows; built like a limit row (its
 // piece is the path root..k). The row sees M~, so implicit PD and damping combine with it exactly.
+// Mimic joints (URDF <mimic>, Model::mimic; issue 15): q_j = m q_master + o is kept by one
+// equality row per coupling, J = e_j - m e_master (box row with bound +inf, after the friction
+// rows), as two one-row pieces of the same group (paths root..j and root..master, like the two
+// sides of a contact within one system). Its target removes a coupling error
+// e = q_j - m q_master - o at erp e / dt, at most max_push_velocity (rad/s or m/s) of the mimic
+// joint; J is constant, so J u+ = 0 keeps e constant under the position update: no drift beyond
+// the solver's tolerance.
 // A point Jacobian of body b is nonzero only on the dofs of the path root..b, and L^-T keeps that
 // support (L_ki != 0 only for ancestors i of k), so the rows are kept as "pieces": one side of
 // one contact (3 rows) or one limit row (+-e_k: the path root..k), each with its path and its
@@ -115,6 +122,7 @@ struct DelassusSettings {
   Scalar limit_margin = 1e-2;           // rad or m: limit rows appear this close to a limit
   bool joint_limits = true;             // unilateral rows for finite joint position limits
   bool joint_friction = true;           // box rows for joint Coulomb friction (Model::friction)
+  bool mimic_joints = true;             // equality rows for the couplings in Model::mimic
 };
 
 // What the assembler reads of one dynamic system. The caller has run, at the current q:
@@ -132,10 +140,12 @@ struct SystemView {
 
 // Where the rows of one contact or limit came from, for reporting impulses.
 struct ConstraintRow {
-  enum class Kind { Contact, Limit, Friction } kind = Kind::Contact;
-  Index index = 0;   // contact index in the ContactSet, or dof for a limit or friction row
-  Index system = -1; // limit and friction rows: the system of the dof
-  Scalar sign = 1;   // limit rows: +1 lower, -1 upper; friction rows: 0
+  enum class Kind { Contact, Limit, Friction, Mimic } kind = Kind::Contact;
+  Index index = 0;   // contact index in the ContactSet, or dof for a limit or friction row, the
+                     // mimicking joint's dof for a mimic row
+  Index system = -1; // limit, friction and mimic rows: the system of the dof
+  Scalar sign = 1;   // limit rows: +1 lower, -1 upper; friction rows: 0; mimic rows: 2 (a key
+                     // for the warm start only)
   Index row = 0;     // first row in the problem
 };
 
@@ -186,9 +196,11 @@ class DelassusAssembler {
 
   Index num_contacts() const { return nc_; }
   Index num_limits() const { return nl_; }
-  Index num_friction_rows() const { return nf_; }  // joint friction (box) rows, after the limits
+  Index num_friction_rows() const { return nf_ - nm_; }  // joint friction rows, after the limits
+  Index num_mimic_rows() const { return nm_; }          // mimic rows, after the friction rows
+  Index num_box_rows() const { return nf_; }            // both (the problem's nb)
   Index num_rows() const { return 3 * nc_ + nl_ + nf_; }
-  // Bound f_k dt of box row r (joint friction rows; 0 elsewhere).
+  // Bound f_k dt of box row r (joint friction rows; +inf on mimic rows, 0 elsewhere).
   Scalar box_bound(Index r) const { return box_[r]; }
   const std::vector<ConstraintRow>& rows() const { return rows_; }
   // Contact frame C_i = [t_x t_y n] (world frame) of contact i.
@@ -241,14 +253,24 @@ class DelassusAssembler {
     Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0;
   };
   Piece& add_piece(Index system, Index row, Index nrows);
-  void add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign, Index row, Index g);
+  void add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign, Index row, Index g,
+                   int side = 0);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
   struct LimitedDof {
     Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
     Scalar bound[2] = {0, 0};      // lower, upper (one may be infinite)
+    // a mimic joint's bound that its master's limits already imply through the coupling: no row
+    // while the mimic rows are on (it would be a dependent row, which slows the iterative solvers)
+    bool implied[2] = {false, false};
+  };
+  // A mimic coupling q_j = m q_master + o between two scalar joints (from Model::mimic).
+  struct MimicDof {
+    Index iq = 0, k = 0, len = 0;     // the mimicking joint: coordinate, dof, path length
+    Index iq_m = 0, k_m = 0, len_m = 0;  // the master joint
+    Scalar multiplier = 1, offset = 0;
   };
   struct Island {
-    Index nc = 0, nl = 0, nf = 0;  // contacts, limit rows, friction rows
+    Index nc = 0, nl = 0, nf = 0;  // contacts, limit rows, box rows (joint friction and mimic)
     Index row = 0;              // first local row (in lrow_global_, lc_, ...)
     Index contact = 0;          // first contact (in lmu_)
     Index dense = -1;           // offset of its dense G in Gd_, -1 when block-sparse
@@ -267,7 +289,7 @@ class DelassusAssembler {
   Index row_system(const ConstraintRow& cr) const;     // a dynamic system of the row (-1: none)
 
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
-  Index nc_ = 0, nl_ = 0, nf_ = 0;
+  Index nc_ = 0, nl_ = 0, nf_ = 0, nm_ = 0;  // nf_: box rows (joint friction, then nm_ mimic rows)
   VecX c_, mu_;                          // global rows, contacts
   VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
   VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
@@ -287,6 +309,7 @@ class DelassusAssembler {
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
   std::vector<std::vector<LimitedDof>> frictional_;  // per system: joints with friction (bound[0] = f)
+  std::vector<std::vector<MimicDof>> mimics_;        // per system: mimic couplings
   std::vector<Piece> pieces_;
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
   std::vector<Index> dofs_;                     // nv_max per piece: path of each piece

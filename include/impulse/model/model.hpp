@@ -22,9 +22,9 @@ namespace impulse {
 enum class FrameType { Body, Link, FixedJoint, Joint, User };
 
 // A named frame rigidly attached to a body: every URDF link (merged or not), every joint.
-// A URDF mimic joint: q[joint] = multiplier * q[master] + offset is what the description asks
-// for. Recorded, not enforced by the dynamics (docs/robots.md, "Mimic joints"): the joint moves
-// as an independent degree of freedom and the loader reports a warning.
+// A URDF mimic joint: q[joint] = multiplier * q[master] + offset. The dynamics passes treat the
+// joint as a degree of freedom of its own; the stepper keeps the coupling with one equality row
+// in the contact problem (contact/delassus.hpp; docs/robots.md, "Mimic joints").
 struct MimicJoint {
   Index joint = -1;   // body/joint index of the mimicking joint
   Index master = -1;  // body/joint index of the joint it follows

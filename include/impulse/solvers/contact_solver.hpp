@@ -56,7 +56,8 @@ const std::vector<std::string>& contact_solver_names();
 // name; the message lists the valid names.
 std::unique_ptr<ContactSolver> make_contact_solver(const std::string& name);
 
-// True when G, c and mu[0..nc) are all finite (the non-finite guard of ContactSolver::solve).
+// True when G, c and mu[0..nc) are all finite and no box bound is NaN (+inf is an equality row);
+// the non-finite guard of ContactSolver::solve.
 bool problem_is_finite(const ContactProblem& problem);
 
 // Checks the shape of a problem and of lambda; throws InvalidArgument naming the mismatch.

@@ -103,6 +103,7 @@ struct StepStats {
   Index contacts = 0;
   Index limits = 0;
   Index friction_rows = 0;     // joint Coulomb friction (box) rows
+  Index mimic_rows = 0;        // mimic-joint couplings (equality rows)
   Index contacts_dropped = 0;  // contacts refused by the max_contacts cap (at least this many)
   // islands with constraint rows, dynamic systems in the largest, rows of the largest problem,
   // and islands whose solve did not converge
@@ -132,7 +133,7 @@ struct StepSettings {
 
 // Warm-start memory: last step's impulses by contact identity (world frame) and by limit row,
 // each list sorted by its key for the lookup. Joint friction rows are kept with the limit rows,
-// with sign 0 (so WorldState carries them without a format change).
+// with sign 0, and mimic rows with sign 2 (so WorldState carries them without a format change).
 struct ContactMemory {
   Index object_a, shape_a, object_b, shape_b;
   Vec3 position;
@@ -140,7 +141,7 @@ struct ContactMemory {
 };
 struct LimitMemory {
   Index system, dof;
-  Scalar sign, lambda;  // sign: +1 lower limit, -1 upper limit, 0 joint friction row
+  Scalar sign, lambda;  // sign: +1 lower limit, -1 upper limit, 0 joint friction row, 2 mimic row
 };
 struct StepperCache {
   std::vector<ContactMemory> contacts;
