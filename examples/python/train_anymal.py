@@ -5,7 +5,7 @@
     mpirun -n 2 /usr/bin/python3 examples/python/train_anymal.py --mpi --iterations 300
 
 PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, KL-adaptive learning
-rate and time-limit bootstrapping, in float64. With --mpi, K ranks each step num_envs / K of the
+rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). With --mpi, K ranks each step num_envs / K of the
 environments (environment k is the same on every split: seeded by its global index), draw their
 slice of one global action-noise tensor, and average gradients with allreduce; advantage
 statistics and the KL are global too. So K ranks compute the same update as one process with the
@@ -42,11 +42,17 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mpi", action="store_true", help="split the environments over the MPI ranks (mpi4py)")
     p.add_argument("--threads", type=int, default=0, help="C++ threads per rank (0: hardware threads / ranks)")
-    p.add_argument("--torch-threads", type=int, default=1, help="PyTorch threads per rank")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="PyTorch threads per rank (0: hardware threads / ranks; 2 were no faster here idle, "
+                        "and 6x slower on a loaded machine)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                   help="the network's and the buffers' precision (the environments are float64)")
     p.add_argument("--steps", type=int, default=24, help="control steps per environment per iteration")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--minibatches", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--gamma", type=float, default=0.99, help="discount per control step")
+    p.add_argument("--entropy", type=float, default=0.005, help="entropy bonus coefficient")
     p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
     p.add_argument("--eval-envs", type=int, default=16, help="environments of the final evaluation (0: none)")
     p.add_argument("--out", default="", help="directory for policy.pt and train_log.csv (rank 0)")
@@ -94,7 +100,7 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.actor = mlp([obs_size] + hidden, act_size)
         self.critic = mlp([obs_size] + hidden, 1)
-        self.log_std = nn.Parameter(torch.zeros(act_size, dtype=torch.float64))
+        self.log_std = nn.Parameter(torch.zeros(act_size))
 
     def value(self, obs):
         return self.critic(obs).squeeze(-1)
@@ -114,7 +120,7 @@ def evaluate(policy, args, seed):
     steps = env.task.settings.max_episode_steps
     for _ in range(steps):
         with torch.no_grad():
-            a = policy.actor(torch.from_numpy(obs)).numpy()
+            a = policy.actor(torch.tensor(obs, dtype=policy.log_std.dtype)).numpy()
         # forward speed of the base in its heading frame, before the step's auto reset
         for i in np.nonzero(alive)[0]:
             r = env.task.world(int(i)).system(0)
@@ -138,9 +144,9 @@ def main(argv=None):
     n_local = args.num_envs // comm.size
     lo, hi = comm.rank * n_local, (comm.rank + 1) * n_local
     threads = args.threads or max(1, (os.cpu_count() or 1) // comm.size)
-    torch.set_num_threads(args.torch_threads)
+    torch.set_num_threads(args.torch_threads or threads)
     torch.manual_seed(args.seed)
-    dtype = torch.float64
+    dtype = torch.float32 if args.dtype == "float32" else torch.float64
 
     env = AnymalLocomotion(n_local, num_threads=threads, seed=args.seed, first_env=lo)
     obs_size, act_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
@@ -149,7 +155,7 @@ def main(argv=None):
     noise_gen = torch.Generator().manual_seed(args.seed + 1)  # one global noise stream, sliced per rank
     perm_gen = torch.Generator().manual_seed(args.seed + 2)
 
-    gamma, lam, clip, vcoef, ecoef, kl_target, max_grad = 0.99, 0.95, 0.2, 1.0, 0.005, 0.01, 1.0
+    gamma, lam, clip, vcoef, ecoef, kl_target, max_grad = args.gamma, 0.95, 0.2, 1.0, args.entropy, 0.01, 1.0
     T, N = args.steps, n_local
     buf_obs = torch.zeros(T, N, obs_size, dtype=dtype)
     buf_act = torch.zeros(T, N, act_size, dtype=dtype)
@@ -161,7 +167,7 @@ def main(argv=None):
     buf_done = torch.zeros(T, N, dtype=dtype)
 
     obs_np, _ = env.reset(seed=args.seed)
-    obs = torch.from_numpy(obs_np.copy())
+    obs = torch.tensor(obs_np, dtype=dtype)
     running_return = np.zeros(N)
     recent_returns = []  # (iteration, return) of finished episodes, this rank
     log_rows, lr = [], args.lr
@@ -180,19 +186,19 @@ def main(argv=None):
                 buf_mu[t], buf_std[t] = dist.mean, dist.stddev[0]
                 buf_val[t] = policy.value(obs)
                 o, r, term, trunc, info = env.step(act.numpy())
-                rew = torch.from_numpy(r.copy())
+                rew = torch.tensor(r, dtype=dtype)
                 running_return += r
                 if trunc.any():  # time limit: bootstrap with the value of the final observation
                     idx = np.nonzero(trunc)[0]
-                    fin = torch.from_numpy(info["final_observation"][idx])
+                    fin = torch.from_numpy(info["final_observation"][idx]).to(dtype)
                     rew[idx] += gamma * policy.value(fin)
                 done = np.logical_or(term, trunc)
                 for i in np.nonzero(done)[0]:
                     recent_returns.append((it, float(info["episode"]["r"][i])))
                     running_return[i] = 0
                 buf_rew[t] = rew
-                buf_done[t] = torch.from_numpy(done.astype(np.float64))
-                obs = torch.from_numpy(o.copy())
+                buf_done[t] = torch.from_numpy(done.astype(np.float64)).to(dtype)
+                obs = torch.tensor(o, dtype=dtype)
             buf_val[T] = policy.value(obs)
             # GAE per environment (independent of the split over ranks)
             adv = torch.zeros(T, N, dtype=dtype)
@@ -238,7 +244,7 @@ def main(argv=None):
                 k = 0
                 for p in params:
                     n = p.numel()
-                    p.grad.copy_(torch.from_numpy(flat[k:k + n]).reshape(p.shape))
+                    p.grad.copy_(torch.from_numpy(flat[k:k + n]).reshape(p.shape).to(dtype))
                     k += n
                 nn.utils.clip_grad_norm_(params, max_grad)
                 with torch.no_grad():  # KL(old || new) of the Gaussians, summed over this rank's samples

@@ -414,6 +414,8 @@ class LocomotionSettings:
     init_height: float
     min_base_height: float
     min_uprightness: float
+    air_time_weight: float
+    air_time_target: float
     def __init__(self) -> None: ...
 
 class LocomotionTask:

@@ -63,7 +63,9 @@ void bind_batch(py::module_& m) {
       .def_readwrite("init_velocity_noise", &LocomotionSettings::init_velocity_noise)
       .def_readwrite("init_height", &LocomotionSettings::init_height)
       .def_readwrite("min_base_height", &LocomotionSettings::min_base_height)
-      .def_readwrite("min_uprightness", &LocomotionSettings::min_uprightness);
+      .def_readwrite("min_uprightness", &LocomotionSettings::min_uprightness)
+      .def_readwrite("air_time_weight", &LocomotionSettings::air_time_weight)
+      .def_readwrite("air_time_target", &LocomotionSettings::air_time_target);
 
   using BoolRef = Eigen::Ref<LocomotionTask::BoolVec>;
   py::class_<LocomotionTask>(m, "LocomotionTask",

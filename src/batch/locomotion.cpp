@@ -44,6 +44,7 @@ struct LocomotionTask::Env {
   Eigen::Matrix<Scalar, kAct, 1> action = Eigen::Matrix<Scalar, kAct, 1>::Zero();
   Eigen::Matrix<Scalar, kAct, 1> prev_action = Eigen::Matrix<Scalar, kAct, 1>::Zero();
   std::array<bool, 4> foot_contact{};
+  std::array<Scalar, 4> air_time{};  // s since the foot left the ground (0 while in contact)
   bool base_contact = false;
   Index steps = 0;
   Scalar episode_return = 0;
@@ -62,6 +63,8 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   require(s.action_scale > 0 && s.action_clip > 0, "action_scale and action_clip must be > 0");
   require(s.command_vx_min <= s.command_vx_max, "command_vx_min must be <= command_vx_max");
   require(s.command_vy_max >= 0 && s.command_yaw_max >= 0, "command ranges must be >= 0");
+  require(std::isfinite(s.air_time_weight) && std::isfinite(s.air_time_target) && s.air_time_target >= 0,
+          "air_time_weight must be finite and air_time_target >= 0");
 
   const Model model = load_urdf(s.urdf);
   require(model.floating_base, "the robot '" + model.name + "' must have a floating base");
@@ -150,6 +153,7 @@ void LocomotionTask::reset_env(Env& e) {
   e.action.setZero();
   e.prev_action.setZero();
   e.foot_contact.fill(false);
+  e.air_time.fill(0);
   e.base_contact = false;
   e.steps = 0;
   e.episode_return = 0;
@@ -244,9 +248,18 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     }
     const Scalar lin_err = (e.command.head<2>() - v.head<2>()).squaredNorm();
     const Scalar yaw_err = (e.command[2] - w[2]) * (e.command[2] - w[2]);
+    // swing time of each foot, rewarded when it lands (legged_gym's feet_air_time)
+    Scalar air = 0;
+    for (std::size_t f = 0; f < 4; ++f) {
+      const bool landed = e.foot_contact[f] && e.air_time[f] > 0;  // in the air at the last step
+      e.air_time[f] += dt_c;
+      if (landed) air += e.air_time[f] - s.air_time_target;
+      if (e.foot_contact[f]) e.air_time[f] = 0;
+    }
+    if (e.command.head<2>().norm() < 0.1) air = 0;  // standing still is not a reason to step
     const Scalar r = 1.0 * std::exp(-lin_err / 0.25) + 0.5 * std::exp(-yaw_err / 0.25) - 2.0 * v[2] * v[2] -
                      0.05 * w.head<2>().squaredNorm() - 1.0 * g.head<2>().squaredNorm() - 1e-5 * tau2 -
-                     0.01 * (e.action - e.prev_action).squaredNorm();
+                     0.01 * (e.action - e.prev_action).squaredNorm() + s.air_time_weight * air;
     reward[i] = std::isfinite(r) ? r * dt_c : 0;
     e.episode_return += reward[i];
     ++e.steps;

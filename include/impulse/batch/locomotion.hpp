@@ -20,6 +20,10 @@
 // Reward (per control step, times control_dt; weights after Rudin et al. 2022, legged_gym):
 //   1.0 exp(-|v_cmd,xy - v_xy|^2 / 0.25) + 0.5 exp(-(w_cmd,z - w_z)^2 / 0.25)
 //   - 2 v_z^2 - 0.05 |w_xy|^2 - 1.0 |g_xy|^2 - 1e-5 |tau|^2 - 0.01 |a - a_prev|^2
+//   + air_time_weight sum_feet (t_air - air_time_target) [the foot lands this control step]
+// The last term (legged_gym's feet_air_time, only while a velocity is commanded) rewards steps
+// longer than air_time_target seconds and penalizes shuffling: without it PPO finds a crawl or
+// a shuffle that slides the feet before it finds a gait.
 // with v, w the base velocities in the base frame, g the gravity direction in the base frame and
 // tau the joint torque the engine applied in the last physics step (ArticulatedSystem::
 // applied_torque: the PD torque at the end of the step within the URDF effort limits).
@@ -65,6 +69,8 @@ struct LocomotionSettings {
   Scalar init_height = 0.56;         // m, base height at reset
   Scalar min_base_height = 0.3;      // m
   Scalar min_uprightness = 0.5;      // cos of the largest tilt
+  Scalar air_time_weight = 1.0;      // reward per second of a foot's swing beyond air_time_target
+  Scalar air_time_target = 0.5;      // s
 };
 
 class LocomotionTask {
