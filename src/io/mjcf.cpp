@@ -98,6 +98,8 @@ class Loader {
         read_worldbody(e, out);
       } else if (tag == "actuator") {
         // after the bodies (joint names)
+      } else if (tag == "equality") {
+        read_equality(e);
       } else if (tag != "compiler" && tag != "option" && tag != "default" && tag != "asset") {
         warn("unsupported element <", tag, "> (line ", e->GetLineNum(), ") ignored");
       }
@@ -577,6 +579,43 @@ class Loader {
     }
   }
 
+  // <equality><joint joint1 joint2 polycoef>: joint1 = c0 + c1 joint2 (+ higher terms) becomes a
+  // mimic coupling (Model::mimic, enforced exactly by the stepper; solref/solimp, MuJoCo's
+  // softness, do not apply). Other kinds, polynomial couplings and a joint1 locked alone
+  // (no joint2) are reported as unsupported.
+  void read_equality(const XMLElement* eq) {
+    static const std::set<std::string> known = {"name", "class", "joint1", "joint2", "polycoef", "active", "solref",
+                                                "solimp"};
+    for (const XMLElement* e = eq->FirstChildElement(); e; e = e->NextSiblingElement()) {
+      const std::string tag = e->Name();
+      const int line = e->GetLineNum();
+      if (tag != "joint") {
+        warn("unsupported equality <", tag, "> (line ", line, ") ignored");
+        continue;
+      }
+      for (const XMLAttribute_it& kv : attributes(e)) {
+        if (known.count(kv.first) == 0) unsupported_attr(e, kv.first);
+      }
+      if (attr(e, "active", "true") == "false") continue;
+      const std::string j1 = attr(e, "joint1", ""), j2 = attr(e, "joint2", "");
+      if (j1.empty()) fail(source_, "<equality><joint> (line ", line, ") names no joint1");
+      if (j2.empty()) {
+        warn("<equality><joint> (line ", line, ") without joint2 (joint1 held at a constant) is not supported: ignored");
+        continue;
+      }
+      std::vector<Scalar> c = {0, 1, 0, 0, 0};
+      if (e->Attribute("polycoef")) {
+        const std::vector<Scalar> v = parse_numbers(e, "polycoef", attr(e, "polycoef", ""), 1, 5);
+        for (std::size_t k = 0; k < v.size(); ++k) c[k] = v[k];
+      }
+      if (c[2] != 0 || c[3] != 0 || c[4] != 0) {
+        warn("<equality><joint> (line ", line, "): polycoef with terms beyond linear is not supported: ignored");
+        continue;
+      }
+      equalities_.push_back(PendingMimic{j1, j2, c[1], c[0], line});
+    }
+  }
+
   void read_actuators(const XMLElement* act, MjcfModel& out) const {
     for (const XMLElement* e = act->FirstChildElement(); e; e = e->NextSiblingElement()) {
       const std::string tag = e->Name();
@@ -613,6 +652,22 @@ class Loader {
       }
       for (const auto& f : frames_) builder.add_frame(std::get<0>(f), FrameType::Link, std::get<1>(f), std::get<2>(f));
       for (const CollisionShape& g : geoms_) builder.add_collision(g);
+      for (const PendingMimic& p : equalities_) {
+        MimicJoint mj;
+        mj.multiplier = p.multiplier;
+        mj.offset = p.offset;
+        for (std::size_t b = 0; b < bodies_.size(); ++b) {
+          if (bodies_[b].type == JointType::Fixed) continue;
+          if (bodies_[b].joint == p.joint) mj.joint = static_cast<Index>(b);
+          if (bodies_[b].joint == p.master) mj.master = static_cast<Index>(b);
+        }
+        for (const std::string* n : {&p.joint, &p.master}) {
+          if ((n == &p.joint ? mj.joint : mj.master) < 0) {
+            fail(source_, "<equality><joint> (line ", p.line, "): unknown joint '", *n, "'");
+          }
+        }
+        builder.add_mimic(mj);
+      }
       return builder.finalize();
     } catch (const ModelError& e) {
       fail(source_, e.what());
@@ -631,6 +686,12 @@ class Loader {
   std::vector<Body> bodies_;
   std::vector<std::tuple<std::string, Index, SE3>> frames_;
   std::vector<CollisionShape> geoms_;
+  struct PendingMimic {
+    std::string joint, master;  // joint1 = multiplier joint2 + offset
+    Scalar multiplier = 1, offset = 0;
+    int line = 0;
+  };
+  std::vector<PendingMimic> equalities_;
   std::vector<std::pair<Index, Eigen::Matrix<Scalar, 7, 1>>> free_q0_;
   int unnamed_ = 0;
 };

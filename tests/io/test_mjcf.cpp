@@ -208,3 +208,33 @@ TEST_CASE("MJCF: unsupported parts are warnings (errors in strict mode); bad inp
                 "</body></worldbody></mujoco>",
                 {"free joint is supported only on a top-level body"});
 }
+
+TEST_CASE("MJCF: <equality><joint> becomes a mimic coupling; other equalities are reported", "[io][mjcf]") {
+  const std::string body = std::string(kMjcf).substr(0, std::string(kMjcf).find("  <actuator>"));
+  std::vector<std::string> warnings;
+  MjcfOptions o;
+  o.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  // elbow = 0.1 + 2 shoulder (MuJoCo's joint1 = c0 + c1 joint2)
+  const MjcfModel m = load_mjcf_string(body + R"(<equality>
+      <joint joint1="elbow" joint2="shoulder" polycoef="0.1 2 0 0 0" solref="0.02 1"/>
+      <joint joint1="elbow" joint2="shoulder" active="false"/>
+      <connect body1="upper" body2="lower" anchor="0 0 0"/>
+      <joint joint1="shoulder" joint2="elbow" polycoef="0 1 0.5"/>
+    </equality></mujoco>)", o, "e.xml");
+  REQUIRE(m.model.mimic.size() == 1);
+  CHECK(m.model.mimic[0].joint == m.model.find_joint("elbow"));
+  CHECK(m.model.mimic[0].master == m.model.find_joint("shoulder"));
+  CHECK(m.model.mimic[0].multiplier == 2);
+  CHECK(m.model.mimic[0].offset == 0.1);
+  REQUIRE(warnings.size() == 2);
+  CHECK_THAT(warnings[0], Catch::Contains("unsupported equality <connect>") && Catch::Contains("line 20"));
+  CHECK_THAT(warnings[1], Catch::Contains("beyond linear") && Catch::Contains("line 21"));
+  // joint1 = joint2 by default (polycoef "0 1 0 0 0")
+  CHECK(quiet(body + R"(<equality><joint joint1="elbow" joint2="shoulder"/></equality></mujoco>)")
+            .model.mimic[0].multiplier == 1);
+  require_error(body + R"(<equality><joint joint1="elbow" joint2="knee"/></equality></mujoco>)",
+                {"<equality><joint> (line", "unknown joint 'knee'"});
+  require_error(body + R"(<equality><joint joint1="elbow" joint2="shoulder"/>
+      <joint joint1="shoulder" joint2="elbow"/></equality></mujoco>)",
+                {"cycle"});
+}
