@@ -156,6 +156,7 @@ PreparedContact prepare_contact(const Mat3& G_raw, Scalar eps) {
 // A point of the conic section C at tangential angle theta (eq. 13-14).
 struct ConicPoint {
   Scalar theta = 0;
+  Scalar cs = 1, sn = 0;  // cos and sin of theta (computed once: the trig is most of a slip solve)
   Scalar r = 0;
   Vec3 lambda = Vec3::Zero();
   bool valid = false;  // r > 0 and finite
@@ -177,6 +178,8 @@ class SlipSearch {
     ConicPoint p;
     p.theta = theta;
     const Scalar cs = std::cos(theta), sn = std::sin(theta);
+    p.cs = cs;
+    p.sn = sn;
     // eq. 14: r = -c_z / (G_zz / mu + G_zx cos + G_zy sin)
     const Scalar D = G_(2, 2) / mu_ + G_(2, 0) * cs + G_(2, 1) * sn;
     if (!(D > 0)) return p;
@@ -193,7 +196,7 @@ class SlipSearch {
   // Coulomb: f(theta) = v_T . t_perp instead (see the header comment).
   Scalar gradient(const ConicPoint& p) const {
     const Vec3 v = Mbar_ * p.lambda.head<2>() + cbar_;  // = G lambda + c with v_z = 0
-    if (coulomb_) return -v.x() * std::sin(p.theta) + v.y() * std::cos(p.theta);
+    if (coulomb_) return -v.x() * p.sn + v.y() * p.cs;
     const Vec3 grad_h2(p.lambda.x(), p.lambda.y(), -mu_ * mu_ * p.lambda.z());
     const Vec3 eta = G_.row(2).transpose().cross(grad_h2);  // eq. 10 without normalization
     return v.dot(eta);
