@@ -35,6 +35,18 @@ void bind_model(py::module_& m) {
       .def_readonly("damping", &Model::damping)
       .def_readonly("friction", &Model::friction)
       .def_readonly("armature", &Model::armature)
+      .def_property_readonly(
+          "mimic",
+          [](const Model& mo) {
+            py::list out;
+            for (const MimicJoint& mj : mo.mimic) {
+              out.append(py::make_tuple(mo.joint_names[static_cast<std::size_t>(mj.joint)],
+                                        mo.joint_names[static_cast<std::size_t>(mj.master)], mj.multiplier, mj.offset));
+            }
+            return out;
+          },
+          "Mimic couplings as (joint, master, multiplier, offset): q_joint = multiplier q_master + offset, "
+          "enforced by the stepper (ContactSettings.mimic_joints).")
       .def("body_id", &Model::body_id, py::arg("name"), "Index of a body; raises InvalidArgument if absent.")
       .def("joint_id", &Model::joint_id, py::arg("name"), "Index of a joint; raises InvalidArgument if absent.")
       .def("frame_id", &Model::frame_id, py::arg("name"), "Index of a frame; raises InvalidArgument if absent.")

@@ -226,3 +226,30 @@ def test_vec_world_thread_count_independent(stand_file):
         vec.get_q(0, np.zeros((4, 19)))
     with pytest.raises(TypeError):  # not float64: no silent copy for an output array
         vec.get_q(0, np.zeros((5, 19), dtype=np.float32))
+
+
+GRIPPER = """<robot name="gripper"><link name="world"/>
+  <link name="hand"><inertial><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="weld" type="fixed"><parent link="world"/><child link="hand"/></joint>
+  <link name="left"><inertial><mass value="0.5"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="right"><inertial><mass value="0.3"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="finger1" type="prismatic"><parent link="hand"/><child link="left"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="100" velocity="10"/></joint>
+  <joint name="finger2" type="prismatic"><parent link="hand"/><child link="right"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="100" velocity="10"/><mimic joint="finger1" multiplier="-1" offset="0.01"/></joint>
+</robot>"""
+
+
+def test_mimic_joints_are_coupled(tmp_path):
+    f = tmp_path / "gripper.urdf"
+    f.write_text(GRIPPER)
+    assert impulse.load_urdf(str(f)).mimic == [("finger2", "finger1", -1.0, 0.01)]
+    w = impulse.World()
+    g = w.add_articulated_system(str(f))
+    g.set_state([0.0, 0.01], [0.0, 0.0])
+    for _ in range(100):
+        g.set_generalized_force([2.0, 0.0])
+        w.integrate()
+    assert w.stats().mimic_rows == 1
+    assert g.q[1] == pytest.approx(-g.q[0] + 0.01, abs=1e-9)
+    assert g.u[0] == pytest.approx(2.0 / (0.5 + 0.3) * 0.1, rel=1e-9)  # F / (m1 + m^2 m2) t
