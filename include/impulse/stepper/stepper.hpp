@@ -5,7 +5,7 @@
 //                          u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h)
 //               collision  world poses -> ContactSet; each moving object's margin grows by the
 //                          distance it can travel in dt at u_free (speculative contacts)
-//               delassus   G, c, mu (contact, joint-limit and joint-friction rows)
+//               delassus   G, c, mu (contact, joint-limit, joint-friction and mimic rows)
 //   finish():   solve      lambda = solver(G, c, mu), warm-started from the last step; with the
 //                          Poisson restitution law, a restitution phase on impact steps (below)
 //               integrate  u+ = u_free + M~^-1 J^T lambda,  q+ = q (+) dt (u+ + u_p)
