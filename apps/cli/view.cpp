@@ -353,7 +353,15 @@ int render_mp4(const ViewOptions& o, const RecordingReader& rec, httplib::Server
   waitpid(chromium, nullptr, 0);
   server.stop();
   http.join();
-  std::filesystem::remove_all(profile);
+  // Chromium's helper processes may still be cleaning the profile after the browser exits, so a
+  // file can vanish during the removal (remove_all then threw and failed a finished video): retry
+  // without throwing, and leave what remains of a temporary folder rather than fail.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::error_code ec;
+    std::filesystem::remove_all(profile, ec);
+    if (!ec && !std::filesystem::exists(profile, ec)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   const int rc = pclose(ffmpeg);
   std::cerr << "\n";
   if (!error.empty()) throw Error("--mp4: " + error);
