@@ -96,12 +96,17 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   for (std::size_t s = 0; s < models.size(); ++s) {
     const Model* m = models[s];
     nv_max = std::max(nv_max, m->nv);
+    auto path_length = [&](Index k) {  // dofs on the path root..k
+      Index len = 0;
+      for (Index a = k; a >= 0; a = m->dof_parent[a]) ++len;
+      return len;
+    };
     for (Index i = 0; i < m->nb; ++i) {
       if (m->nq_joint[i] != 1 || m->nv_joint[i] != 1) continue;
       LimitedDof ld;
       ld.iq = m->idx_q[i];
       ld.k = m->idx_v[i];
-      for (Index a = ld.k; a >= 0; a = m->dof_parent[a]) ++ld.len;
+      ld.len = path_length(ld.k);
       if (m->friction.size() == m->nv && m->friction[ld.k] > 0) {
         LimitedDof fd = ld;
         fd.bound[0] = m->friction[ld.k];
@@ -121,11 +126,6 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
       }
       limited_[s].push_back(ld);
     }
-    auto path_length = [&](Index k) {
-      Index len = 0;
-      for (Index a = k; a >= 0; a = m->dof_parent[a]) ++len;
-      return len;
-    };
     for (const MimicJoint& mj : m->mimic) {  // (ModelBuilder checked: two distinct 1-dof joints)
       MimicDof md;
       md.iq = m->idx_q[mj.joint];
