@@ -417,31 +417,58 @@ Index CollisionWorld::add_static_mesh(const std::string& name, const std::string
   return w.commit_static(cs, filter);
 }
 
-bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const {
-  const Impl& w = *impl_;
+namespace {
+// raycast_static with or without the normal (normal == nullptr): the first hit of the terrains and
+// the planes.
+bool raycast_terrain(const std::vector<Terrain>& terrains, const std::vector<Plane>& planes, const Vec3& from,
+                     const Vec3& dir, Scalar max_t, Scalar& t, Vec3* normal) {
   bool hit = false;
   Scalar best = max_t;
-  for (const Terrain& tr : w.terrains) {
+  for (const Terrain& tr : terrains) {
     Scalar tt;
     Vec3 n;
-    if (tr.field->raycast(from, dir, best, tt, n) && tt <= best) {
+    if ((normal ? tr.field->raycast(from, dir, best, tt, n) : tr.field->raycast(from, dir, best, tt)) && tt <= best) {
       best = tt;
-      normal = n;
+      if (normal) *normal = n;
       hit = true;
     }
   }
-  for (const Plane& pl : w.planes) {
+  for (const Plane& pl : planes) {
     const Scalar dn = pl.n.dot(dir);
     if (dn >= 0) continue;  // parallel, or leaving the half-space
     const Scalar tt = (pl.offset - pl.n.dot(from)) / dn;
     if (tt >= 0 && tt <= best) {
       best = tt;
-      normal = pl.n;
+      if (normal) *normal = pl.n;
       hit = true;
     }
   }
   if (hit) t = best;
   return hit;
+}
+}  // namespace
+
+bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const {
+  return raycast_terrain(impl_->terrains, impl_->planes, from, dir, max_t, t, &normal);
+}
+
+bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t) const {
+  return raycast_terrain(impl_->terrains, impl_->planes, from, dir, max_t, t, nullptr);
+}
+
+void CollisionWorld::raycast_static_down(const Vec3* from, std::size_t count, Scalar max_t, Scalar* t) const {
+  const Impl& w = *impl_;
+  std::fill(t, t + count, std::numeric_limits<Scalar>::infinity());
+  if (!(max_t >= 0)) return;
+  for (const Terrain& tr : w.terrains) tr.field->raycast_down(from, count, max_t, t);
+  for (const Plane& pl : w.planes) {
+    const Scalar dn = -pl.n.z();  // n . dir
+    if (dn >= 0) continue;        // parallel, or leaving the half-space
+    for (std::size_t k = 0; k < count; ++k) {
+      const Scalar tt = (pl.offset - pl.n.dot(from[k])) / dn;
+      if (tt >= 0 && tt <= max_t && tt <= t[k]) t[k] = tt;
+    }
+  }
 }
 
 Index CollisionWorld::add_ground(Scalar height, const std::string& material, const CollisionFilter& filter) {

@@ -215,6 +215,7 @@ HeightScan::HeightScan(const World& world, const ArticulatedSystem& system, cons
   for (const Vec2& p : pattern_) IMPULSE_CHECK(p.allFinite(), "height scan: a pattern point is not finite");
   heights_ = VecX::Constant(static_cast<Index>(pattern_.size()), std::numeric_limits<Scalar>::quiet_NaN());
   points_.assign(pattern_.size(), Vec3::Zero());
+  t_.assign(pattern_.size(), 0);
 }
 
 void HeightScan::update() {
@@ -226,17 +227,18 @@ void HeightScan::update() {
   // yaw-aligned: the heading of the frame's x axis in the horizontal plane
   const Scalar yaw = std::atan2(X_WF.R(1, 0), X_WF.R(0, 0));
   const Scalar c = std::cos(yaw), s = std::sin(yaw);
-  const Vec3 down(0, 0, -1);
-  const CollisionWorld& cw = world_.collision();
+  // the ray origins, then all rays at once (one pass per terrain)
+  const Scalar z0 = X_WF.p.z() + ray_start_;
   for (std::size_t k = 0; k < pattern_.size(); ++k) {
     const Vec2& p = pattern_[k];
-    const Vec3 from(X_WF.p.x() + c * p.x() - s * p.y(), X_WF.p.y() + s * p.x() + c * p.y(), X_WF.p.z() + ray_start_);
-    Scalar t;
-    Vec3 n;
-    if (cw.raycast_static(from, down, max_distance_, t, n)) {
-      const Scalar z = from.z() - t;
+    points_[k] = Vec3(X_WF.p.x() + c * p.x() - s * p.y(), X_WF.p.y() + s * p.x() + c * p.y(), z0);
+  }
+  world_.collision().raycast_static_down(points_.data(), points_.size(), max_distance_, t_.data());
+  for (std::size_t k = 0; k < pattern_.size(); ++k) {
+    if (t_[k] <= max_distance_) {
+      const Scalar z = z0 - t_[k];
       heights_[static_cast<Index>(k)] = noisy(z, noise_, rng_, normal_);
-      points_[k] = Vec3(from.x(), from.y(), z);
+      points_[k].z() = z;
     } else {
       heights_[static_cast<Index>(k)] = std::numeric_limits<Scalar>::quiet_NaN();
       points_[k] = Vec3::Constant(std::numeric_limits<Scalar>::quiet_NaN());

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <limits>
 #include <random>
+#include <vector>
 
+#include "impulse/collision/collision_world.hpp"
 #include "impulse/collision/heightfield.hpp"
 #include "impulse/collision/manifold.hpp"
 #include "impulse/core/error.hpp"
@@ -124,6 +127,43 @@ TEST_CASE("Heightfield: ray casts hit the surface first (against a brute-force m
   CHECK_FALSE(hf.raycast(Vec3(0, 0, 1), Vec3(0, 0, 1), 10, t, n));   // looking up
   CHECK_FALSE(hf.raycast(Vec3(0, 0, 1), Vec3(0, 0, -1), 0.1, t, n));  // too short
   CHECK_FALSE(hf.raycast(Vec3(5, 0, 1), Vec3(0, 0, -1), 10, t, n));   // outside
+}
+
+TEST_CASE("CollisionWorld: the batch of vertical rays equals the rays cast one by one, with or without the normal",
+          "[collision][heightfield]") {
+  // two overlapping terrains, a tilted half-space and the ground: the first hit is the highest
+  // surface under each point, whichever kind it is; some rays start below a surface or miss all
+  CollisionWorld cw;
+  cw.add_heightfield("rough", std::make_shared<Heightfield>(Heightfield::random_rough(4, 3, 0.05, 0.2, 11, 1)));
+  cw.add_heightfield("stairs", std::make_shared<Heightfield>(Heightfield::stairs(2, 2, 0.05, 0.3, 0.1)));
+  cw.add_plane("wall", Vec3(0.3, 0, 1), -0.05);
+  cw.add_ground(-0.1);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<Scalar> u(-1.0, 1.0);
+  std::vector<Vec3> from(500);
+  for (Vec3& f : from) f = Vec3(3 * u(rng), 3 * u(rng), 0.3 + 0.5 * u(rng));
+  const Scalar max_t = 0.6;
+  std::vector<Scalar> t(from.size());
+  cw.raycast_static_down(from.data(), from.size(), max_t, t.data());
+  int hits = 0, misses = 0;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    Scalar t1 = -1, t2 = -1;
+    Vec3 n;
+    const bool hit = cw.raycast_static(from[k], Vec3(0, 0, -1), max_t, t1, n);
+    CHECK(hit == cw.raycast_static(from[k], Vec3(0, 0, -1), max_t, t2));
+    INFO("ray " << k << " from " << from[k].transpose());
+    if (hit) {
+      ++hits;
+      CHECK(t[k] == t1);  // bit for bit
+      CHECK(t2 == t1);
+      CHECK(n.norm() == Approx(1));
+    } else {
+      ++misses;
+      CHECK(t[k] == std::numeric_limits<Scalar>::infinity());
+    }
+  }
+  CHECK(hits > 100);
+  CHECK(misses > 20);
 }
 
 TEST_CASE("Heightfield: generators are deterministic and shaped as described", "[collision][heightfield]") {
@@ -258,6 +298,35 @@ TEST_CASE("Heightfield contacts: a sphere in a valley touches both faces; a box 
   CHECK(hi.x() == Approx(-0.2).margin(1e-9));
   CHECK(lo.y() == Approx(-0.4).margin(1e-9));
   CHECK(hi.y() == Approx(-0.2).margin(1e-9));
+}
+
+TEST_CASE("Heightfield contacts: a sphere in a shallow crease gets one contact, in a sharp one two",
+          "[collision][heightfield]") {
+  // a crease along y: z = |x| tan(a / 2), faces whose normals are a apart; the sphere sits a
+  // little off-centre (x = 2 mm) so that one face is deeper, inside a cell (y = 0.3)
+  auto contacts = [](Scalar a_deg, ManifoldPoint* pts) {
+    const Scalar half = 0.5 * a_deg * M_PI / 180, slope = std::tan(half);
+    MatX v(3, 3);
+    v << slope, slope, slope, 0, 0, 0, slope, slope, slope;
+    const Heightfield crease(v, 1, 1);
+    TerrainShape s;
+    s.type = ShapeType::Sphere;
+    s.r = 0.03;
+    s.p = Vec3(0.002, 0.3, s.r / std::cos(half) - 0.001);  // 1 mm into the crease
+    return heightfield_contacts(crease, s, 0.005, pts);
+  };
+  ManifoldPoint pts[kMaxManifoldPoints];
+  for (const Scalar a : {4.0, 8.0, 14.0}) {  // within the 15-degree merge angle: the deepest face only
+    INFO("crease of " << a << " degrees");
+    REQUIRE(contacts(a, pts) == 1);
+    CHECK(pts[0].normal.x() < 0);  // the face on the sphere's side (x > 0) is the deeper one
+    CHECK(std::abs(pts[0].normal.x()) == Approx(std::sin(0.5 * a * M_PI / 180)));
+  }
+  for (const Scalar a : {16.0, 30.0, 90.0}) {  // sharper: one contact per face
+    INFO("crease of " << a << " degrees");
+    REQUIRE(contacts(a, pts) == 2);
+    CHECK(pts[0].normal.x() * pts[1].normal.x() < 0);
+  }
 }
 
 TEST_CASE("Heightfield: a box settles on a flat heightfield where it settles on a plane", "[collision][heightfield]") {

@@ -79,6 +79,12 @@ class CollisionWorld {
   // First hit of the ray from + t dir, t in [0, max_t], with the static terrain (heightfields,
   // planes); t and the surface normal. For sensors (height scan); no allocation.
   bool raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const;
+  // The same without the normal (saves a square root per ray).
+  bool raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t) const;
+  // Vertical rays down (direction -z) from from[0 .. count), all at once (one pass per terrain):
+  // t[k] the distance to the first static surface hit within max_t, +inf when none. Equal to
+  // raycast_static with dir (0, 0, -1) ray by ray. For height scans; no allocation.
+  void raycast_static_down(const Vec3* from, std::size_t count, Scalar max_t, Scalar* t) const;
 
   // Filters (set-up time). `shape` indexes the object's shapes; `body` its bodies.
   void set_object_filter(Index object, const CollisionFilter& filter);

@@ -72,11 +72,20 @@ class Heightfield {
   // First hit of the ray from + t dir (t in [0, max_t], dir need not be unit) with the surface,
   // from above or below: the ray parameter t and the upward normal of the triangle hit.
   bool raycast(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const;
+  // The same without the normal (saves a square root per ray).
+  bool raycast(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t) const;
+  // Many vertical rays down (direction -z) at once, for a height scan: for each k, the hit of the
+  // ray from from[k] replaces t[k] when it lies in [0, min(max_t, t[k])] (t[k] = +inf: no hit yet).
+  void raycast_down(const Vec3* from, std::size_t count, Scalar max_t, Scalar* t) const;
 
   // Vertex (i, j) in the world.
   Vec3 vertex(Index i, Index j) const { return Vec3(x0_ + i * dx_, y0_ + j * dy_, heights_(i, j)); }
 
  private:
+  // Height at (x, y) and the slopes (dz/du, dz/dv per cell) of the triangle under it.
+  bool interpolate(Scalar x, Scalar y, Scalar& z, Scalar& gx, Scalar& gy) const;
+  bool raycast_impl(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3* normal) const;
+
   MatX heights_;
   Scalar dx_ = 1, dy_ = 1, x0_ = 0, y0_ = 0, min_h_ = 0, max_h_ = 0;
 };

@@ -162,6 +162,7 @@ class HeightScan {
   Data data_;
   VecX heights_;
   std::vector<Vec3> points_;
+  std::vector<Scalar> t_;  // ray distances (scratch)
 };
 
 }  // namespace impulse
