@@ -36,7 +36,8 @@ class ModelBuilder {
   void add_frame(const std::string& name, FrameType type, Index body, const SE3& X_BF);
   void add_collision(const CollisionShape& shape);
   void add_visual(const VisualShape& shape);
-  // Records a mimic relation between two 1-dof joints (by body index); not enforced.
+  // Records a mimic coupling between two 1-dof joints (by body index), enforced by the stepper as
+  // one equality row (contact/delassus.hpp, docs/robots.md "Mimic joints").
   void add_mimic(const MimicJoint& mimic);
   void set_gravity(const Vec3& g);
 
