@@ -358,7 +358,8 @@ int main(int argc, char** argv) {
     const Scalar h = scenarios::anymal_nominal_height();
     std::mt19937 rng(11);
     std::normal_distribution<double> n(0.0, 1.0);
-    const Quat R_air = Quat(n(rng), n(rng), n(rng), n(rng)).normalized();
+    const double qz = n(rng), qy = n(rng), qx = n(rng), qw = n(rng);  // a fixed order (g++'s)
+    const Quat R_air = Quat(qw, qx, qy, qz).normalized();
     const std::vector<Scene> scenes = {
         {"stand", Vec3(0, 0, h), Quat::Identity(), Vec3::Zero(), true},
         {"trot", Vec3(0, 0, h), Quat::Identity(), Vec3::Zero(), true},

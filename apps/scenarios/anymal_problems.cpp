@@ -32,10 +32,14 @@ void AnymalProblemBuilder::configure(std::mt19937& rng, Index n) {
   Data& d = *data_;
   // configuration: base 0.5 m up, roll / pitch / yaw perturbed, joints around the nominal pose
   q_ = m.neutral_configuration();
-  q_.head<3>() = Vec3(uni(rng, -1, 1), uni(rng, -1, 1), anymal_nominal_height());
-  const Quat R = (Eigen::AngleAxis<Scalar>(uni(rng, -3.14, 3.14), Vec3::UnitZ()) *
-                  Eigen::AngleAxis<Scalar>(gauss(rng, 0.15), Vec3::UnitY()) *
-                  Eigen::AngleAxis<Scalar>(gauss(rng, 0.15), Vec3::UnitX()));
+  // Every draw below is sequenced: the order of function arguments and operands is unspecified
+  // (g++ evaluates them last first, clang++ first first), and Vec3(uni(rng), uni(rng), ...) gave
+  // each compiler its own problems. The order is g++'s, which produced the published figures.
+  const Scalar y = uni(rng, -1, 1), x = uni(rng, -1, 1);
+  q_.head<3>() = Vec3(x, y, anymal_nominal_height());
+  const Scalar roll = gauss(rng, 0.15), pitch = gauss(rng, 0.15), yaw = uni(rng, -3.14, 3.14);
+  const Quat R = (Eigen::AngleAxis<Scalar>(yaw, Vec3::UnitZ()) * Eigen::AngleAxis<Scalar>(pitch, Vec3::UnitY()) *
+                  Eigen::AngleAxis<Scalar>(roll, Vec3::UnitX()));
   q_[3] = R.w(), q_[4] = R.x(), q_[5] = R.y(), q_[6] = R.z();
   const VecX nominal = anymal_nominal_joints();
   for (Index k = 0; k < 12; ++k) q_[7 + k] = nominal[k] + gauss(rng, 0.3);
@@ -74,9 +78,11 @@ void AnymalProblemBuilder::configure(std::mt19937& rng, Index n) {
     // along the shank of foot k % 4 (between knee and foot) or on the torso
     if (k % 2 == 0 && !feet.empty()) {
       const Index body = m.collision[feet[static_cast<std::size_t>((k / 2) % feet.size())]].body;
-      points.push_back({body, Vec3(gauss(rng, 0.02), gauss(rng, 0.02), uni(rng, 0.0, 0.25))});
+      const Scalar z = uni(rng, 0.0, 0.25), y = gauss(rng, 0.02), x = gauss(rng, 0.02);
+      points.push_back({body, Vec3(x, y, z)});
     } else {
-      points.push_back({box ? box->body : 0, Vec3(uni(rng, -half.x(), half.x()), uni(rng, -half.y(), half.y()), -half.z())});
+      const Scalar y = uni(rng, -half.y(), half.y()), x = uni(rng, -half.x(), half.x());
+      points.push_back({box ? box->body : 0, Vec3(x, y, -half.z())});
     }
   }
   forward_kinematics(m, d, q_);
@@ -92,7 +98,8 @@ void AnymalProblemBuilder::configure(std::mt19937& rng, Index n) {
     c->shape_b = 0;
     c->position = d.oMi[pt.first].act_point(pt.second);
     // terrain normal tilted by up to ~0.2 rad
-    c->normal = Vec3(gauss(rng, 0.1), gauss(rng, 0.1), 1).normalized();
+    const Scalar ny = gauss(rng, 0.1), nx = gauss(rng, 0.1);
+    c->normal = Vec3(nx, ny, 1).normalized();
     c->depth = 1e-4;
     c->mu = uni(rng, 0.3, 1.0);
     c->restitution = 0;

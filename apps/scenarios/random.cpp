@@ -38,10 +38,16 @@ class Random final : public Scenario {
   void reset() {
     std::normal_distribution<Scalar> n(0.0, 1.0);
     std::uniform_real_distribution<Scalar> up(0.5, 2.0);
-    const Quat R(n(rng_), n(rng_), n(rng_), n(rng_));  // uniform random orientation
+    // Draws in a fixed order: the order of function arguments is unspecified (g++ evaluates them
+    // last first, clang++ first first), so Quat(n(rng), n(rng), ...) gave each compiler its own
+    // episodes. The order below is g++'s, which produced the published figures.
+    const Scalar qz = n(rng_), qy = n(rng_), qx = n(rng_), qw = n(rng_);
+    const Quat R(qw, qx, qy, qz);  // uniform random orientation
     VecX u = VecX::Zero(robot_->nv());
-    u.head<3>() = Vec3(n(rng_), n(rng_), up(rng_));     // thrown: m/s
-    u.segment<3>(3) = Vec3(n(rng_), n(rng_), n(rng_));  // rad/s
+    const Scalar vz = up(rng_), vy = n(rng_), vx = n(rng_);
+    u.head<3>() = Vec3(vx, vy, vz);  // thrown: m/s
+    const Scalar wz = n(rng_), wy = n(rng_), wx = n(rng_);
+    u.segment<3>(3) = Vec3(wx, wy, wz);  // rad/s
     place(Vec3(0, 0, 1.0), R.normalized(), anymal_nominal_joints(), u);
     episode_ = 0;
   }

@@ -72,7 +72,10 @@ VecX Model::random_configuration(std::mt19937& rng) const {
         qi += 3;
         [[fallthrough]];
       case JointType::Spherical: {
-        Vec4 v(normal(rng), normal(rng), normal(rng), normal(rng));
+        // draws in a fixed order (the order of function arguments is unspecified: g++ and clang++
+        // would give different configurations for one seed); last component first, as g++ did
+        const Scalar d = normal(rng), c = normal(rng), b = normal(rng), a = normal(rng);
+        Vec4 v(a, b, c, d);
         v.normalize();
         for (int k = 0; k < 4; ++k) qi[k] = v[k];
         break;
