@@ -36,6 +36,7 @@
 #include "impulse/core/check.hpp"
 #include "impulse/core/file.hpp"
 #include "impulse/model/model_builder.hpp"
+#include "inertia_repair.hpp"
 
 namespace impulse {
 
@@ -446,30 +447,6 @@ std::string resolve_resource_uri(const std::string& uri, const std::string& base
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// inertia repair
-
-// Principal moments e (ascending) of a physical body satisfy e0 >= 0 and e0 + e1 >= e2. Returns
-// false when Ic already does (within rounding); otherwise repairs Ic in place with the smallest
-// change of the moments in its principal frame: negative moments become 0, then the two
-// smaller moments are raised equally until e0 + e1 = e2. `before` and `after` report the moments.
-bool repair_inertia(Mat3& Ic, Vec3& before, Vec3& after) {
-  const Eigen::SelfAdjointEigenSolver<Mat3> eig(0.5 * (Ic + Ic.transpose()));
-  Vec3 e = eig.eigenvalues();
-  before = e;
-  const Scalar tol = 1e-12 * (1 + e.cwiseAbs().maxCoeff());
-  if (e.minCoeff() >= -tol && e[0] + e[1] >= e[2] - tol) return false;
-  e = e.cwiseMax(0.0);
-  const Scalar deficit = e[2] - e[0] - e[1];
-  if (deficit > 0) {
-    e[0] += 0.5 * deficit;
-    e[1] += 0.5 * deficit;
-  }
-  after = e;
-  Ic = eig.eigenvectors() * e.asDiagonal() * eig.eigenvectors().transpose();
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------
 // pass 3: bodies
 
 struct BodyRecord {
@@ -774,7 +751,7 @@ class TreeBuilder {
                                (b.merged_links ? ", with " + std::to_string(b.merged_links) + " fixed links merged" : "") +
                                ")";
       Vec3 before, after;
-      if (repair_inertia(b.inertia.Ic, before, after)) {
+      if (detail::repair_inertia(b.inertia.Ic, before, after)) {
         const bool negative = before.minCoeff() < 0;
         report_.warn(what, ": principal moments (", before.transpose(), ") ",
                      negative ? "are not all positive" : "violate the triangle inequality",

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
@@ -16,6 +17,8 @@
 #include <sstream>
 
 #include "impulse/core/file.hpp"
+#include "impulse/collision/material.hpp"
+#include "impulse/io/sdf.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/joint.hpp"
 #include "impulse/world/settings.hpp"
@@ -707,7 +710,55 @@ WorldDescription parse_world_string(const std::string& xml, const std::string& p
   return Parser(path).parse(xml);
 }
 
+WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::string& path) {
+  WorldDescription d;
+  d.path = path;
+  d.dt = sdf.time_step;
+  d.gravity = sdf.gravity;
+  // friction per collision, a pair taking the smaller coefficient (Gazebo's rule); objects added
+  // later with the "default" material meet SDF shapes with the smaller of the two as well
+  const Scalar default_mu = MaterialPair().mu;
+  for (std::size_t i = 0; i < sdf.frictions.size(); ++i) {
+    const SdfFriction& a = sdf.frictions[i];
+    d.materials.push_back(MaterialPairDescription{a.material, "default", std::min(a.mu, default_mu), 0});
+    for (std::size_t j = i; j < sdf.frictions.size(); ++j) {
+      const SdfFriction& b = sdf.frictions[j];
+      d.materials.push_back(MaterialPairDescription{a.material, b.material, std::min(a.mu, b.mu), 0});
+    }
+  }
+  for (const SdfPlane& p : sdf.planes) {
+    PlaneDescription pd;
+    pd.name = p.name;
+    pd.normal = p.normal;
+    pd.offset = p.offset;
+    pd.material = p.material;
+    d.planes.push_back(pd);
+  }
+  for (const SdfModel& m : sdf.models) {
+    RobotDescription r;
+    r.name = m.name;
+    r.urdf = path;
+    r.model = m.model;
+    r.fixed_base = !m.model.floating_base;
+    r.self_collision = m.self_collision;
+    r.q = m.q0;
+    r.u = VecX::Zero(m.model.nv);
+    d.robots.push_back(std::move(r));
+  }
+  return d;
+}
+
 WorldDescription parse_world_file(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".sdf" || ext == ".world") {
+    try {
+      return world_description_from_sdf(load_sdf(path), path);
+    } catch (const WorldFileError&) {
+      throw;
+    } catch (const Error& e) {
+      throw WorldFileError(e.what());
+    }
+  }
   return parse_world_string(read_regular_file<WorldFileError>(path, kMaxDescriptionBytes, "world file"), path);
 }
 

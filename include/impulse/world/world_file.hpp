@@ -37,6 +37,7 @@
 #include "impulse/collision/collision_world.hpp"
 #include "impulse/contact/delassus.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/io/sdf.hpp"
 #include "impulse/model/model.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
@@ -128,8 +129,13 @@ struct WorldDescription {
   std::vector<RobotDescription> robots;
 };
 
-// Phase 1: reads and validates the file. Throws WorldFileError.
+// Phase 1: reads and validates the file. Throws WorldFileError. A path ending in .sdf or .world
+// is an SDFormat file (io/sdf.hpp, through world_description_from_sdf).
 WorldDescription parse_world_file(const std::string& path);
+// An SDF world as a WorldDescription: its time step and gravity, every model as a robot (static
+// ones welded to the world), planes of static models as half-spaces, and one material per
+// collision friction (a pair takes the smaller coefficient, as in Gazebo).
+WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::string& path);
 // Phase 1 on XML text; `path` is used for messages and to resolve relative URDF paths.
 WorldDescription parse_world_string(const std::string& xml, const std::string& path);
 
