@@ -17,6 +17,10 @@ State: ``world.save_state()`` returns a :class:`impulse.WorldState` (``to_bytes`
 replay a trajectory bit for bit. ``world.integrate()`` returns a :class:`impulse.StepReport`;
 ``world.warnings()`` counts the conditions of all steps.
 
+Terrain and sensors: :class:`impulse.Heightfield` (``world.add_heightfield``), :class:`impulse.Imu`,
+:class:`impulse.JointSensor`, :class:`impulse.ContactSensor`, :class:`impulse.ForceTorqueSensor`,
+:class:`impulse.HeightScan`: call ``update()`` after each step, read the views.
+
 Batched simulation: :class:`impulse.VecWorld` (N copies of a world on a C++ thread pool) and
 :mod:`impulse.envs` (vectorized environments in Gymnasium's conventions).
 """
@@ -27,9 +31,15 @@ from ._impulse import (  # noqa: F401
     BodyContactImpulse,
     Contact,
     ContactReport,
+    ContactSensor,
     ContactSettings,
     Error,
+    ForceTorqueSensor,
+    HeightScan,
+    Heightfield,
+    Imu,
     InvalidArgument,
+    JointSensor,
     LmSettings,
     LmVariant,
     LocomotionSettings,
@@ -41,6 +51,7 @@ from ._impulse import (  # noqa: F401
     PositionCorrection,
     PositionUpdate,
     RestitutionLaw,
+    SensorNoise,
     SlipModel,
     SolverResult,
     SolverSettings,

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "bindings.hpp"
+#include "impulse/collision/heightfield.hpp"
 #include "impulse/core/file.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
@@ -266,6 +267,22 @@ void bind_world(py::module_& m) {
       .def("add_wall", [](World& w, const std::string& n, const Vec3& nrm, Scalar off,
                           const std::string& mat) { return w.add_wall(n, nrm, off, mat); },
            py::arg("name"), py::arg("normal"), py::arg("offset"), py::arg("material") = "default")
+      .def(
+          "add_heightfield",
+          [](World& w, const std::string& name, std::shared_ptr<Heightfield> terrain, const std::string& mat) {
+            return w.add_heightfield(name, std::move(terrain), mat);
+          },
+          py::arg("name"), py::arg("terrain"), py::arg("material") = "default",
+          "Adds a static heightfield terrain (impulse.Heightfield; shared, not copied).")
+      .def(
+          "add_static_mesh",
+          [](World& w, const std::string& name, const std::string& path, const Vec3& scale, const Vec3& pos,
+             const Mat3& rotation, const std::string& mat) {
+            return w.add_static_mesh(name, path, scale, SE3(rotation, pos), mat);
+          },
+          py::arg("name"), py::arg("mesh_path"), py::arg("scale") = Vec3::Ones().eval(),
+          py::arg("position") = Vec3::Zero().eval(), py::arg("rotation") = Mat3::Identity().eval(),
+          py::arg("material") = "default", "Adds a static triangle-mesh terrain (any mesh file the loader reads).")
       // dynamic objects (owned by the World: the returned reference keeps the World alive)
       .def(
           "add_articulated_system",

@@ -20,6 +20,8 @@ void bind_solvers(py::module_& m);   // bind_solvers.cpp: solver settings, Solve
 void bind_system(py::module_& m);    // bind_system.cpp: ArticulatedSystem, BodyContactImpulse
 void bind_world(py::module_& m);     // bind_world.cpp: World, Contact, ContactReport, load_world
 void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld, LocomotionBatch
+void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoise, Imu, JointSensor, ContactSensor,
+                                     // ForceTorqueSensor, HeightScan
 
 // An SE3 as a 4x4 homogeneous transform (numpy).
 inline Eigen::Matrix4d to_matrix(const SE3& X) {

@@ -10,5 +10,6 @@ PYBIND11_MODULE(_impulse, m) {
   impulse::python::bind_solvers(m);
   impulse::python::bind_system(m);
   impulse::python::bind_world(m);
+  impulse::python::bind_sensors(m);
   impulse::python::bind_batch(m);
 }
