@@ -1,4 +1,4 @@
-"""Reader of Impulse recordings (docs/recording.md, version 1), pure Python + numpy.
+"""Reader of Impulse recordings (docs/recording.md, versions 1 and 2), pure Python + numpy.
 
     from impulse_viz.recording import Recording
     rec = Recording("run.imprec")
@@ -8,6 +8,8 @@
     rec.contacts                  # structured (total,): position, normal, impulse, depth, ...
     rec.contact_frame             # (total,) frame index of each contact
     rec.contacts_of(k)            # the contacts of frame k
+    rec.sensor("imu")             # (n, fields) readings of a recorded sensor (version 2)
+    rec.sensor_fields("imu")      # their labels, e.g. ["acc_x", ..., "gyro_z"]
 
 All arrays are views or copies of the file's bytes decoded in a few vectorised numpy passes; only
 the frame boundaries are found by a loop (one integer read per frame), so 100k frames open in
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MAGIC = b"IMPREC\r\n"
-VERSION = 1
+VERSION = 2  # 2 adds sensor readings; 1 is still read
 HEADER_BYTES = 40
 FRAME_PREFIX_BYTES = 48
 CONTACT_BYTES = 56
@@ -114,14 +116,17 @@ class Recording:
             raise RecordingError(f"recording '{self.path}': not an Impulse recording (bad magic)")
         version, header, nsys, fixed, contact, every = struct.unpack_from("<6I", b, 8)
         (self.dt,) = struct.unpack_from("<d", b, 32)
-        if version != VERSION:
-            raise RecordingError(f"recording '{self.path}': version {version} is not supported (reader: {VERSION})")
-        sizes_end = HEADER_BYTES + 12 * nsys + 4
+        if version not in (1, VERSION):
+            raise RecordingError(f"recording '{self.path}': version {version} is not supported (reader: 1, {VERSION})")
+        self.version = version
+        # version 2 adds the number of sensor values per frame (u32) after the system sizes
+        sizes_end = HEADER_BYTES + 12 * nsys + (8 if version >= 2 else 4)
         if header > buf.size or sizes_end > header or contact != CONTACT_BYTES:
             raise RecordingError(f"recording '{self.path}': truncated or corrupt header")
         sizes = np.frombuffer(buf, dtype="<u4", count=3 * nsys, offset=HEADER_BYTES).reshape(nsys, 3)
         if nsys and (sizes[:, 0].max() > 100000 or sizes[:, 1:].max() > 1000000):
             raise RecordingError(f"recording '{self.path}': corrupt header (system sizes)")
+        sensor_floats = struct.unpack_from("<I", b, sizes_end - 8)[0] if version >= 2 else 0
         (scene_len,) = struct.unpack_from("<I", b, sizes_end - 4)
         self.scene = json.loads(bytes(b[sizes_end : sizes_end + scene_len]).decode("utf-8"))
         self.every = every
@@ -129,6 +134,8 @@ class Recording:
         fields = list(FRAME_PREFIX)
         for i, (nb, nq, nv) in enumerate(sizes):
             fields.append((f"s{i}", _system_dtype(int(nb), int(nq), int(nv))))
+        if sensor_floats:
+            fields.append(("sensors", "<f4", (int(sensor_floats),)))
         frame_dtype = np.dtype(fields)
         if frame_dtype.itemsize != fixed:
             raise RecordingError(f"recording '{self.path}': corrupt header (frame size {fixed}, expected {frame_dtype.itemsize})")
@@ -198,6 +205,24 @@ class Recording:
             if s.name == name_or_index:
                 return s
         raise KeyError(f"recording '{self.path}' has no system '{name_or_index}'")
+
+    def sensor_fields(self, name: str) -> list[str]:
+        """Labels of the values of a recorded sensor (docs/recording.md, "Sensors")."""
+        return self._sensor(name)[2]
+
+    def sensor(self, name: str) -> np.ndarray:
+        """(frames, values) readings of a recorded sensor, float32."""
+        start, n, _ = self._sensor(name)
+        return self.frames["sensors"][:, start : start + n]
+
+    def _sensor(self, name: str):
+        start = 0
+        for s in self.scene.get("sensors", []):
+            n = len(s["fields"])
+            if s["name"] == name:
+                return start, n, list(s["fields"])
+            start += n
+        raise KeyError(f"recording '{self.path}' has no sensor '{name}'")
 
     def contacts_of(self, k: int) -> np.ndarray:
         return self.contacts[self.contact_start[k] : self.contact_start[k + 1]]

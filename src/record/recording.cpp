@@ -16,6 +16,7 @@
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/energy.hpp"
 #include "impulse/dynamics/kinematics.hpp"
+#include "impulse/sensors/sensors.hpp"
 
 namespace impulse {
 
@@ -119,7 +120,84 @@ std::uint32_t system_fixed_bytes(const Model& m) {
 
 }  // namespace
 
-std::string scene_json(World& world) {
+// ---------------------------------------------------------------------------------------------
+// recorded sensors
+
+namespace {
+std::vector<std::string> xyz(const std::string& prefix) { return {prefix + "_x", prefix + "_y", prefix + "_z"}; }
+void put3(float*& out, const Vec3& v) {
+  for (int k = 0; k < 3; ++k) *out++ = static_cast<float>(v[k]);
+}
+}  // namespace
+
+void RecordedSensors::add(SensorChannel channel) {
+  for (const SensorChannel& c : channels_) {
+    if (c.name == channel.name) throw InvalidArgument("recorded sensors: the name '" + channel.name + "' is used twice");
+  }
+  if (!channel.read) throw InvalidArgument("recorded sensor '" + channel.name + "': no read function");
+  channels_.push_back(std::move(channel));
+}
+
+void RecordedSensors::add(const std::string& name, const Imu& imu) {
+  std::vector<std::string> f = xyz("acc");
+  for (const std::string& g : xyz("gyro")) f.push_back(g);
+  add(SensorChannel{name, "imu", f, [&imu](float* out) {
+                      put3(out, imu.linear_acceleration());
+                      put3(out, imu.angular_velocity());
+                    }});
+}
+
+void RecordedSensors::add(const std::string& name, const JointSensor& joints) {
+  std::vector<std::string> f;
+  for (const char* kind : {"q:", "u:", "tau:"}) {
+    for (const std::string& j : joints.names()) f.push_back(kind + j);
+  }
+  add(SensorChannel{name, "joints", f, [&joints](float* out) {
+                      for (const VecX* v : {&joints.position(), &joints.velocity(), &joints.torque()}) {
+                        for (Index k = 0; k < v->size(); ++k) *out++ = static_cast<float>((*v)[k]);
+                      }
+                    }});
+}
+
+void RecordedSensors::add(const std::string& name, const ContactSensor& contact) {
+  std::vector<std::string> f{"count"};
+  for (const std::string& g : xyz("force")) f.push_back(g);
+  for (const std::string& g : xyz("normal")) f.push_back(g);
+  add(SensorChannel{name, "contact", f, [&contact](float* out) {
+                      *out++ = static_cast<float>(contact.count());
+                      put3(out, contact.force());
+                      put3(out, contact.normal());
+                    }});
+}
+
+void RecordedSensors::add(const std::string& name, const ForceTorqueSensor& ft) {
+  std::vector<std::string> f = xyz("force");
+  for (const std::string& g : xyz("torque")) f.push_back(g);
+  add(SensorChannel{name, "force_torque", f, [&ft](float* out) {
+                      put3(out, ft.force());
+                      put3(out, ft.torque());
+                    }});
+}
+
+void RecordedSensors::add(const std::string& name, const HeightScan& scan) {
+  std::vector<std::string> f;
+  for (Index k = 0; k < scan.size(); ++k) {
+    for (const char* c : {"x", "y", "z"}) f.push_back(c + std::to_string(k));
+  }
+  add(SensorChannel{name, "height_scan", f, [&scan](float* out) {
+                      for (const Vec3& p : scan.points()) put3(out, p);
+                    }});
+}
+
+std::uint32_t RecordedSensors::floats() const {
+  std::size_t n = 0;
+  for (const SensorChannel& c : channels_) n += c.fields.size();
+  return static_cast<std::uint32_t>(n);
+}
+
+std::string scene_json(World& world) { return scene_json(world, RecordedSensors()); }
+
+std::string scene_json(World& world, const RecordedSensors& sensors) {
   std::ostringstream o;
   o << "{\"format\":\"impulse-recording\",\"version\":" << record::kVersion << ",\"dt\":" << num(world.time_step())
     << ",\"gravity\":" << array(world.gravity(), 3) << ",\"solver\":" << quoted(world.contact_solver().name())
@@ -167,16 +245,27 @@ std::string scene_json(World& world) {
     }
     o << "]}";
   }
+  o << "],\"sensors\":[";
+  for (std::size_t k = 0; k < sensors.channels().size(); ++k) {
+    const SensorChannel& c = sensors.channels()[k];
+    o << (k ? "," : "") << "{\"name\":" << quoted(c.name) << ",\"type\":" << quoted(c.type) << ",\"fields\":[";
+    for (std::size_t f = 0; f < c.fields.size(); ++f) o << (f ? "," : "") << quoted(c.fields[f]);
+    o << "]}";
+  }
   o << "]}";
   return o.str();
 }
 
-FrameEncoder::FrameEncoder(const World& world) {
+FrameEncoder::FrameEncoder(const World& world, RecordedSensors sensors) : sensors_(std::move(sensors)) {
   fixed_bytes_ = record::kFramePrefixBytes;
   for (const ArticulatedSystem* s : world.systems()) {
     data_.emplace_back(s->model());
     fixed_bytes_ += system_fixed_bytes(s->model());
   }
+  fixed_bytes_ += 4 * sensors_.floats();
+  std::size_t largest = 0;
+  for (const SensorChannel& c : sensors_.channels()) largest = std::max(largest, c.fields.size());
+  sensor_values_.assign(largest, 0.0f);
   Index max_object = -1;
   for (const ArticulatedSystem* s : world.systems()) max_object = std::max(max_object, s->collision_object());
   object_system_.assign(static_cast<std::size_t>(max_object + 1), -1);
@@ -235,6 +324,10 @@ const std::vector<char>& FrameEncoder::encode(const World& world, std::uint64_t 
       put<float>(buffer_, at, static_cast<float>(tau));
     }
   }
+  for (const SensorChannel& c : sensors_.channels()) {
+    c.read(sensor_values_.data());
+    for (std::size_t k = 0; k < c.fields.size(); ++k) put<float>(buffer_, at, sensor_values_[k]);
+  }
   auto system_of = [&](Index object) -> int {
     if (object < 0 || object >= static_cast<Index>(object_system_.size())) return -1;
     return static_cast<int>(object_system_[static_cast<std::size_t>(object)]);
@@ -253,15 +346,16 @@ const std::vector<char>& FrameEncoder::encode(const World& world, std::uint64_t 
   return buffer_;
 }
 
-Recorder::Recorder(const std::string& path, World& world, long every)
-    : path_(path), encoder_(world), every_(every) {
+Recorder::Recorder(const std::string& path, World& world, long every, RecordedSensors sensors)
+    : path_(path), encoder_(world, sensors), every_(every) {
   if (every < 1) throw InvalidArgument("recording '" + path + "': every must be >= 1, got " + std::to_string(every));
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw Error("recording '" + path + "': cannot open for writing: " + std::strerror(errno));
-  const std::string scene = scene_json(world);
+  const std::string scene = scene_json(world, sensors);
   const auto nsys = static_cast<std::uint32_t>(world.num_systems());
-  // header, system sizes, scene length and scene, padded with spaces to a multiple of 8 bytes
-  std::size_t header = record::kHeaderBytes + 12 * nsys + 4 + scene.size();
+  // header, system sizes, sensor values per frame, scene length and scene, padded with spaces to
+  // a multiple of 8 bytes
+  std::size_t header = record::kHeaderBytes + 12 * nsys + 4 + 4 + scene.size();
   header = (header + 7) / 8 * 8;
   std::vector<char> h(header, ' ');
   std::size_t at = 0;
@@ -279,6 +373,7 @@ Recorder::Recorder(const std::string& path, World& world, long every)
     put<std::uint32_t>(h, at, static_cast<std::uint32_t>(s->model().nq));
     put<std::uint32_t>(h, at, static_cast<std::uint32_t>(s->model().nv));
   }
+  put<std::uint32_t>(h, at, sensors.floats());
   put<std::uint32_t>(h, at, static_cast<std::uint32_t>(scene.size()));
   std::memcpy(h.data() + at, scene.data(), scene.size());
   write(h.data(), h.size());
@@ -325,16 +420,18 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
     throw Error("recording '" + path + "': not an Impulse recording (bad magic)");
   }
   const auto version = get<std::uint32_t>(p + 8);
-  if (version != record::kVersion) {
+  if (version != 1 && version != record::kVersion) {
     throw Error("recording '" + path + "': version " + std::to_string(version) + " is not supported (this build reads " +
-                std::to_string(record::kVersion) + ")");
+                "1 and " + std::to_string(record::kVersion) + ")");
   }
+  version_ = version;
   const auto header = get<std::uint32_t>(p + 12);
   const auto nsys = get<std::uint32_t>(p + 16);
   const auto fixed = get<std::uint32_t>(p + 20);
   const auto contact = get<std::uint32_t>(p + 24);
   dt_ = get<double>(p + 32);
-  const std::size_t sizes_end = record::kHeaderBytes + 12 * std::size_t(nsys) + 4;
+  // version 2 adds the sensor values per frame (u32) after the system sizes
+  const std::size_t sizes_end = record::kHeaderBytes + 12 * std::size_t(nsys) + (version >= 2 ? 8 : 4);
   if (header > n || sizes_end > header || contact != record::kContactBytes) {
     throw Error("recording '" + path + "': truncated or corrupt header");
   }
@@ -348,6 +445,11 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
     }
     systems_.push_back(SystemSize{static_cast<int>(nb), static_cast<int>(nq), static_cast<int>(nv)});
     expect += 4 * (5 + 7 * std::uint64_t(nb) + nq + 2 * std::uint64_t(nv));
+  }
+  if (version >= 2) {
+    sensor_floats_ = get<std::uint32_t>(p + sizes_end - 8);
+    if (sensor_floats_ > 100000000) throw Error("recording '" + path + "': corrupt header (sensor values)");
+    expect += 4 * std::uint64_t(sensor_floats_);
   }
   const auto scene_len = get<std::uint32_t>(p + sizes_end - 4);
   if (sizes_end + scene_len > header || expect != fixed) {
@@ -407,6 +509,8 @@ RecordedFrame RecordingReader::frame(std::size_t k) const {
     f.u.push_back(u);
     f.tau.push_back(tau);
   }
+  f.sensors.resize(sensor_floats_);
+  for (std::uint32_t k = 0; k < sensor_floats_; ++k) f.sensors[k] = static_cast<float>(fl());
   for (std::uint32_t c = 0; c < nc; ++c) {
     RecordedContact rc;
     for (int i = 0; i < 3; ++i) rc.position[i] = fl();

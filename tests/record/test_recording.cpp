@@ -2,11 +2,13 @@
 // independent forward-kinematics query, contacts against the World's contact reports), the
 // `every` subsampling, the scene, and the errors for files that are not recordings.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "impulse/core/error.hpp"
 #include "impulse/record/recording.hpp"
+#include "impulse/sensors/sensors.hpp"
 #include "impulse/world/world_file.hpp"
 #include "support/matchers.hpp"
 
@@ -145,4 +147,72 @@ TEST_CASE("reading a file that is not a recording names the file and the problem
   CHECK_THROWS_WITH(Recorder("no/such/dir/x.imprec", *world), Catch::Contains("cannot open for writing"));
   CHECK_THROWS_AS(Recorder(path, *world, 0), InvalidArgument);
   std::remove(path.c_str());
+}
+
+TEST_CASE("a recording carries the readings of the sensors given to it, as they were at each step", "[record]") {
+  auto world = make_world();
+  ArticulatedSystem& robot = world->system("anymal");
+  for (int k = 0; k < 500; ++k) world->integrate();  // standing still
+  Imu imu(*world, robot, "base");
+  JointSensor joints(robot);
+  ContactSensor foot(*world, robot, "LF_SHANK");
+  ForceTorqueSensor hip(*world, robot, "LF_HAA");
+  HeightScan scan(*world, robot, "base", HeightScan::grid(0.4, 0.2, 0.2));  // 3 x 2 rays onto the ground
+  RecordedSensors sensors;
+  sensors.add("imu", imu);
+  sensors.add("joints", joints);
+  sensors.add("foot", foot);
+  sensors.add("hip", hip);
+  sensors.add("scan", scan);
+  CHECK_THROWS_AS(sensors.add("imu", imu), InvalidArgument);  // names are unique
+  const std::uint32_t per_frame = 6 + 3 * 12 + 7 + 6 + 3 * 6;
+  REQUIRE(sensors.floats() == per_frame);
+  // IMPULSE_KEEP_RECORDING: write there and keep the file (tests/record/test_recording_python.py
+  // reads it with the Python reader)
+  const char* keep = std::getenv("IMPULSE_KEEP_RECORDING");
+  const std::string path = keep ? std::string(keep) : temp_path("sensors");
+  std::vector<std::vector<float>> expected;
+  {
+    Recorder rec(path, *world, 1, sensors);
+    for (int k = 0; k < 50; ++k) {
+      world->integrate();
+      imu.update();
+      joints.update();
+      foot.update();
+      hip.update();
+      scan.update();
+      rec.record(*world);
+      std::vector<float> e;
+      for (const Vec3* v : {&imu.linear_acceleration(), &imu.angular_velocity()}) {
+        for (int i = 0; i < 3; ++i) e.push_back(static_cast<float>((*v)[i]));
+      }
+      for (const VecX* v : {&joints.position(), &joints.velocity(), &joints.torque()}) {
+        for (Index i = 0; i < v->size(); ++i) e.push_back(static_cast<float>((*v)[i]));
+      }
+      e.push_back(static_cast<float>(foot.count()));
+      for (const Vec3* v : {&foot.force(), &foot.normal(), &hip.force(), &hip.torque()}) {
+        for (int i = 0; i < 3; ++i) e.push_back(static_cast<float>((*v)[i]));
+      }
+      for (const Vec3& p : scan.points()) {
+        for (int i = 0; i < 3; ++i) e.push_back(static_cast<float>(p[i]));
+      }
+      expected.push_back(e);
+    }
+    rec.close();
+  }
+  RecordingReader r(path);
+  CHECK(r.version() == record::kVersion);
+  REQUIRE(r.sensor_floats() == per_frame);
+  REQUIRE(r.num_frames() == expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const RecordedFrame f = r.frame(k);
+    REQUIRE(f.sensors.size() == per_frame);
+    CHECK(f.sensors == expected[k]);  // bit for bit (float)
+    for (const RecordedContact& c : f.contacts) CHECK(c.normal.norm() == Approx(1).epsilon(1e-6));  // still aligned
+  }
+  const RecordedFrame last = r.frame(expected.size() - 1);
+  CHECK(last.sensors[2] == Approx(9.81).margin(0.05));  // the standing robot's IMU reads gravity
+  CHECK(r.scene().find("\"sensors\":[{\"name\":\"imu\",\"type\":\"imu\",\"fields\":[\"acc_x\"") != std::string::npos);
+  CHECK(r.scene().find("\"q:LF_HAA\"") != std::string::npos);
+  if (!keep) std::remove(path.c_str());
 }

@@ -2,7 +2,10 @@
 python/impulse_viz/recording.py must give the same state as the CSV log of the same run
 (`--csv`, written by an independent route with 10 significant digits).
 
-usage: test_recording_python.py IMPULSE_BINARY SOURCE_DIR WORK_DIR
+A recording with sensors, written by the C++ test of tests/record/test_recording.cpp, must read
+back the same readings.
+
+usage: test_recording_python.py IMPULSE_BINARY SOURCE_DIR WORK_DIR IMPULSE_TESTS_BINARY
 """
 import csv
 import os
@@ -15,7 +18,7 @@ except ImportError as e:  # ctest: skipped
     print(f"SKIP: {e} (install python3-numpy: scripts/install-deps.sh)")
     sys.exit(77)
 
-impulse, source, work = sys.argv[1:4]
+impulse, source, work, tests = sys.argv[1:5]
 sys.path.insert(0, os.path.join(source, "python"))
 from impulse_viz.recording import Recording, RecordingError  # noqa: E402
 
@@ -70,4 +73,29 @@ except RecordingError as e:
     assert "bad magic" in str(e) and bad in str(e), str(e)
 else:
     raise AssertionError("no error for a bad file")
-print(f"ok: {len(rec)} frames, {len(rec.contacts)} contacts, systems {names}")
+assert rec.version == 2 and rec.scene["sensors"] == []
+try:
+    rec.sensor("imu")
+except KeyError:
+    pass
+else:
+    raise AssertionError("no KeyError for a sensor the recording does not hold")
+
+# sensors: the C++ test that records an IMU, joint, contact, force-torque and height-scan sensor
+# writes its file here; the Python reader must give the same readings
+sensors_path = os.path.join(work, "sensors.imprec")
+subprocess.run([tests, "a recording carries the readings of the sensors given to it\\, as they were at each step"],
+               check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, IMPULSE_KEEP_RECORDING=sensors_path))
+srec = Recording(sensors_path)
+assert len(srec) == 50, len(srec)
+assert [s["name"] for s in srec.scene["sensors"]] == ["imu", "joints", "foot", "hip", "scan"]
+imu = srec.sensor("imu")
+assert imu.shape == (50, 6) and srec.sensor_fields("imu")[:3] == ["acc_x", "acc_y", "acc_z"]
+assert abs(imu[-1, 2] - 9.81) < 0.05, imu[-1]
+joints = srec.sensor("joints")
+assert srec.sensor_fields("joints")[0] == "q:LF_HAA" and joints.shape == (50, 36)
+anymal = srec.system("anymal")
+assert np.array_equal(joints[:, :12], anymal.q[:, 7:]), "joint positions: sensor vs state"  # the same doubles as f32
+scan = srec.sensor("scan").reshape(50, -1, 3)
+assert scan.shape == (50, 6, 3) and np.allclose(scan[:, :, 2], 0, atol=1e-6), "height scan over the ground"
+print(f"ok: {len(rec)} frames, {len(rec.contacts)} contacts, systems {names}; sensors {len(srec)} frames")

@@ -7,7 +7,8 @@ endif()
 set(IMPULSE_TEST_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with numpy and matplotlib for the recording and plot tests")
 add_test(NAME record_python_roundtrip
   COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_recording_python.py
-          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/record_python)
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/record_python
+          $<TARGET_FILE:impulse_tests>)
 add_test(NAME plot_pngs
   COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../record/test_plot.py
           $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/plot)

@@ -110,11 +110,11 @@ async function replay(info) {
   const scene = header.scene;
   const n = offsets.length;
   state.numFrames = n;
-  state.decodeFrame = (k) => decodeFrame(buffer, offsets[k], header.sizes);
+  state.decodeFrame = (k) => decodeFrame(buffer, offsets[k], header.sizes, header.sensorFloats);
 
   const view = new SceneView($('view'), scene, { preserveDrawingBuffer: renderMode });
   let k = 0;
-  view.apply(decodeFrame(buffer, offsets[0], header.sizes));
+  view.apply(decodeFrame(buffer, offsets[0], header.sizes, header.sensorFloats));
   view.frameAll();
   const tStart = series.time[0];
   const tEnd = series.time[n - 1];
@@ -124,7 +124,7 @@ async function replay(info) {
     t = series.time[k];
     state.frameIndex = k;
     state.time = t;
-    view.apply(decodeFrame(buffer, offsets[k], header.sizes));
+    view.apply(decodeFrame(buffer, offsets[k], header.sizes, header.sensorFloats));
   };
   // index of the last frame at or before time x
   const frameAt = (x) => {

@@ -1,8 +1,8 @@
-// The recording layout of docs/recording.md (version 1, little-endian), read from an ArrayBuffer.
+// The recording layout of docs/recording.md (versions 1 and 2, little-endian), read from an ArrayBuffer.
 // A live frame from the server (/api/frame) has the same layout as one frame of a recording.
 
 export const MAGIC = 'IMPREC\r\n';
-export const VERSION = 1;
+export const VERSION = 2;  // 2 adds sensor readings after the systems; 1 is still read
 const HEADER_BYTES = 40;
 const FRAME_PREFIX_BYTES = 48;
 export const CONTACT_BYTES = 56;
@@ -15,7 +15,9 @@ export function parseHeader(buffer) {
   for (let i = 0; i < 8 && i < bytes.length; ++i) magic += String.fromCharCode(bytes[i]);
   if (magic !== MAGIC) throw new Error('not an Impulse recording (bad magic)');
   const version = dv.getUint32(8, true);
-  if (version !== VERSION) throw new Error(`recording version ${version} is not supported (viewer: ${VERSION})`);
+  if (version !== 1 && version !== VERSION) {
+    throw new Error(`recording version ${version} is not supported (viewer: 1, ${VERSION})`);
+  }
   const headerBytes = dv.getUint32(12, true);
   const nsys = dv.getUint32(16, true);
   const fixed = dv.getUint32(20, true);
@@ -26,10 +28,12 @@ export function parseHeader(buffer) {
     const o = HEADER_BYTES + 12 * i;
     sizes.push({ nb: dv.getUint32(o, true), nq: dv.getUint32(o + 4, true), nv: dv.getUint32(o + 8, true) });
   }
-  const sceneAt = HEADER_BYTES + 12 * nsys + 4;
+  // version 2: the sensor values per frame (u32) follow the system sizes
+  const sceneAt = HEADER_BYTES + 12 * nsys + (version >= 2 ? 8 : 4);
+  const sensorFloats = version >= 2 ? dv.getUint32(sceneAt - 8, true) : 0;
   const sceneLen = dv.getUint32(sceneAt - 4, true);
   const scene = JSON.parse(new TextDecoder().decode(bytes.subarray(sceneAt, sceneAt + sceneLen)));
-  return { version, headerBytes, nsys, fixed, every, dt, sizes, scene };
+  return { version, headerBytes, nsys, fixed, every, dt, sizes, sensorFloats, scene };
 }
 
 // Sizes of each system from a scene (live mode has no binary header).
@@ -54,7 +58,7 @@ export function indexFrames(buffer, header) {
 
 // One frame at byte `at`: copies of the numbers (small), contacts as a flat Float32Array view
 // of 14 values each: position(3) normal(3) impulse(3) depth, then 4 ints (read with `contactInts`).
-export function decodeFrame(buffer, at, sizes) {
+export function decodeFrame(buffer, at, sizes, sensorFloats = 0) {
   const dv = new DataView(buffer);
   const f = {
     size: dv.getUint32(at, true),
@@ -86,6 +90,7 @@ export function decodeFrame(buffer, at, sizes) {
     s.tau = floats(z.nv);
     f.systems.push(s);
   }
+  f.sensors = floats(sensorFloats);
   for (let c = 0; c < f.contactCount; ++c) {
     const v = floats(10);
     f.contacts.push({

@@ -1,6 +1,7 @@
 // Recordings of a run: the scene description once, then one frame per recorded step (poses of
-// every body, contacts with impulses, joint states, energies, solver figures). The binary layout
-// (version 1, little-endian) is documented in docs/recording.md; python/impulse_viz/recording.py
+// every body, contacts with impulses, joint states, energies, solver figures, and the readings
+// of the sensors given to the Recorder). The binary layout
+// (version 2, little-endian) is documented in docs/recording.md; python/impulse_viz/recording.py
 // and the viewer's page (viewer/src/recording.js) read the same bytes.
 //
 //   World world; ...
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,22 +29,56 @@ namespace impulse {
 // Constants of the binary layout (docs/recording.md).
 namespace record {
 constexpr char kMagic[8] = {'I', 'M', 'P', 'R', 'E', 'C', '\r', '\n'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: sensor readings (1 is still read)
 constexpr std::uint32_t kHeaderBytes = 40;    // before the system sizes and the scene JSON
 constexpr std::uint32_t kFramePrefixBytes = 48;
 constexpr std::uint32_t kContactBytes = 56;
 }  // namespace record
 
+class Imu;
+class JointSensor;
+class ContactSensor;
+class ForceTorqueSensor;
+class HeightScan;
+
+// One recorded sensor: a name unique in the recording, a type, one label per value, and `read`,
+// which writes fields.size() values (called once per frame; must not allocate).
+struct SensorChannel {
+  std::string name, type;
+  std::vector<std::string> fields;
+  std::function<void(float*)> read;
+};
+
+// The sensors a recording carries (docs/recording.md, "Sensors"). Each frame holds their readings
+// as they are when record() runs: update the sensors after the step and before record(). The
+// sensors must outlive the Recorder. add() throws InvalidArgument for a name already used.
+class RecordedSensors {
+ public:
+  void add(const std::string& name, const Imu& imu);               // acc_x, acc_y, acc_z, gyro_x, gyro_y, gyro_z
+  void add(const std::string& name, const JointSensor& joints);    // q:<joint>..., u:<joint>..., tau:<joint>...
+  void add(const std::string& name, const ContactSensor& contact); // count, force_x..z, normal_x..z
+  void add(const std::string& name, const ForceTorqueSensor& ft);  // force_x..z, torque_x..z
+  void add(const std::string& name, const HeightScan& scan);       // x<k>, y<k>, z<k> per ray (NaN: no hit)
+  void add(SensorChannel channel);                                  // any other reading
+  const std::vector<SensorChannel>& channels() const { return channels_; }
+  std::uint32_t floats() const;  // values per frame, all channels
+
+ private:
+  std::vector<SensorChannel> channels_;
+};
+
 // The scene of a World as one JSON object (docs/recording.md, "Scene"): time step, gravity, the
 // systems with their bodies, joints and collision shapes (meshes inlined as triangles), and the
 // static objects (planes, boxes). Meshes that cannot be read are listed without triangles.
 std::string scene_json(World& world);
+// The same with the recorded sensors listed ("sensors": name, type, fields).
+std::string scene_json(World& world, const RecordedSensors& sensors);
 
 // Encodes the current state of a World as one frame (docs/recording.md, "Frame"). One encoder
 // per World: it keeps a kinematics workspace per system, sized once.
 class FrameEncoder {
  public:
-  explicit FrameEncoder(const World& world);
+  explicit FrameEncoder(const World& world, RecordedSensors sensors = {});
   // Size of the part of every frame before its contacts.
   std::uint32_t fixed_bytes() const { return fixed_bytes_; }
   // Encodes the World's current state; `step` is the number of steps taken so far.
@@ -52,6 +88,8 @@ class FrameEncoder {
   std::uint32_t fixed_bytes_ = 0;
   std::vector<Data> data_;
   std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
+  RecordedSensors sensors_;
+  std::vector<float> sensor_values_;  // scratch, the largest channel
   std::vector<char> buffer_;
 };
 
@@ -60,7 +98,7 @@ class Recorder {
   // Opens `path` for writing and writes the header and the scene. `every` >= 1: record(world)
   // keeps calls every, 2 every, ... (like `impulse run --csv --every`). Throws Error naming the file when
   // it cannot be written.
-  Recorder(const std::string& path, World& world, long every = 1);
+  Recorder(const std::string& path, World& world, long every = 1, RecordedSensors sensors = {});
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -105,6 +143,7 @@ struct RecordedFrame {
   std::vector<Vec3> com;
   std::vector<std::vector<SE3>> poses;  // [system][body]
   std::vector<VecX> q, u, tau;
+  std::vector<float> sensors;  // the recorded sensors' values, in the order of the scene's "sensors"
   std::vector<RecordedContact> contacts;
 };
 
@@ -127,6 +166,8 @@ class RecordingReader {
     int nb = 0, nq = 0, nv = 0;
   };
   const std::vector<SystemSize>& systems() const { return systems_; }
+  std::uint32_t version() const { return version_; }
+  std::uint32_t sensor_floats() const { return sensor_floats_; }  // sensor values per frame
 
  private:
   std::string path_, scene_;
@@ -134,6 +175,7 @@ class RecordingReader {
   std::vector<char> bytes_;
   std::vector<std::size_t> offsets_;
   std::vector<SystemSize> systems_;
+  std::uint32_t version_ = 0, sensor_floats_ = 0;
 };
 
 }  // namespace impulse
