@@ -726,8 +726,14 @@ WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::stri
       d.materials.push_back(MaterialPairDescription{a.material, b.material, std::min(a.mu, b.mu), 0});
     }
   }
+  // Static models and planes never move: they belong to group bit 31 and ignore it, so no two of
+  // them make contacts (a wall standing in the ground plane would give contacts every step that
+  // no impulse can act on). Everything else collides with them as usual.
+  const std::uint32_t kStaticBit = 1u << 31;
+  const CollisionFilter static_filter{kStaticBit, ~kStaticBit};
   for (const SdfPlane& p : sdf.planes) {
     PlaneDescription pd;
+    pd.filter = static_filter;
     pd.name = p.name;
     pd.normal = p.normal;
     pd.offset = p.offset;
@@ -741,6 +747,7 @@ WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::stri
     r.model = m.model;
     r.fixed_base = !m.model.floating_base;
     r.self_collision = m.self_collision;
+    if (m.is_static) r.filter = static_filter;
     r.q = m.q0;
     r.u = VecX::Zero(m.model.nv);
     d.robots.push_back(std::move(r));

@@ -236,6 +236,30 @@ TEST_CASE("SDF: a world's box comes to rest on its static ground with the fricti
   for (const Contact& c : world.contacts()) CHECK(c.mu == 0.5);  // min(1, 0.5), as Gazebo
 }
 
+TEST_CASE("SDF: static models and planes make no contacts with each other", "[io][sdf]") {
+  if (!sdf_supported()) {
+    WARN("skipped: this build reads no SDF (libsdformat-dev not found)");
+    return;
+  }
+  // a static wall standing 1 cm into the static ground, and a box dropped on the ground
+  const SdfWorld sw = quiet(R"(<sdf version="1.9"><world name="w">
+    <model name="ground"><static>true</static><link name="l"><collision name="c">
+      <geometry><plane><normal>0 0 1</normal></plane></geometry></collision></link></model>
+    <model name="wall"><static>true</static><pose>1 0 0.49 0 0 0</pose><link name="l"><collision name="c">
+      <geometry><box><size>0.2 2 1</size></box></geometry></collision></link></model>
+    <model name="box"><pose>0 0 0.3 0 0 0</pose><link name="b">
+      <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+      <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link></model>
+    </world></sdf>)");
+  World world;
+  build_world(world_description_from_sdf(sw, "w.sdf"), world);
+  for (int k = 0; k < 500; ++k) REQUIRE(world.integrate() == StepStatus::Ok);
+  const Index box = world.system("box").collision_object();
+  REQUIRE(world.contacts().size() == 4);  // the box's four bottom corners, nothing of the wall
+  for (const Contact& c : world.contacts()) CHECK((c.object_a == box || c.object_b == box));
+  CHECK(world.system("box").q()[2] == Approx(0.1).margin(1e-3));
+}
+
 TEST_CASE("SDF: files on disk through load_world; model:// meshes; warnings in strict mode are errors",
           "[io][sdf]") {
   if (!sdf_supported()) {
