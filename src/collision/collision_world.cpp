@@ -32,6 +32,7 @@ struct CollisionWorld::Impl {
   std::vector<std::pair<Index, Index>> plane_pairs;  // (plane, shape) allowed by the filters
   std::vector<Terrain> terrains;                     // heightfields (heightfield.cpp)
   std::vector<std::pair<Index, Index>> terrain_pairs;  // (terrain, shape) allowed by the filters
+  std::vector<Index> static_boxes;                     // static box shapes (ray casts of sensors)
   bool need_broadphase = false;
   // Broadphase: moving shapes in one dynamic AABB tree, static shapes in another that is built
   // once and never updated. The moving tree holds fat AABBs (the shape's AABB grown by a slack);
@@ -167,7 +168,10 @@ struct CollisionWorld::Impl {
     Object obj;
     obj.name = cs.name;
     obj.is_static = true;
-    return commit(std::move(obj), list);
+    const Index first = static_cast<Index>(shapes.size());
+    const Index id = commit(std::move(obj), list);
+    if (cs.type == ShapeType::Box) static_boxes.push_back(first);
+    return id;
   }
 
   void set_pose(Shape& s, const SE3& X_WB) {
@@ -418,9 +422,35 @@ Index CollisionWorld::add_static_mesh(const std::string& name, const std::string
 }
 
 namespace {
-// raycast_static with or without the normal (normal == nullptr): the first hit of the terrains and
-// the planes.
-bool raycast_terrain(const std::vector<Terrain>& terrains, const std::vector<Plane>& planes, const Vec3& from,
+// First entry of the ray from + t dir into a box (half extents h, world pose R, p) with t in
+// [0, max_t] (slab test, Kay and Kajiya 1986); the outward normal of the face it enters. A ray
+// that starts inside the box does not hit it.
+bool raycast_box(const Mat3& R, const Vec3& p, const Vec3& h, const Vec3& from, const Vec3& dir, Scalar max_t,
+                 Scalar& t, Vec3* normal) {
+  const Vec3 o = R.transpose() * (from - p), d = R.transpose() * dir;
+  Scalar t0 = -std::numeric_limits<Scalar>::infinity(), t1 = std::numeric_limits<Scalar>::infinity();
+  int axis = -1;
+  for (int k = 0; k < 3; ++k) {
+    if (d[k] == 0) {
+      if (o[k] < -h[k] || o[k] > h[k]) return false;
+      continue;
+    }
+    Scalar ta = (-h[k] - o[k]) / d[k], tb = (h[k] - o[k]) / d[k];
+    if (ta > tb) std::swap(ta, tb);
+    if (ta > t0) t0 = ta, axis = k;
+    t1 = std::min(t1, tb);
+    if (t0 > t1) return false;
+  }
+  if (axis < 0 || !(t0 >= 0) || t0 > max_t) return false;  // inside, behind or too far
+  t = t0;
+  if (normal) *normal = R.col(axis) * (d[axis] > 0 ? -1.0 : 1.0);
+  return true;
+}
+
+// raycast_static with or without the normal (normal == nullptr): the first hit of the terrains,
+// the planes and the static boxes.
+bool raycast_terrain(const std::vector<Terrain>& terrains, const std::vector<Plane>& planes,
+                     const std::vector<Shape>& shapes, const std::vector<Index>& static_boxes, const Vec3& from,
                      const Vec3& dir, Scalar max_t, Scalar& t, Vec3* normal) {
   bool hit = false;
   Scalar best = max_t;
@@ -443,17 +473,27 @@ bool raycast_terrain(const std::vector<Terrain>& terrains, const std::vector<Pla
       hit = true;
     }
   }
+  for (Index b : static_boxes) {
+    const Shape& box = shapes[static_cast<std::size_t>(b)];
+    Scalar tt;
+    if (raycast_box(box.R, box.p, box.h, from, dir, best, tt, normal)) {
+      best = tt;
+      hit = true;
+    }
+  }
   if (hit) t = best;
   return hit;
 }
 }  // namespace
 
 bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const {
-  return raycast_terrain(impl_->terrains, impl_->planes, from, dir, max_t, t, &normal);
+  const Impl& w = *impl_;
+  return raycast_terrain(w.terrains, w.planes, w.shapes, w.static_boxes, from, dir, max_t, t, &normal);
 }
 
 bool CollisionWorld::raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t) const {
-  return raycast_terrain(impl_->terrains, impl_->planes, from, dir, max_t, t, nullptr);
+  const Impl& w = *impl_;
+  return raycast_terrain(w.terrains, w.planes, w.shapes, w.static_boxes, from, dir, max_t, t, nullptr);
 }
 
 void CollisionWorld::raycast_static_down(const Vec3* from, std::size_t count, Scalar max_t, Scalar* t) const {
@@ -467,6 +507,14 @@ void CollisionWorld::raycast_static_down(const Vec3* from, std::size_t count, Sc
     for (std::size_t k = 0; k < count; ++k) {
       const Scalar tt = (pl.offset - pl.n.dot(from[k])) / dn;
       if (tt >= 0 && tt <= max_t && tt <= t[k]) t[k] = tt;
+    }
+  }
+  const Vec3 down(0, 0, -1);
+  for (Index b : w.static_boxes) {
+    const Shape& box = w.shapes[static_cast<std::size_t>(b)];
+    for (std::size_t k = 0; k < count; ++k) {
+      Scalar tt;
+      if (raycast_box(box.R, box.p, box.h, from[k], down, std::min(max_t, t[k]), tt, nullptr)) t[k] = tt;
     }
   }
 }

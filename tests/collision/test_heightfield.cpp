@@ -138,6 +138,9 @@ TEST_CASE("CollisionWorld: the batch of vertical rays equals the rays cast one b
   cw.add_heightfield("stairs", std::make_shared<Heightfield>(Heightfield::stairs(2, 2, 0.05, 0.3, 0.1)));
   cw.add_plane("wall", Vec3(0.3, 0, 1), -0.05);
   cw.add_ground(-0.1);
+  // a static box (a step of an arena) beside the stairs, turned about z: top face at z = 0.3
+  const SE3 X_box(Eigen::AngleAxis<Scalar>(0.3, Vec3::UnitZ()).toRotationMatrix(), Vec3(1.5, 1.2, 0.05));
+  cw.add_static_box("step", X_box, Vec3(0.6, 0.4, 0.5));
   std::mt19937 rng(3);
   std::uniform_real_distribution<Scalar> u(-1.0, 1.0);
   std::vector<Vec3> from(500);
@@ -164,6 +167,18 @@ TEST_CASE("CollisionWorld: the batch of vertical rays equals the rays cast one b
   }
   CHECK(hits > 100);
   CHECK(misses > 20);
+  // over the box: its top face, 0.5 below a ray from z = 0.8, normal up (the rough terrain under
+  // it is at most 0.2 high); from inside the box: the surface under it, not the box
+  Scalar t1;
+  Vec3 n;
+  REQUIRE(cw.raycast_static(Vec3(1.5, 1.2, 0.8), Vec3(0, 0, -1), 2.0, t1, n));
+  CHECK(t1 == Approx(0.5));
+  CHECK(n.isApprox(Vec3::UnitZ()));
+  REQUIRE(cw.raycast_static(Vec3(1.5, 1.2, 0.1), Vec3(0, 0, -1), 2.0, t1, n));
+  CHECK(t1 <= 0.2 + 1e-12);
+  // sideways, above the rough terrain, into the box's +x face (turned by 0.3 rad): its normal
+  REQUIRE(cw.raycast_static(Vec3(3.0, 1.2, 0.25), Vec3(-1, 0, 0), 5.0, t1, n));
+  CHECK(n.isApprox(Vec3(std::cos(0.3), std::sin(0.3), 0)));
 }
 
 TEST_CASE("Heightfield: generators are deterministic and shaped as described", "[collision][heightfield]") {

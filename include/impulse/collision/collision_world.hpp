@@ -77,7 +77,8 @@ class CollisionWorld {
   Index add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale, const SE3& X_WS,
                         const std::string& material = "default", const CollisionFilter& filter = {});
   // First hit of the ray from + t dir, t in [0, max_t], with the static terrain (heightfields,
-  // planes); t and the surface normal. For sensors (height scan); no allocation.
+  // planes, static boxes; not static meshes); t and the surface normal. For sensors (height
+  // scan); no allocation. A ray that starts inside a box does not hit that box.
   bool raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t, Vec3& normal) const;
   // The same without the normal (saves a square root per ray).
   bool raycast_static(const Vec3& from, const Vec3& dir, Scalar max_t, Scalar& t) const;

@@ -132,7 +132,7 @@ class ForceTorqueSensor {
   Vec3 force_ = Vec3::Zero(), torque_ = Vec3::Zero();
 };
 
-// Height scan: vertical rays cast down onto the static terrain (heightfields, ground planes) from
+// Height scan: vertical rays cast down onto the static terrain (heightfields, planes, static boxes) from
 // a pattern of points around a frame. The pattern is in the frame's yaw-aligned horizontal frame
 // (x forward, y left; the frame's roll and pitch are ignored, as legged-robot policies use it).
 // Readings: the terrain height under each point (world z), or NaN where no terrain was hit.
