@@ -20,6 +20,7 @@
 #include "impulse/core/check.hpp"
 #include "impulse/core/file.hpp"
 #include "impulse/model/model_builder.hpp"
+#include "loader_common.hpp"
 
 namespace impulse {
 
@@ -28,10 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using tinyxml2::XMLElement;
 
-template <typename... Args>
-[[noreturn]] void fail(const std::string& source, const Args&... args) {
-  throw ModelError(detail::concat(source, ": ", args...));
-}
+using detail::fail;
 
 using Attributes = std::map<std::string, std::string>;
 

@@ -21,6 +21,7 @@
 #include "impulse/core/file.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/model_builder.hpp"
+#include "loader_common.hpp"
 
 #ifdef IMPULSE_HAVE_SDFORMAT
 #include <sdf/sdf.hh>
@@ -48,32 +49,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace im = ignition::math;
 
-template <typename... Args>
-[[noreturn]] void fail(const std::string& source, const Args&... args) {
-  throw ModelError(detail::concat(source, ": ", args...));
-}
-
-// Warnings of one load: to the user's callback or stderr; errors in strict mode.
-class Reporter {
- public:
-  Reporter(const SdfOptions& options, std::string source) : options_(options), source_(std::move(source)) {}
-  template <typename... Args>
-  void warn(const Args&... args) const {
-    const std::string what = detail::concat(args...);
-    if (options_.strict) fail(source_, what, " (an error in strict mode)");
-    const std::string message = source_ + ": " + what;
-    if (options_.on_warning) {
-      options_.on_warning(message);
-    } else {
-      std::cerr << "warning: " << message << "\n";
-    }
-  }
-  const std::string& source() const { return source_; }
-
- private:
-  const SdfOptions& options_;
-  const std::string source_;
-};
+using detail::fail;
+using detail::Reporter;
 
 SE3 to_se3(const im::Pose3d& X) {
   const im::Quaterniond& q = X.Rot();
