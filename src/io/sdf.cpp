@@ -126,8 +126,9 @@ void count_ignored(const sdf::ElementPtr& root, std::map<std::string, int>& coun
 
 class ModelReader {
  public:
-  ModelReader(const sdf::Model& m, const SE3& X_WM, const Reporter& report, SdfWorld& out)
-      : m_(m), X_WM_(X_WM), report_(report), source_(report.source()), out_(out) {}
+  ModelReader(const sdf::Model& m, const SE3& X_WM, const std::vector<std::string>& resource_paths,
+              const Reporter& report, SdfWorld& out)
+      : m_(m), X_WM_(X_WM), resource_paths_(resource_paths), report_(report), source_(report.source()), out_(out) {}
 
   void read() {
     const std::string name = m_.Name();
@@ -228,40 +229,32 @@ class ModelReader {
   void add_shapes(ModelBuilder& builder, const sdf::Link& link, Index b, const SE3& X_BL, bool skip_planes) {
     for (std::uint64_t k = 0; k < link.CollisionCount(); ++k) {
       const sdf::Collision& c = *link.CollisionByIndex(k);
+      const std::string what = "collision '" + c.Name() + "' of link '" + link.Name() + "'";
       CollisionShape s;
       s.name = link.Name() + "/" + c.Name();
       s.link = link.Name();
       s.body = b;
-      im::Pose3d X;
-      const sdf::Errors e = c.SemanticPose().Resolve(X);
-      if (!e.empty()) fail(source_, "collision '", c.Name(), "' of link '", link.Name(), "': pose: ", describe(e));
-      s.X_BS = X_BL * to_se3(X);
+      s.X_BS = X_BL * pose_in_link(c, what);
       const sdf::Geometry* g = c.Geom();
       if (g && g->Type() == sdf::GeometryType::PLANE) {
         if (skip_planes) continue;
         fail(source_, "model '", m_.Name(), "', link '", link.Name(), "': collision '", c.Name(),
              "' is a plane, which only a static model may hold (an infinite plane cannot move)");
       }
-      if (!geometry(g, s.type, s.size, s.mesh_path, "collision '" + c.Name() + "' of link '" + link.Name() + "'")) {
-        continue;
-      }
+      if (!geometry(g, s.type, s.size, s.mesh_path, what)) continue;
       s.material = material(c);
       builder.add_collision(s);
     }
     for (std::uint64_t k = 0; k < link.VisualCount(); ++k) {
       const sdf::Visual& v = *link.VisualByIndex(k);
+      const std::string what = "visual '" + v.Name() + "' of link '" + link.Name() + "'";
       VisualShape s;
       s.name = link.Name() + "/visual/" + v.Name();
       s.link = link.Name();
       s.body = b;
-      im::Pose3d X;
-      const sdf::Errors e = v.SemanticPose().Resolve(X);
-      if (!e.empty()) fail(source_, "visual '", v.Name(), "' of link '", link.Name(), "': pose: ", describe(e));
-      s.X_BS = X_BL * to_se3(X);
+      s.X_BS = X_BL * pose_in_link(v, what);
       if (v.Geom() && v.Geom()->Type() == sdf::GeometryType::PLANE) continue;  // a viewer draws its own ground
-      if (!geometry(v.Geom(), s.type, s.size, s.mesh_path, "visual '" + v.Name() + "' of link '" + link.Name() + "'")) {
-        continue;
-      }
+      if (!geometry(v.Geom(), s.type, s.size, s.mesh_path, what)) continue;
       if (v.Geom()->Type() == sdf::GeometryType::MESH) s.mesh_uri = v.Geom()->MeshShape()->Uri();
       if (const sdf::Material* mat = v.Material()) {
         const im::Color d = mat->Diffuse();
@@ -269,6 +262,15 @@ class ModelReader {
       }
       builder.add_visual(s);
     }
+  }
+
+  // The pose of a collision or a visual in its link's frame.
+  template <class Element>
+  SE3 pose_in_link(const Element& e, const std::string& what) const {
+    im::Pose3d X;
+    const sdf::Errors err = e.SemanticPose().Resolve(X);
+    if (!err.empty()) fail(source_, what, ": pose: ", describe(err));
+    return to_se3(X);
   }
 
   // Shape type and size; meshes resolved to a file. False (with a warning) for a geometry Impulse
@@ -344,10 +346,6 @@ class ModelReader {
     }
   }
 
- public:
-  std::vector<std::string> resource_paths_;
-
- private:
   // A dynamic model: one tree from its root link (joints to "world" weld or hinge it).
   void read_tree(ModelBuilder& builder) {
     const std::string name = m_.Name();
@@ -356,6 +354,7 @@ class ModelReader {
     std::vector<std::vector<int>> child_joints(nl);
     int world_joint = -1;
     const int nj = static_cast<int>(m_.JointCount());
+    std::vector<std::size_t> child_link(static_cast<std::size_t>(nj));  // of each joint
     for (int j = 0; j < nj; ++j) {
       const sdf::Joint& joint = *m_.JointByIndex(static_cast<std::uint64_t>(j));
       std::string parent, child;
@@ -366,6 +365,7 @@ class ModelReader {
         fail(source_, "model '", name, "', joint '", joint.Name(), "': child '", child, "' is not a link of the model");
       }
       const int c = static_cast<int>(link_index_.at(child));
+      child_link[static_cast<std::size_t>(j)] = static_cast<std::size_t>(c);
       if (parent_joint[static_cast<std::size_t>(c)] >= 0) {
         fail(source_, "model '", name, "': link '", child, "' is the child of two joints ('",
              m_.JointByIndex(static_cast<std::uint64_t>(parent_joint[static_cast<std::size_t>(c)]))->Name(), "' and '",
@@ -398,7 +398,7 @@ class ModelReader {
            "): Impulse simulates one tree per model; join them with joints or make them separate models");
     }
     mass_below_.assign(nl, 0);
-    subtree_mass(roots[0], child_joints);
+    subtree_mass(roots[0], child_joints, child_link);
 
     // depth-first from the root, children in file order
     struct Item {
@@ -461,38 +461,27 @@ class ModelReader {
       add_shapes(builder, link, body, X_BL, false);
       const auto& children = child_joints[it.link];
       for (auto c = children.rbegin(); c != children.rend(); ++c) {
-        const sdf::Joint& cj = *m_.JointByIndex(static_cast<std::uint64_t>(*c));
-        std::string child;
-        (void)cj.ResolveChildLink(child);
-        stack.push_back(Item{static_cast<std::size_t>(link_index_.at(child)), *c, body, X_MB});
+        stack.push_back(Item{child_link[static_cast<std::size_t>(*c)], *c, body, X_MB});
       }
     }
     add_inertias(builder);
   }
 
-  Scalar subtree_mass(std::size_t root, const std::vector<std::vector<int>>& child_joints) {
-    // iterative post-order: mass of the links from `root` on
+  // mass_below_[l]: the mass of the links from l on (iterative post-order from `root`)
+  void subtree_mass(std::size_t root, const std::vector<std::vector<int>>& child_joints,
+                    const std::vector<std::size_t>& child_link) {
     std::vector<std::size_t> order, stack{root};
     while (!stack.empty()) {
       const std::size_t l = stack.back();
       stack.pop_back();
       order.push_back(l);
-      for (int j : child_joints[l]) {
-        std::string child;
-        (void)m_.JointByIndex(static_cast<std::uint64_t>(j))->ResolveChildLink(child);
-        stack.push_back(static_cast<std::size_t>(link_index_.at(child)));
-      }
+      for (int j : child_joints[l]) stack.push_back(child_link[static_cast<std::size_t>(j)]);
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Scalar m = m_.LinkByIndex(*it)->Inertial().MassMatrix().Mass();
-      for (int j : child_joints[*it]) {
-        std::string child;
-        (void)m_.JointByIndex(static_cast<std::uint64_t>(j))->ResolveChildLink(child);
-        m += mass_below_[static_cast<std::size_t>(link_index_.at(child))];
-      }
+      for (int j : child_joints[*it]) m += mass_below_[child_link[static_cast<std::size_t>(j)]];
       mass_below_[*it] = m;
     }
-    return mass_below_[root];
   }
 
   void joint_description(const sdf::Joint& joint, JointType& type, JointLimits& limits, Vec3& axis_M,
@@ -569,6 +558,7 @@ class ModelReader {
 
   const sdf::Model& m_;
   const SE3 X_WM_;
+  const std::vector<std::string>& resource_paths_;  // model:// search directories
   const Reporter& report_;
   const std::string source_;
   SdfWorld& out_;
@@ -638,9 +628,7 @@ SdfWorld read(sdf::Root& root, const sdf::Errors& load_errors, const SdfOptions&
     report.warn(n, " <", tag, "> element(s) ignored (Impulse does not simulate them)");
   }
   for (const auto& [m, X_WM] : models) {
-    ModelReader reader(*m, X_WM, report, out);
-    reader.resource_paths_ = paths;
-    reader.read();
+    ModelReader(*m, X_WM, paths, report, out).read();
   }
   return out;
 }
