@@ -12,7 +12,7 @@ const $ = (id) => document.getElementById(id);
 // Test and measurement hooks (tests/viewer/browser_test.mjs reads them).
 const state = (window.__impulse = {
   ready: false, mode: null, time: 0, frameIndex: 0, fps: 0, frames: 0, errors: [],
-  bytesReceived: 0, bytesPerSecond: 0, openMs: 0,
+  bytesReceived: 0, bytesPerSecond: 0, openMs: 0, resolution: 1,
 });
 window.addEventListener('error', (e) => state.errors.push(String(e.message)));
 window.addEventListener('unhandledrejection', (e) => state.errors.push(String(e.reason)));
@@ -83,6 +83,20 @@ function setupCommon(view, scene) {
   return choices;
 }
 
+// Text that changes every frame is written at most 10 times a second: each write lays out and
+// repaints the page, which under software compositing costs as much as drawing the scene.
+function throttledText(id) {
+  const el = $(id);
+  let last = -1e9;
+  let text = '';
+  return (now, make) => {
+    if (now - last < 100) return;
+    last = now;
+    const t = make();
+    if (t !== text) el.textContent = text = t;
+  };
+}
+
 function fpsCounter() {
   let n = 0;
   let t0 = performance.now();
@@ -92,7 +106,8 @@ function fpsCounter() {
     const t = performance.now();
     if (t - t0 >= 1000) {
       state.fps = (1000 * n) / (t - t0);
-      $('fps').textContent = `${state.fps.toFixed(0)} fps`;
+      const res = state.resolution < 0.999 ? ` · ${Math.round(100 * state.resolution)} % resolution` : '';
+      $('fps').textContent = `${state.fps.toFixed(0)} fps${res}`;
       n = 0;
       t0 = t;
     }
@@ -112,7 +127,8 @@ async function replay(info) {
   state.numFrames = n;
   state.decodeFrame = (k) => decodeFrame(buffer, offsets[k], header.sizes, header.sensorFloats);
 
-  const view = new SceneView($('view'), scene, { preserveDrawingBuffer: renderMode });
+  const view = new SceneView($('view'), scene, { preserveDrawingBuffer: renderMode, fullQuality: renderMode });
+  state.view = view;  // for measurements from the browser test
   let k = 0;
   view.apply(decodeFrame(buffer, offsets[0], header.sizes, header.sensorFloats));
   view.frameAll();
@@ -171,6 +187,7 @@ async function replay(info) {
   });
 
   const tick = fpsCounter();
+  const timeText = throttledText('time');
   let last = performance.now();
   let lastPlot = 0;
   const loop = (now) => {
@@ -184,9 +201,13 @@ async function replay(info) {
       state.time = t;
     }
     slider.value = k;
-    $('time').textContent = `t = ${t.toFixed(3)} s  frame ${k + 1}/${n}`;
+    timeText(now, () => `t = ${t.toFixed(3)} s  frame ${k + 1}/${n}`);
     if (now - lastPlot > 80) { plots.redraw(); lastPlot = now; }
+    // a resize clears the canvas: adapt before drawing, never between drawing and display
+    state.resolution = view.adapt(now, state.renderMs || 0);
+    const r0 = performance.now();
     view.render();
+    state.renderMs = 0.9 * (state.renderMs || 0) + 0.1 * (performance.now() - r0);
     tick();
     requestAnimationFrame(loop);
   };
@@ -216,7 +237,7 @@ async function live(info) {
   const scene = await getJson('/api/scene');
   const sizes = sizesFromScene(scene);
   const view = new SceneView($('view'), scene);
-  state.view = view;
+  state.view = view;  // for measurements from the browser test
   const choices = setupCommon(view, scene);
   $('replay-controls').style.display = 'none';
   $('timeline').style.visibility = 'hidden';  // live: the time is shown as text, the plots scroll
@@ -331,11 +352,12 @@ async function live(info) {
     inflight = false;
   };
   const tick = fpsCounter();
+  const timeText = throttledText('time');
   let lastPlot = 0;
   const loop = (now) => {
     if (!inflight) poll();
     state.time = frame.time;
-    $('time').textContent = `t = ${frame.time.toFixed(3)} s  step ${frame.step}  contacts ${frame.contacts.length}`;
+    timeText(now, () => `t = ${frame.time.toFixed(3)} s  step ${frame.step}  contacts ${frame.contacts.length}`);
     if (now - lastPlot > 100) {
       plots.setData('energy', [H.t, H.ke, H.pe, H.e]);
       plots.setData('contacts', [H.t, H.nc, H.fn]);
@@ -350,6 +372,8 @@ async function live(info) {
       bytes = 0;
       bytesT0 = now;
     }
+    // a resize clears the canvas: adapt before drawing, never between drawing and display
+    state.resolution = view.adapt(now, state.renderMs || 0);
     const r0 = performance.now();
     view.render();
     state.renderMs = 0.9 * (state.renderMs || 0) + 0.1 * (performance.now() - r0);

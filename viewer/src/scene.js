@@ -6,20 +6,23 @@ import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 
 const UP = new THREE.Vector3(0, 0, 1);
 
-function shapeGeometry(s) {
+// `coarse`: a quarter of the triangles on round shapes (software WebGL, where the vertex work of
+// 400 feet spheres alone was 300k triangles per pass)
+function shapeGeometry(s, coarse = false) {
   const [a, b, c] = s.size;
+  const k = coarse ? 2 : 1;
   let g;
   switch (s.type) {
     case 'sphere':
-      return new THREE.SphereGeometry(a, 24, 16);
+      return new THREE.SphereGeometry(a, 24 / k, 16 / k);
     case 'box':
       return new THREE.BoxGeometry(a, b, c);
     case 'cylinder':
-      g = new THREE.CylinderGeometry(a, a, b, 24);
+      g = new THREE.CylinderGeometry(a, a, b, 24 / k);
       g.rotateX(Math.PI / 2);  // three.js cylinders run along y, ours along z
       return g;
     case 'capsule':
-      g = new THREE.CapsuleGeometry(a, b, 8, 16);
+      g = new THREE.CapsuleGeometry(a, b, 8 / k, 16 / k);
       g.rotateX(Math.PI / 2);
       return g;
     case 'mesh':
@@ -65,13 +68,120 @@ function setPose(obj, p, at = 0) {
   obj.quaternion.set(p[at + 4], p[at + 5], p[at + 6], p[at + 3]);
 }
 
+// Shapes that share a geometry and a colour are drawn as one InstancedMesh: one draw call per
+// kind of shape instead of one per shape (100 ANYmals: a dozen batches instead of 1,300 meshes, in
+// the colour and the shadow pass alike), which is what keeps software WebGL (SwiftShader) and
+// weak GPUs at frame rate. Each instance follows a body Group (the pose) times its shape's pose.
+class Batches {
+  constructor(scene) {
+    this.scene = scene;
+    this.byKey = new Map();
+    this.list = [];
+    this.tmp = new THREE.Matrix4();
+  }
+
+  // `make` builds the geometry the first time `key` is seen.
+  add(key, make, material, group, local, owner, shadows = true) {
+    let b = this.byKey.get(key);
+    if (!b) {
+      b = { geometry: make(), material, shadows, items: [], mesh: null };
+      this.byKey.set(key, b);
+      this.list.push(b);
+    }
+    b.items.push({ group, local, owner });
+  }
+
+  build() {
+    for (const b of this.list) {
+      const m = new THREE.InstancedMesh(b.geometry, b.material, b.items.length);
+      m.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
+      m.castShadow = m.receiveShadow = b.shadows;
+      m.frustumCulled = false;  // instances move anywhere; the bounding sphere is the geometry's
+      m.userData = { owners: b.items.map((it) => it.owner) };
+      b.mesh = m;
+      this.scene.add(m);
+      for (const it of b.items) it.group.updateMatrixWorld();
+    }
+    this.update();
+  }
+
+  meshes() { return this.list.map((b) => b.mesh); }
+
+  // after the groups' poses and matrixWorld changed
+  update() {
+    for (const b of this.list) {
+      b.items.forEach((it, i) => {
+        this.tmp.multiplyMatrices(it.group.matrixWorld, it.local);
+        b.mesh.setMatrixAt(i, this.tmp);
+      });
+      b.mesh.instanceMatrix.needsUpdate = true;
+    }
+  }
+}
+
+// Instanced markers (contact points, force arrows, centres of mass) with a capacity that grows.
+class Markers {
+  constructor(scene, geometry, material, renderOrder) {
+    this.scene = scene;
+    this.geometry = geometry;
+    this.material = material;
+    this.renderOrder = renderOrder;
+    this.mesh = null;
+    this.reserve(16);
+  }
+
+  reserve(n) {
+    if (this.mesh && this.mesh.instanceMatrix.count >= n) return;
+    const cap = Math.max(n, 2 * (this.mesh ? this.mesh.instanceMatrix.count : 0));
+    const visible = this.mesh ? this.mesh.visible : true;
+    if (this.mesh) {
+      this.scene.remove(this.mesh);
+      this.mesh.dispose();
+    }
+    this.mesh = new THREE.InstancedMesh(this.geometry, this.material, cap);
+    this.mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
+    this.mesh.frustumCulled = false;
+    this.mesh.renderOrder = this.renderOrder;
+    this.mesh.count = 0;
+    this.mesh.visible = visible;
+    this.scene.add(this.mesh);
+  }
+
+  set(i, m) { this.mesh.setMatrixAt(i, m); }
+
+  finish(n) {
+    this.mesh.count = n;
+    this.mesh.instanceMatrix.needsUpdate = true;
+  }
+}
+
+// Whether WebGL runs in software (SwiftShader, llvmpipe): asked on a throwaway context because
+// the antialiasing of the real one is fixed when it is created.
+function softwareRenderer() {
+  try {
+    const gl = document.createElement('canvas').getContext('webgl2') || document.createElement('canvas').getContext('webgl');
+    if (!gl) return false;
+    const info = gl.getExtension('WEBGL_debug_renderer_info');
+    const name = info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);
+    gl.getExtension('WEBGL_lose_context')?.loseContext();
+    return /swiftshader|llvmpipe|software|softpipe/i.test(String(name));
+  } catch (e) {
+    return false;
+  }
+}
+
 export class SceneView {
   constructor(container, scene, options = {}) {
     this.desc = scene;
-    this.renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: !!options.preserveDrawingBuffer });
-    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+    // software WebGL (unless `fullQuality`, as for video frames): no multisampling and plain PCF shadows from a smaller map (the soft PCF
+    // kernel and 4x MSAA cost more than the rest of the frame there)
+    this.software = !options.fullQuality && softwareRenderer();
+    this.renderer = new THREE.WebGLRenderer({ antialias: !this.software, preserveDrawingBuffer: !!options.preserveDrawingBuffer });
+    this.maxPixelRatio = Math.min(window.devicePixelRatio || 1, 2);
+    this.pixelRatio = this.maxPixelRatio;
+    this.renderer.setPixelRatio(this.pixelRatio);
     this.renderer.shadowMap.enabled = true;
-    this.renderer.shadowMap.type = THREE.PCFSoftShadowMap;
+    this.renderer.shadowMap.type = this.software ? THREE.PCFShadowMap : THREE.PCFSoftShadowMap;
     container.appendChild(this.renderer.domElement);
     this.container = container;
 
@@ -89,7 +199,7 @@ export class SceneView {
     const sun = new THREE.DirectionalLight(0xffffff, 2.2);
     sun.position.set(3, -4, 8);
     sun.castShadow = true;
-    sun.shadow.mapSize.set(2048, 2048);
+    sun.shadow.mapSize.set(this.software ? 1024 : 2048, this.software ? 1024 : 2048);
     const sc = sun.shadow.camera;
     sc.left = sc.bottom = -4;
     sc.right = sc.top = 4;
@@ -100,26 +210,36 @@ export class SceneView {
     this.scene.add(sun);
     this.scene.add(sun.target);
 
-    this.bodies = [];  // [system][body] Group
+    this.bodies = [];  // [system][body] Group (poses only; the shapes are instances in batches)
     this.frames = [];  // AxesHelpers
-    this.coms = [];
-    this.pickables = [];
     this.rods = [];
-    this.rodGeometry = new THREE.CylinderGeometry(0.018, 0.018, 1, 10);
+    this.rodGeometry = new THREE.CylinderGeometry(0.018, 0.018, 1, this.software ? 6 : 10, 1, this.software);
+    this.batches = new Batches(this.scene);
     this.buildStatic(scene.static || []);
     this.buildSystems(scene.systems || []);
+    this.batches.build();
+    this.pickables = this.batches.meshes();
+    // centres of mass, contact points and force arrows (shaft and head): drawn over everything
+    this.comMarkers = new Markers(this.scene, new THREE.SphereGeometry(0.025, 16, 12),
+      new THREE.MeshBasicMaterial({ color: 0x111111, depthTest: false }), 10);
+    this.comMarkers.reserve(this.bodies.length);
+    const shaft = new THREE.CylinderGeometry(1, 1, 1, 8);
+    shaft.translate(0, 0.5, 0);  // from the origin along +y
+    const head = new THREE.ConeGeometry(1, 1, 12);
+    head.translate(0, 0.5, 0);
+    const red = new THREE.MeshBasicMaterial({ color: 0xd62828, depthTest: false });
+    this.pointMarkers = new Markers(this.scene, new THREE.SphereGeometry(0.012, 10, 8),
+      new THREE.MeshBasicMaterial({ color: 0x1d3557, depthTest: false }), 11);
+    this.shaftMarkers = new Markers(this.scene, shaft, red, 11);
+    this.headMarkers = new Markers(this.scene, head, red, 11);
     // all rods in one instanced draw call (100 ANYmals have 1,600)
     this.rodMesh = new THREE.InstancedMesh(this.rodGeometry,
-      new THREE.MeshStandardMaterial({ color: 0x3e4c59, roughness: 0.6 }), Math.max(1, this.rods.length));
+      this.surface({ color: 0x3e4c59, roughness: 0.6 }), Math.max(1, this.rods.length));
     this.rodMesh.count = this.rods.length;
     this.rodMesh.castShadow = true;
     this.rodMesh.frustumCulled = false;
     this.scene.add(this.rodMesh);
 
-    this.contactGroup = new THREE.Group();
-    this.scene.add(this.contactGroup);
-    this.arrows = [];
-    this.points = [];
     this.forceScale = 0.002;  // metres per newton
     this.showContacts = true;
     this.follow = true;
@@ -128,21 +248,29 @@ export class SceneView {
     window.addEventListener('resize', () => this.resize());
   }
 
+  // A lit surface: physically based (roughness, metalness) on a GPU; Lambert's diffuse model in
+  // software WebGL, where the PBR fragment shader over a screen of ground is most of the frame.
+  surface(params) {
+    if (!this.software) return new THREE.MeshStandardMaterial(params);
+    const { roughness, metalness, ...rest } = params;
+    return new THREE.MeshLambertMaterial(rest);
+  }
+
   buildStatic(list) {
     for (const o of list) {
       if (o.type === 'plane') {
         const isGround = Math.abs(o.pose[3]) > 0.999 || o.name === 'ground';
         const size = isGround ? 400 : 30;
         const mat = isGround
-          ? new THREE.MeshStandardMaterial({ map: gridTexture(size, this.renderer), roughness: 0.95 })
-          : new THREE.MeshStandardMaterial({ color: 0x9aa7b8, transparent: true, opacity: 0.35, side: THREE.DoubleSide });
+          ? this.surface({ map: gridTexture(size, this.renderer), roughness: 0.95 })
+          : this.surface({ color: 0x9aa7b8, transparent: true, opacity: 0.35, side: THREE.DoubleSide });
         const plane = new THREE.Mesh(new THREE.PlaneGeometry(size, size), mat);
         plane.receiveShadow = true;
         setPose(plane, o.pose);
         this.scene.add(plane);
       } else {
         for (const s of o.shapes || []) {
-          const m = new THREE.Mesh(shapeGeometry(s), new THREE.MeshStandardMaterial({ color: s.colour || '#9aa0a6', roughness: 0.8 }));
+          const m = new THREE.Mesh(shapeGeometry(s), this.surface({ color: s.colour || '#9aa0a6', roughness: 0.8 }));
           setPose(m, s.pose);
           m.castShadow = m.receiveShadow = true;
           this.scene.add(m);
@@ -167,13 +295,19 @@ export class SceneView {
       sys.shapes.forEach((s) => {
         const c = colour.clone();
         if (s.type === 'sphere' && sys.nb > 1) c.multiplyScalar(0.45);  // feet darker
-        const m = new THREE.Mesh(shapeGeometry(s), new THREE.MeshStandardMaterial({ color: c, roughness: 0.55, metalness: 0.1 }));
-        setPose(m, s.pose);
-        m.castShadow = true;
-        m.receiveShadow = true;
-        m.userData = { system: si, body: s.body };
-        groups[s.body].add(m);
-        this.pickables.push(m);
+        const hex = c.getHexString();
+        // a mesh is keyed by its file (each robot's copy of a file is the same triangles) unless
+        // it has none; primitives by their type and size
+        const geom = s.type === 'mesh' ? `mesh:${s.mesh || `${sys.name}/${s.name}`}:${s.vertices ? s.vertices.length : 0}`
+          : `${s.type}:${s.size.join(',')}`;
+        const key = `${geom}|${hex}`;
+        if (!this.materials) this.materials = new Map();
+        if (!this.materials.has(hex)) this.materials.set(hex, this.surface({ color: c, roughness: 0.55, metalness: 0.1 }));
+        const local = new THREE.Object3D();
+        setPose(local, s.pose);
+        local.updateMatrix();
+        this.batches.add(key, () => shapeGeometry(s, this.software), this.materials.get(hex), groups[s.body], local.matrix.clone(),
+          { system: si, body: s.body });
       });
       // skeleton: a rod from each body's origin to its parent's, and to shapes far from the
       // origin (e.g. feet on the shanks), so robots whose collision model is only feet and a
@@ -185,26 +319,28 @@ export class SceneView {
         const p = new THREE.Vector3(sh.pose[0], sh.pose[1], sh.pose[2]);
         if (p.length() > 0.05) rod(sh.body, zero, sh.body, p);
       });
-      const com = new THREE.Mesh(new THREE.SphereGeometry(0.025, 16, 12),
-        new THREE.MeshBasicMaterial({ color: 0x111111, depthTest: false }));
-      com.renderOrder = 10;
-      this.scene.add(com);
-      this.coms.push(com);
       this.bodies.push(groups);
     });
   }
 
   setFramesVisible(v) { for (const a of this.frames) a.visible = v; }
-  setComVisible(v) { for (const c of this.coms) c.visible = v; }
+  setComVisible(v) { this.comMarkers.mesh.visible = v; }
 
   // Poses, COM and contacts of one decoded frame (recording.js decodeFrame).
   apply(frame) {
+    const m = new THREE.Matrix4();
+    let nc = 0;
     frame.systems.forEach((s, si) => {
       const groups = this.bodies[si];
       if (!groups) return;
-      for (let b = 0; b < groups.length; ++b) setPose(groups[b], s.poses, 7 * b);
-      this.coms[si].position.set(s.com[0], s.com[1], s.com[2]);
+      for (let b = 0; b < groups.length; ++b) {
+        setPose(groups[b], s.poses, 7 * b);
+        groups[b].updateMatrixWorld();
+      }
+      this.comMarkers.set(nc++, m.makeTranslation(s.com[0], s.com[1], s.com[2]));
     });
+    this.comMarkers.finish(nc);
+    this.batches.update();
     this.updateRods();
     this.applyContacts(frame);
     this.followTarget();
@@ -236,36 +372,35 @@ export class SceneView {
   applyContacts(frame) {
     const n = this.showContacts ? frame.contacts.length : 0;
     const dt = (this.desc.dt || 0.001);
-    while (this.arrows.length < n) {
-      const a = new THREE.ArrowHelper(UP, new THREE.Vector3(), 0.1, 0xd62828, 0.04, 0.025);
-      a.line.material.depthTest = false;
-      a.renderOrder = 11;
-      const p = new THREE.Mesh(new THREE.SphereGeometry(0.012, 10, 8), new THREE.MeshBasicMaterial({ color: 0x1d3557, depthTest: false }));
-      p.renderOrder = 11;
-      this.contactGroup.add(a);
-      this.contactGroup.add(p);
-      this.arrows.push(a);
-      this.points.push(p);
-    }
+    for (const k of [this.pointMarkers, this.shaftMarkers, this.headMarkers]) k.reserve(n);
+    const p = new THREE.Vector3();
     const dir = new THREE.Vector3();
-    for (let i = 0; i < this.arrows.length; ++i) {
-      const on = i < n;
-      this.arrows[i].visible = on;
-      this.points[i].visible = on;
-      if (!on) continue;
+    const q = new THREE.Quaternion();
+    const scale = new THREE.Vector3();
+    const m = new THREE.Matrix4();
+    const Y = new THREE.Vector3(0, 1, 0);
+    let arrows = 0;
+    for (let i = 0; i < n; ++i) {
       const c = frame.contacts[i];
-      this.points[i].position.set(c.position[0], c.position[1], c.position[2]);
+      p.set(c.position[0], c.position[1], c.position[2]);
+      this.pointMarkers.set(i, m.makeTranslation(p.x, p.y, p.z));
       dir.set(c.impulse[0], c.impulse[1], c.impulse[2]);
       const force = dir.length() / dt;
       const len = force * this.forceScale;
-      if (len < 1e-4) {
-        this.arrows[i].visible = false;
-        continue;
-      }
-      this.arrows[i].position.copy(this.points[i].position);
-      this.arrows[i].setDirection(dir.normalize());
-      this.arrows[i].setLength(len, Math.min(0.05, 0.3 * len + 0.01), Math.min(0.03, 0.2 * len + 0.006));
+      if (len < 1e-4) continue;
+      dir.normalize();
+      q.setFromUnitVectors(Y, dir);
+      const headLength = Math.min(0.05, 0.3 * len + 0.01);
+      const headWidth = Math.min(0.03, 0.2 * len + 0.006);
+      const shaftLength = Math.max(len - headLength, 1e-4);
+      this.shaftMarkers.set(arrows, m.compose(p, q, scale.set(0.003, shaftLength, 0.003)));
+      const tip = p.clone().addScaledVector(dir, shaftLength);
+      this.headMarkers.set(arrows, m.compose(tip, q, scale.set(headWidth / 2, headLength, headWidth / 2)));
+      ++arrows;
     }
+    this.pointMarkers.finish(n);
+    this.shaftMarkers.finish(arrows);
+    this.headMarkers.finish(arrows);
   }
 
   // The orbit target (and the camera with it) follows the first system's base; the sun's
@@ -291,7 +426,10 @@ export class SceneView {
 
   frameAll() {
     const box = new THREE.Box3();
-    for (const groups of this.bodies) for (const g of groups) box.expandByObject(g);
+    for (const m of this.pickables) {
+      m.computeBoundingBox();  // over all instances, in world coordinates (the batches sit at the origin)
+      box.union(m.boundingBox);
+    }
     if (box.isEmpty()) return;
     const c = box.getCenter(new THREE.Vector3());
     const r = Math.max(0.5, box.getSize(new THREE.Vector3()).length() * 0.6);
@@ -303,6 +441,41 @@ export class SceneView {
     sc.right = sc.top = ext;
     sc.updateProjectionMatrix();
     this.lastFollow = null;
+  }
+
+  // Dynamic resolution for the interactive loops (not for video frames): `now` is the frame's
+  // requestAnimationFrame time. When the page draws fewer than 55 frames per second over a second,
+  // the drawing buffer shrinks by a fifth (down to half the window's pixels per axis; the browser
+  // scales the canvas up); when frames keep the display rate and the render call uses under a
+  // third of the 16.7 ms budget, it grows back. Returns the current scale (1 = full resolution).
+  adapt(now, renderMs) {
+    if (this.fixedSize) return 1;
+    const a = this.adaptState || (this.adaptState = { t0: now, n: 0, good: 0 });
+    ++a.n;
+    const dt = now - a.t0;
+    if (dt < 1000) return this.pixelRatio / this.maxPixelRatio;
+    const fps = (1000 * (a.n - 1)) / dt;
+    a.t0 = now;
+    a.n = 0;
+    const min = 0.5 * this.maxPixelRatio;
+    let next = this.pixelRatio;
+    if (fps < 55 && this.pixelRatio > min) {
+      next = Math.max(min, this.pixelRatio * 0.8);
+      a.good = 0;
+    } else if (fps >= 58 && renderMs < 5.5 && this.pixelRatio < this.maxPixelRatio) {
+      if (++a.good >= 3) {
+        next = Math.min(this.maxPixelRatio, this.pixelRatio * 1.15);
+        a.good = 0;
+      }
+    } else {
+      a.good = 0;
+    }
+    if (next !== this.pixelRatio) {
+      this.pixelRatio = next;
+      this.renderer.setPixelRatio(next);
+      this.resize();
+    }
+    return this.pixelRatio / this.maxPixelRatio;
   }
 
   // A fixed drawing-buffer size (video frames), independent of the window.
@@ -330,9 +503,11 @@ export class SceneView {
     const ndc = new THREE.Vector2(((clientX - rect.left) / rect.width) * 2 - 1, -((clientY - rect.top) / rect.height) * 2 + 1);
     const ray = new THREE.Raycaster();
     ray.setFromCamera(ndc, this.camera);
+    // instances move every frame: their bounding sphere is recomputed for each pick
+    for (const m of this.pickables) m.boundingSphere = null;
     const hit = ray.intersectObjects(this.pickables, false)[0];
-    if (!hit) return null;
-    const { system, body } = hit.object.userData;
+    if (!hit || hit.instanceId === undefined) return null;
+    const { system, body } = hit.object.userData.owners[hit.instanceId];
     const g = this.bodies[system][body];
     const local = g.worldToLocal(hit.point.clone());
     return { system, body, point: hit.point.clone(), local, distance: hit.distance };
