@@ -422,7 +422,14 @@ int run_view(const ViewOptions& o) {
   });
   server.Get("/api/recording", [&](const httplib::Request&, httplib::Response& res) {
     if (!replay) return reply_error(res, "live mode has no recording", 404);
-    res.set_content(rec->bytes().data(), rec->bytes().size(), "application/octet-stream");
+    // served from the file's bytes in memory, 1 MiB at a time, without a copy of the whole: the
+    // page sees the header and the first frames at once and streams the rest (main.js)
+    const std::vector<char>& bytes = rec->bytes();
+    res.set_content_provider(bytes.size(), "application/octet-stream",
+                             [&bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               const std::size_t n = std::min<std::size_t>(length, std::size_t{1} << 20);
+                               return sink.write(bytes.data() + offset, n);
+                             });
   });
   server.Get("/api/frame", [&](const httplib::Request& req, httplib::Response& res) {
     if (replay) {

@@ -286,8 +286,9 @@ async function measureTargets() {
   if (!fs.existsSync(big)) spawnSync(impulse, ['demo', 'trot', '--steps', '100000', '--record', big], { stdio: 'ignore' });
   const bv = await startView([big]);
   const b = await openPage(browser, bv.url);
-  const openMs = await b.page.evaluate(() => window.__impulse.openMs);
-  console.log(`measure: page opens a 100k-step recording (${(fs.statSync(big).size / 1e6).toFixed(1)} MB) in ${openMs.toFixed(0)} ms`);
+  const [openMs, parts] = await b.page.evaluate(() => [window.__impulse.openMs, window.__impulse.openParts]);
+  console.log(`measure: page opens a 100k-step recording (${(fs.statSync(big).size / 1e6).toFixed(1)} MB) in ${openMs.toFixed(0)} ms ` +
+    `(fetch ${parts.fetchMs.toFixed(0)} ms, index and plot series ${parts.indexAndSeriesMs.toFixed(0)} ms)`);
   await sleep(500);
   fs.writeFileSync(path.join(work, 'viewer_trot.png'), await b.page.screenshot({ type: 'png' }));
   await b.page.close();

@@ -118,10 +118,12 @@ function fpsCounter() {
 async function replay(info) {
   const t0 = performance.now();
   const buffer = await (await fetch('/api/recording')).arrayBuffer();
+  const t1 = performance.now();
   const header = parseHeader(buffer);
   const offsets = indexFrames(buffer, header);
   const series = summarise(buffer, header, offsets);
   state.openMs = performance.now() - t0;
+  state.openParts = { fetchMs: t1 - t0, indexAndSeriesMs: state.openMs - (t1 - t0) };
   const scene = header.scene;
   const n = offsets.length;
   state.numFrames = n;
