@@ -205,11 +205,9 @@ async function replay(info) {
     slider.value = k;
     timeText(now, () => `t = ${t.toFixed(3)} s  frame ${k + 1}/${n}`);
     if (now - lastPlot > 80) { plots.redraw(); lastPlot = now; }
-    // a resize clears the canvas: adapt before drawing, never between drawing and display
-    state.resolution = view.adapt(now, state.renderMs || 0);
-    const r0 = performance.now();
-    view.render();
-    state.renderMs = 0.9 * (state.renderMs || 0) + 0.1 * (performance.now() - r0);
+    view.draw(now);
+    state.resolution = view.resolution;
+    state.renderMs = view.renderMs;
     tick();
     requestAnimationFrame(loop);
   };
@@ -374,11 +372,9 @@ async function live(info) {
       bytes = 0;
       bytesT0 = now;
     }
-    // a resize clears the canvas: adapt before drawing, never between drawing and display
-    state.resolution = view.adapt(now, state.renderMs || 0);
-    const r0 = performance.now();
-    view.render();
-    state.renderMs = 0.9 * (state.renderMs || 0) + 0.1 * (performance.now() - r0);
+    view.draw(now);
+    state.resolution = view.resolution;
+    state.renderMs = view.renderMs;
     tick();
     requestAnimationFrame(loop);
   };

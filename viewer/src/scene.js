@@ -69,8 +69,8 @@ function setPose(obj, p, at = 0) {
 }
 
 // Shapes that share a geometry and a colour are drawn as one InstancedMesh: one draw call per
-// kind of shape instead of one per shape (100 ANYmals: a dozen batches instead of 1,300 meshes, in
-// the colour and the shadow pass alike), which is what keeps software WebGL (SwiftShader) and
+// kind of shape instead of one per shape (100 ANYmals with their contacts: 18 draw calls per frame
+// instead of 1,802, colour and shadow pass together), which is what keeps software WebGL (SwiftShader) and
 // weak GPUs at frame rate. Each instance follows a body Group (the pose) times its shape's pose.
 class Batches {
   constructor(scene) {
@@ -81,10 +81,10 @@ class Batches {
   }
 
   // `make` builds the geometry the first time `key` is seen.
-  add(key, make, material, group, local, owner, shadows = true) {
+  add(key, make, material, group, local, owner) {
     let b = this.byKey.get(key);
     if (!b) {
-      b = { geometry: make(), material, shadows, items: [], mesh: null };
+      b = { geometry: make(), material, items: [], mesh: null };
       this.byKey.set(key, b);
       this.list.push(b);
     }
@@ -95,7 +95,7 @@ class Batches {
     for (const b of this.list) {
       const m = new THREE.InstancedMesh(b.geometry, b.material, b.items.length);
       m.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
-      m.castShadow = m.receiveShadow = b.shadows;
+      m.castShadow = m.receiveShadow = true;
       m.frustumCulled = false;  // instances move anywhere; the bounding sphere is the geometry's
       m.userData = { owners: b.items.map((it) => it.owner) };
       b.mesh = m;
@@ -178,6 +178,8 @@ export class SceneView {
     this.software = !options.fullQuality && softwareRenderer();
     this.renderer = new THREE.WebGLRenderer({ antialias: !this.software, preserveDrawingBuffer: !!options.preserveDrawingBuffer });
     this.maxPixelRatio = Math.min(window.devicePixelRatio || 1, 2);
+    this.resolution = 1;  // drawing-buffer scale of draw() (dynamic resolution)
+    this.renderMs = 0;
     this.pixelRatio = this.maxPixelRatio;
     this.renderer.setPixelRatio(this.pixelRatio);
     this.renderer.shadowMap.enabled = true;
@@ -215,6 +217,7 @@ export class SceneView {
     this.rods = [];
     this.rodGeometry = new THREE.CylinderGeometry(0.018, 0.018, 1, this.software ? 6 : 10, 1, this.software);
     this.batches = new Batches(this.scene);
+    this.materials = new Map();  // robot surfaces by colour
     this.buildStatic(scene.static || []);
     this.buildSystems(scene.systems || []);
     this.batches.build();
@@ -301,7 +304,6 @@ export class SceneView {
         const geom = s.type === 'mesh' ? `mesh:${s.mesh || `${sys.name}/${s.name}`}:${s.vertices ? s.vertices.length : 0}`
           : `${s.type}:${s.size.join(',')}`;
         const key = `${geom}|${hex}`;
-        if (!this.materials) this.materials = new Map();
         if (!this.materials.has(hex)) this.materials.set(hex, this.surface({ color: c, roughness: 0.55, metalness: 0.1 }));
         const local = new THREE.Object3D();
         setPose(local, s.pose);
@@ -394,8 +396,8 @@ export class SceneView {
       const headWidth = Math.min(0.03, 0.2 * len + 0.006);
       const shaftLength = Math.max(len - headLength, 1e-4);
       this.shaftMarkers.set(arrows, m.compose(p, q, scale.set(0.003, shaftLength, 0.003)));
-      const tip = p.clone().addScaledVector(dir, shaftLength);
-      this.headMarkers.set(arrows, m.compose(tip, q, scale.set(headWidth / 2, headLength, headWidth / 2)));
+      p.addScaledVector(dir, shaftLength);  // the head starts at the shaft's end
+      this.headMarkers.set(arrows, m.compose(p, q, scale.set(headWidth / 2, headLength, headWidth / 2)));
       ++arrows;
     }
     this.pointMarkers.finish(n);
@@ -495,6 +497,16 @@ export class SceneView {
   render() {
     this.controls.update();
     this.renderer.render(this.scene, this.camera);
+  }
+
+  // One frame of an interactive loop: adapt the resolution (before drawing: a resize clears the
+  // canvas, so never between drawing and display), draw, and keep a running mean of the render
+  // call's time (this.renderMs).
+  draw(now) {
+    this.resolution = this.adapt(now, this.renderMs);
+    const r0 = performance.now();
+    this.render();
+    this.renderMs = 0.9 * this.renderMs + 0.1 * (performance.now() - r0);
   }
 
   // The body under a pixel (for pushing): {system, body, point (world), local (body frame)}.
