@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <sstream>
+
+#include <sys/mman.h>
 
 #include "impulse/collision/mesh.hpp"
 #include "impulse/core/error.hpp"
@@ -410,12 +413,35 @@ void Recorder::close() {
   if (!ok) throw Error("recording '" + path_ + "': write failed (disk full?)");
 }
 
+namespace {
+// Memory for a whole file, not zero-filled. Large buffers ask for transparent huge pages: on this
+// VM a page fault costs about as much as copying its 4 KiB, and a 75 MB recording took 0.34 s
+// to read with 4 KiB pages.
+std::unique_ptr<char[], void (*)(char*)> allocate_file_buffer(std::size_t size) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (size < kHuge) return {new char[size > 0 ? size : 1], [](char* p) { delete[] p; }};
+  const std::size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
+  char* p = static_cast<char*>(std::aligned_alloc(kHuge, rounded));
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it the buffer works the same
+#endif
+  return {p, [](char* q) { std::free(q); }};
+}
+}  // namespace
+
 RecordingReader::RecordingReader(const std::string& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error("recording '" + path + "': cannot open");
-  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  const char* p = bytes_.data();
-  const std::size_t n = bytes_.size();
+  // one read of the whole file into memory that is not zero-filled first
+  const std::streamoff length = in.tellg();
+  if (length < 0) throw Error("recording '" + path + "': cannot read");
+  size_ = static_cast<std::size_t>(length);
+  bytes_ = allocate_file_buffer(size_);
+  in.seekg(0);
+  if (!in.read(bytes_.get(), length)) throw Error("recording '" + path + "': cannot read");
+  const char* p = bytes_.get();
+  const std::size_t n = size_;
   if (n < record::kHeaderBytes || std::memcmp(p, record::kMagic, 8) != 0) {
     throw Error("recording '" + path + "': not an Impulse recording (bad magic)");
   }
@@ -468,6 +494,87 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
 }
 
 std::uint32_t RecordingReader::frame_size(std::size_t k) const { return get<std::uint32_t>(frame_data(k)); }
+
+std::pair<const char*, std::size_t> RecordingReader::frames_bytes(std::size_t first, std::size_t count) const {
+  if (count == 0 || first >= offsets_.size() || count > offsets_.size() - first) {
+    throw Error("recording '" + path_ + "': frames " + std::to_string(first) + " .. " + std::to_string(first + count) +
+                " are not inside its " + std::to_string(offsets_.size()) + " frames");
+  }
+  const std::size_t last = first + count - 1;
+  return {frame_data(first), offsets_[last] + frame_size(last) - offsets_[first]};
+}
+
+RecordingSeries RecordingReader::series() const {
+  const std::size_t n = offsets_.size();
+  RecordingSeries s;
+  for (auto* v : {&s.kinetic, &s.potential, &s.contacts, &s.normal_force, &s.iterations, &s.residual, &s.max_penetration}) {
+    v->resize(n);
+  }
+  s.time.resize(n);
+  // the byte offset of each system's energies inside a frame
+  std::vector<std::size_t> system_at;
+  std::size_t at = record::kFramePrefixBytes;
+  for (const SystemSize& z : systems_) {
+    system_at.push_back(at);
+    at += 4 * (5 + 7 * std::size_t(z.nb) + z.nq + 2 * std::size_t(z.nv));
+  }
+  const std::size_t fixed = at + 4 * std::size_t(sensor_floats_);
+  for (std::size_t k = 0; k < n; ++k) {
+    const char* p = frame_data(k);
+    const auto nc = get<std::uint32_t>(p + 4);
+    s.time[k] = get<double>(p + 16);
+    s.iterations[k] = static_cast<float>(get<std::uint32_t>(p + 28));
+    s.residual[k] = get<float>(p + 32);
+    s.max_penetration[k] = get<float>(p + 36);
+    double kinetic = 0, potential = 0;
+    for (const std::size_t o : system_at) {
+      kinetic += get<float>(p + o);
+      potential += get<float>(p + o + 4);
+    }
+    s.kinetic[k] = static_cast<float>(kinetic);
+    s.potential[k] = static_cast<float>(potential);
+    s.contacts[k] = static_cast<float>(nc);
+    double fn = 0;  // impulse . normal: the normal impulse of each contact
+    for (std::uint32_t c = 0; c < nc; ++c) {
+      const char* q = p + fixed + std::size_t(c) * record::kContactBytes;
+      for (int i = 0; i < 3; ++i) fn += double(get<float>(q + 12 + 4 * i)) * get<float>(q + 24 + 4 * i);
+    }
+    s.normal_force[k] = static_cast<float>(fn / dt_);
+  }
+  return s;
+}
+
+DofSeries RecordingReader::dof_series(int system, int iq, int iv) const {
+  if (system < 0 || system >= static_cast<int>(systems_.size())) {
+    throw Error("recording '" + path_ + "': no system " + std::to_string(system) + " (it has " +
+                std::to_string(systems_.size()) + ")");
+  }
+  const SystemSize& z = systems_[static_cast<std::size_t>(system)];
+  if (iq < 0 || iq >= z.nq || iv < 0 || iv >= z.nv) {
+    throw Error("recording '" + path_ + "': system " + std::to_string(system) + " has nq " + std::to_string(z.nq) +
+                " and nv " + std::to_string(z.nv) + ", not iq " + std::to_string(iq) + ", iv " + std::to_string(iv));
+  }
+  std::size_t at = record::kFramePrefixBytes;
+  for (int i = 0; i < system; ++i) {
+    const SystemSize& y = systems_[static_cast<std::size_t>(i)];
+    at += 4 * (5 + 7 * std::size_t(y.nb) + y.nq + 2 * std::size_t(y.nv));
+  }
+  const std::size_t q_at = at + 4 * (5 + 7 * std::size_t(z.nb)) + 4 * std::size_t(iq);
+  const std::size_t u_at = at + 4 * (5 + 7 * std::size_t(z.nb) + z.nq) + 4 * std::size_t(iv);
+  const std::size_t tau_at = u_at + 4 * std::size_t(z.nv);
+  DofSeries d;
+  const std::size_t n = offsets_.size();
+  d.q.resize(n);
+  d.u.resize(n);
+  d.tau.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const char* p = frame_data(k);
+    d.q[k] = get<float>(p + q_at);
+    d.u[k] = get<float>(p + u_at);
+    d.tau[k] = get<float>(p + tau_at);
+  }
+  return d;
+}
 
 RecordedFrame RecordingReader::frame(std::size_t k) const {
   const char* p = frame_data(k);

@@ -92,6 +92,57 @@ TEST_CASE("a recording reads back the poses, joint states, energies and contacts
   std::remove(path.c_str());
 }
 
+TEST_CASE("a recording's plot series, dof series and frame ranges agree with its decoded frames", "[record]") {
+  auto world = make_world();
+  const std::string path = temp_path("series");
+  {
+    Recorder rec(path, *world);
+    for (int k = 0; k < 60; ++k) {
+      world->integrate();
+      rec.record(*world);
+    }
+  }
+  RecordingReader r(path);
+  const std::size_t n = r.num_frames();
+  REQUIRE(n == 60);
+  const RecordingSeries s = r.series();
+  REQUIRE(s.time.size() == n);
+  const int system = 0, iq = 9, iv = 8;  // a leg joint of ANYmal
+  const DofSeries d = r.dof_series(system, iq, iv);
+  REQUIRE(d.q.size() == n);
+  bool pressed = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    const RecordedFrame f = r.frame(k);
+    CHECK(s.time[k] == f.time);
+    CHECK(s.kinetic[k] == Approx(f.kinetic[0] + f.kinetic[1]).epsilon(1e-6));
+    CHECK(s.potential[k] == Approx(f.potential[0] + f.potential[1]).epsilon(1e-6));
+    CHECK(s.contacts[k] == static_cast<float>(f.contacts.size()));
+    CHECK(s.iterations[k] == static_cast<float>(f.iterations));
+    CHECK(s.residual[k] == f.residual);
+    CHECK(s.max_penetration[k] == f.max_penetration);
+    double fn = 0;
+    for (const RecordedContact& c : f.contacts) fn += c.impulse.dot(c.normal);
+    CHECK(s.normal_force[k] == Approx(fn / r.dt()).epsilon(1e-5).margin(1e-3));
+    pressed = pressed || fn > 0;
+    CHECK(d.q[k] == static_cast<float>(f.q[system][iq]));
+    CHECK(d.u[k] == static_cast<float>(f.u[system][iv]));
+    CHECK(d.tau[k] == static_cast<float>(f.tau[system][iv]));
+  }
+  CHECK(pressed);
+  // a range of frames is the file's bytes from the first frame's start to the last one's end
+  const auto all = r.frames_bytes(0, n);
+  CHECK(all.first == r.frame_data(0));
+  CHECK(all.first + all.second == r.bytes().data() + r.bytes().size());
+  const auto mid = r.frames_bytes(10, 3);
+  CHECK(mid.second == std::size_t(r.frame_size(10)) + r.frame_size(11) + r.frame_size(12));
+  CHECK_THROWS_WITH(r.frames_bytes(58, 3), Catch::Contains("frames 58 .. 61 are not inside its 60 frames"));
+  CHECK_THROWS_WITH(r.frames_bytes(0, 0), Catch::Contains("not inside"));
+  CHECK_THROWS_WITH(r.dof_series(2, 0, 0), Catch::Contains("no system 2 (it has 2)"));
+  CHECK_THROWS_WITH(r.dof_series(0, 19, 0), Catch::Contains("has nq 19 and nv 18, not iq 19"));
+  CHECK_THROWS_WITH(r.dof_series(0, 0, -1), Catch::Contains("not iq 0, iv -1"));
+  std::remove(path.c_str());
+}
+
 TEST_CASE("a recording keeps every K-th step and drops a truncated last frame", "[record]") {
   auto world = make_world();
   const std::string path = temp_path("every");

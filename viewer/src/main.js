@@ -1,9 +1,10 @@
 // The page of `impulse view` (docs/viewer.md). Live mode polls the server for the latest frame
-// and sends controls and pushes; replay mode fetches the whole recording and plays it back;
+// and sends controls and pushes; replay mode fetches the plot series and, piece by piece, the
+// frames it shows, and plays them back;
 // render mode (?render=1, used by --mp4) draws each video frame and posts it to the server.
 import { SceneView } from './scene.js';
 import { Plots } from './plots.js';
-import { parseHeader, indexFrames, decodeFrame, summarise, jointSeries, sizesFromScene } from './recording.js';
+import { decodeFrame, sizesFromScene, FrameSource, parseSeries, parseDof } from './recording.js';
 
 const params = new URLSearchParams(location.search);
 const renderMode = params.get('render') === '1';
@@ -115,34 +116,55 @@ function fpsCounter() {
 }
 
 // ---------------------------------------------------------------------------- replay
-async function replay(info) {
-  const t0 = performance.now();
-  const buffer = await (await fetch('/api/recording')).arrayBuffer();
-  const t1 = performance.now();
-  const header = parseHeader(buffer);
-  const offsets = indexFrames(buffer, header);
-  const series = summarise(buffer, header, offsets);
-  state.openMs = performance.now() - t0;
-  state.openParts = { fetchMs: t1 - t0, indexAndSeriesMs: state.openMs - (t1 - t0) };
-  const scene = header.scene;
-  const n = offsets.length;
-  state.numFrames = n;
-  state.decodeFrame = (k) => decodeFrame(buffer, offsets[k], header.sizes, header.sensorFloats);
+async function fetchBuffer(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return r.arrayBuffer();
+}
 
+async function replay(info) {
+  // Opening costs the scene, the first piece of frames and the plot series, all requested at
+  // once. The scene is drawn as soon as its first frame is here (creating the view and the first
+  // draw, which compiles the shaders, overlap the transfer of the series); the timeline and the
+  // plots follow with the series.
+  const t0 = performance.now();
+  state.marks = { replay: t0 };
+  const n = info.frames;
+  const sceneP = getJson('/api/scene');
+  const seriesP = fetchBuffer('/api/series');
+  const scene = await sceneP;
+  const frames = new FrameSource(n, sizesFromScene(scene), info.sensor_floats || 0);
+  await frames.load(0);
   const view = new SceneView($('view'), scene, { preserveDrawingBuffer: renderMode, fullQuality: renderMode });
   state.view = view;  // for measurements from the browser test
   let k = 0;
-  view.apply(decodeFrame(buffer, offsets[0], header.sizes, header.sensorFloats));
+  view.apply(frames.get(0));
   view.frameAll();
+  view.draw(performance.now());
+  state.marks.drawn = performance.now();
+  const series = parseSeries(await seriesP);
+  state.marks.series = performance.now();
+  state.openParts = { firstFrameMs: state.marks.drawn - t0 };
+  state.numFrames = n;
+  state.decodeFrame = async (k) => { await frames.load(k); return frames.get(k); };
   const tStart = series.time[0];
   const tEnd = series.time[n - 1];
   let t = tStart;
+  // Shows frame i; a frame whose piece is still on its way is drawn when it arrives (unless
+  // another frame was asked for meanwhile). Playback asks for the next piece ahead of time.
   const setFrame = (i) => {
     k = Math.max(0, Math.min(n - 1, i));
     t = series.time[k];
     state.frameIndex = k;
     state.time = t;
-    view.apply(decodeFrame(buffer, offsets[k], header.sizes, header.sensorFloats));
+    const want = k;
+    const f = frames.get(want);
+    if (f) {
+      view.apply(f);
+      if (want + frames.chunk < n) frames.load(want + frames.chunk);
+      return Promise.resolve();
+    }
+    return frames.load(want).then(() => { if (k === want) view.apply(frames.get(want)); });
   };
   // index of the last frame at or before time x
   const frameAt = (x) => {
@@ -159,7 +181,7 @@ async function replay(info) {
 
   const choices = setupCommon(view, scene);
   $('live-controls').style.display = 'none';
-  $('mode').textContent = `replay: ${info.source} (${n} frames, ${(buffer.byteLength / 1e6).toFixed(1)} MB, opened in ${state.openMs.toFixed(0)} ms)`;
+
   const slider = $('timeline');
   slider.max = n - 1;
   let playing = true;
@@ -172,10 +194,11 @@ async function replay(info) {
   plots.setData('energy', [series.time, series.kinetic, series.potential.map((v) => v - v0), series.energy.map((v) => v - v0)]);
   plots.setData('contacts', [series.time, series.contacts, series.normalForce]);
   plots.setData('solver', [series.time, series.iterations, positive(series.residual)]);
-  const showJoint = () => {
+  state.marks.plots = performance.now();
+  const showJoint = async () => {
     const c = choices[Number($('joint').value)];
     if (!c) return;
-    const j = jointSeries(buffer, header, offsets, c.system, c.iq, c.iv);
+    const j = parseDof(await fetchBuffer(`/api/dof?system=${c.system}&iq=${c.iq}&iv=${c.iv}`), n);
     plots.setData('joint', [series.time, j.q, j.u, j.tau]);
     plots.setTitle('joint', `Joint ${c.label}`);
   };
@@ -211,6 +234,9 @@ async function replay(info) {
     tick();
     requestAnimationFrame(loop);
   };
+  state.marks.ready = performance.now();
+  state.openMs = state.marks.ready - t0;  // frame drawn, plots and timeline set up
+  $('mode').textContent = `replay: ${info.source} (${n} frames, ${(info.bytes / 1e6).toFixed(1)} MB, opened in ${state.openMs.toFixed(0)} ms)`;
   state.ready = true;
   requestAnimationFrame(loop);
 }
@@ -223,7 +249,7 @@ async function renderVideo(view, series, setFrame, frameAt, tStart, tEnd) {
   const count = Math.max(1, Math.floor((tEnd - tStart) * fps) + 1);
   state.ready = true;
   for (let i = 0; i < count; ++i) {
-    setFrame(frameAt(tStart + i / fps));
+    await setFrame(frameAt(tStart + i / fps));
     view.render();
     const blob = await new Promise((res) => view.renderer.domElement.toBlob(res, 'image/png'));
     const r = await fetch('/api/render/frame', { method: 'POST', body: blob });

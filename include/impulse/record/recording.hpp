@@ -19,6 +19,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "impulse/dynamics/data.hpp"
@@ -147,6 +149,21 @@ struct RecordedFrame {
   std::vector<RecordedContact> contacts;
 };
 
+// Figures of every frame of a recording, for plots (impulse view's /api/series): read from each
+// frame's fixed part and contacts without decoding the frame.
+struct RecordingSeries {
+  std::vector<double> time;
+  std::vector<float> kinetic, potential;  // J, summed over the systems
+  std::vector<float> contacts;            // number of contacts
+  std::vector<float> normal_force;        // N: sum over the contacts of impulse . normal / dt
+  std::vector<float> iterations, residual, max_penetration;  // solver figures of the step
+};
+
+// Position, velocity and effort of one degree of freedom of one system in every frame.
+struct DofSeries {
+  std::vector<float> q, u, tau;
+};
+
 class RecordingReader {
  public:
   // Reads the whole file; throws Error naming the file for a bad magic, an unsupported version,
@@ -156,11 +173,17 @@ class RecordingReader {
   const std::string& scene() const { return scene_; }
   double dt() const { return dt_; }
   std::size_t num_frames() const { return offsets_.size(); }
-  const std::vector<char>& bytes() const { return bytes_; }
+  std::string_view bytes() const { return {bytes_.get(), size_}; }
   // Raw bytes of frame k (for streaming to the viewer).
-  const char* frame_data(std::size_t k) const { return bytes_.data() + offsets_.at(k); }
+  const char* frame_data(std::size_t k) const { return bytes_.get() + offsets_.at(k); }
   std::uint32_t frame_size(std::size_t k) const;
+  // Frames [first, first + count) are one contiguous piece of the file: its start and length.
+  // Throws Error if the range is not inside [0, num_frames()).
+  std::pair<const char*, std::size_t> frames_bytes(std::size_t first, std::size_t count) const;
   RecordedFrame frame(std::size_t k) const;
+  RecordingSeries series() const;
+  // Coordinate iq and dof iv of system `system`; throws Error naming the index that is out of range.
+  DofSeries dof_series(int system, int iq, int iv) const;
   // Sizes of each system (nb, nq, nv), parsed from the scene.
   struct SystemSize {
     int nb = 0, nq = 0, nv = 0;
@@ -172,7 +195,9 @@ class RecordingReader {
  private:
   std::string path_, scene_;
   double dt_ = 0;
-  std::vector<char> bytes_;
+  // the whole file (recording.cpp: allocate_file_buffer)
+  std::unique_ptr<char[], void (*)(char*)> bytes_{nullptr, [](char*) {}};
+  std::size_t size_ = 0;
   std::vector<std::size_t> offsets_;
   std::vector<SystemSize> systems_;
   std::uint32_t version_ = 0, sensor_floats_ = 0;
