@@ -17,6 +17,7 @@
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
 #include "support/matchers.hpp"
+#include "support/draw.hpp"
 
 using namespace impulse;
 
@@ -92,9 +93,14 @@ TEST_CASE("Heightfield: ray casts hit the surface first (against a brute-force m
   std::uniform_real_distribution<Scalar> u(-1.0, 1.0);
   int hits = 0;
   for (int k = 0; k < 300; ++k) {
-    const Vec3 from(1.8 * u(rng), 1.3 * u(rng), 0.5 + 0.2 * u(rng));
+    const Vec3 r = test::draw3(u, rng);
+    const Vec3 from(1.8 * r.x(), 1.3 * r.y(), 0.5 + 0.2 * r.z());
     // vertical rays and slanted ones (height scans look down and ahead)
-    const Vec3 dir = k % 3 == 0 ? Vec3(0, 0, -1) : Vec3(0.7 * u(rng), 0.7 * u(rng), -1).normalized();
+    Vec3 dir(0, 0, -1);
+    if (k % 3 != 0) {
+      const Scalar dy = u(rng), dx = u(rng);  // g++'s order of the arguments
+      dir = Vec3(0.7 * dx, 0.7 * dy, -1).normalized();
+    }
     Scalar t;
     Vec3 n;
     const bool hit = hf.raycast(from, dir, 3.0, t, n);
@@ -144,7 +150,10 @@ TEST_CASE("CollisionWorld: the batch of vertical rays equals the rays cast one b
   std::mt19937 rng(3);
   std::uniform_real_distribution<Scalar> u(-1.0, 1.0);
   std::vector<Vec3> from(500);
-  for (Vec3& f : from) f = Vec3(3 * u(rng), 3 * u(rng), 0.3 + 0.5 * u(rng));
+  for (Vec3& f : from) {
+    const Vec3 r = test::draw3(u, rng);
+    f = Vec3(3 * r.x(), 3 * r.y(), 0.3 + 0.5 * r.z());
+  }
   const Scalar max_t = 0.6;
   std::vector<Scalar> t(from.size());
   cw.raycast_static_down(from.data(), from.size(), max_t, t.data());

@@ -209,7 +209,8 @@ TEST_CASE("vertices on plane: a face lying flat gets the same 4 points whatever 
   std::uniform_real_distribution<Scalar> U(-1, 1);
   std::vector<Vec3> first;
   for (int trial = 0; trial < 40; ++trial) {
-    const Vec3 axis = Vec3(U(rng), U(rng), 0).normalized();
+    const Scalar ay = U(rng), ax = U(rng);  // g++'s order of the arguments
+    const Vec3 axis = Vec3(ax, ay, 0).normalized();
     const Mat3 R = Eigen::AngleAxisd(1e-6, axis).toRotationMatrix();
     ManifoldPoint pts[kMaxManifoldPoints];
     const int n = vertices_plane(R, Vec3(0, 0, -1e-5), v.data(), static_cast<int>(v.size()), kUp, 0, kMargin, pts);

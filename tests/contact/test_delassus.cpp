@@ -4,6 +4,7 @@
 #include <Eigen/Cholesky>
 #include <memory>
 #include <random>
+#include <utility>
 
 #include "impulse/contact/delassus.hpp"
 #include "impulse/solvers/contact_solver.hpp"
@@ -13,6 +14,7 @@
 #include "impulse/model/model_builder.hpp"
 #include "support/matchers.hpp"
 #include "support/random_model.hpp"
+#include "support/draw.hpp"
 
 using namespace impulse;
 
@@ -65,7 +67,7 @@ TEST_CASE("contact frame: z along the normal, right-handed, identity for the gro
   std::mt19937 rng(2);
   std::normal_distribution<Scalar> n(0, 1);
   for (int t = 0; t < 50; ++t) {
-    const Vec3 nrm = Vec3(n(rng), n(rng), n(rng)).normalized();
+    const Vec3 nrm = test::draw3(n, rng).normalized();
     const Mat3 C = contact_frame_from_normal(nrm);
     CHECK((C.transpose() * C).isApprox(Mat3::Identity(), 1e-12));
     CHECK(C.determinant() == Approx(1.0));
@@ -96,7 +98,7 @@ TEST_CASE("Delassus G and c equal the dense J M^-1 J^T and J u_free", "[contact]
   Contact* c = set.add();
   c->object_a = 0; c->body_a = 0; c->object_b = 1; c->body_b = 0;
   c->position = Vec3(0.1, -0.2, 0.45);
-  c->normal = Vec3(n(rng), n(rng), n(rng)).normalized();
+  c->normal = test::draw3(n, rng).normalized();
   c->depth = 0.001;
   c->mu = 0.5;
 
@@ -348,13 +350,22 @@ TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contac
   const std::vector<Index> object_system = {0, 1, -1};
   ContactSet set(16);
   std::normal_distribution<Scalar> nd(0, 1);
-  auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+  auto rand3 = [&]() { return test::draw3(nd, rng); };
   for (const Index s : shanks) add_contact(set, 0, s, 2, -1, a.data.oMi[s].act_point(Vec3(0, 0, -0.33)), Vec3::UnitZ());
-  add_contact(set, 0, shanks[0], 0, shanks[2], 0.5 * rand3(), rand3());  // self-contact, two legs
-  add_contact(set, 0, shanks[1], 0, 0, 0.5 * rand3(), rand3());          // self-contact, leg and base
-  add_contact(set, 0, 0, 1, 0, 0.5 * rand3(), rand3());                  // base on the box
-  add_contact(set, 1, 0, 0, shanks[3], 0.5 * rand3(), rand3());          // box (A) on a leg (B)
-  add_contact(set, 1, 0, 2, -1, 0.5 * rand3(), Vec3::UnitZ());           // box on the ground
+  // a point near the origin and a normal, drawn normal first (g++'s order of the arguments)
+  auto point_normal = [&]() {
+    const Vec3 n = rand3();
+    return std::make_pair(Vec3(0.5 * rand3()), n);
+  };
+  const std::pair<Index, Index> pairs[4][2] = {{{0, shanks[0]}, {0, shanks[2]}},  // self-contact, two legs
+                                               {{0, shanks[1]}, {0, 0}},          // self-contact, leg and base
+                                               {{0, 0}, {1, 0}},                  // base on the box
+                                               {{1, 0}, {0, shanks[3]}}};         // box (A) on a leg (B)
+  for (const auto& ab : pairs) {
+    const auto pn = point_normal();
+    add_contact(set, ab[0].first, ab[0].second, ab[1].first, ab[1].second, pn.first, pn.second);
+  }
+  add_contact(set, 1, 0, 2, -1, 0.5 * rand3(), Vec3::UnitZ());  // box on the ground
 
   DelassusAssembler asmb;
   asmb.reserve({&quad, &box});
@@ -372,7 +383,8 @@ TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contac
   // reuse: a second assemble with fewer rows gives the smaller problem exactly
   ContactSet two(4);
   add_contact(two, 0, shanks[1], 2, -1, a.data.oMi[shanks[1]].act_point(Vec3(0, 0, -0.33)), Vec3::UnitZ());
-  add_contact(two, 1, 0, 0, shanks[2], 0.5 * rand3(), rand3());
+  const auto pn = point_normal();
+  add_contact(two, 1, 0, 0, shanks[2], pn.first, pn.second);
   st.joint_limits = false;
   asmb.assemble(views, object_system, two, 1e-3, st);
   REQUIRE(asmb.num_rows() == 6);
@@ -408,11 +420,20 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
     const std::vector<Index> object_system = {0, 1, -1};
     std::uniform_int_distribution<Index> body(0, tree.nb - 1);
     std::normal_distribution<Scalar> nd(0, 1);
-    auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+    auto rand3 = [&]() { return test::draw3(nd, rng); };
     ContactSet set(16);
-    for (int i = 0; i < 4; ++i) add_contact(set, 0, body(rng), 2, -1, rand3(), rand3());
-    for (int i = 0; i < 3; ++i) add_contact(set, 0, body(rng), 0, body(rng), rand3(), rand3());
-    add_contact(set, 1, 0, 0, body(rng), rand3(), rand3());
+    // random arguments drawn in g++'s order (the last argument first)
+    for (int i = 0; i < 4; ++i) {
+      const Vec3 n = rand3(), p = rand3();
+      add_contact(set, 0, body(rng), 2, -1, p, n);
+    }
+    for (int i = 0; i < 3; ++i) {
+      const Vec3 n = rand3(), p = rand3();
+      const Index bb = body(rng), ba = body(rng);
+      add_contact(set, 0, ba, 0, bb, p, n);
+    }
+    const Vec3 n = rand3(), p = rand3();
+    add_contact(set, 1, 0, 0, body(rng), p, n);
     DelassusAssembler asmb;
     asmb.reserve({&tree, &box});
     DelassusSettings st;
@@ -457,14 +478,16 @@ TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and i
     object_system.push_back(-1);
     std::normal_distribution<Scalar> nd(0, 1);
     std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
-    auto rand3 = [&]() { return Vec3(nd(rng), nd(rng), nd(rng)); };
+    auto rand3 = [&]() { return test::draw3(nd, rng); };
     auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
     ContactSet set;
     for (int i = 0; i < 14; ++i) {
       Index oa = pick(rng), ob = pick(rng);
       if (oa == ground) std::swap(oa, ob);
       if (oa == ground) continue;
-      add_contact(set, oa, body_of(oa), ob, body_of(ob), rand3(), rand3());
+      const Vec3 n = rand3(), p = rand3();  // g++'s order of the arguments: the last first
+      const Index bb = body_of(ob), ba = body_of(oa);
+      add_contact(set, oa, ba, ob, bb, p, n);
     }
     DelassusSettings st;
     st.erp = 0;

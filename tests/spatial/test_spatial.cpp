@@ -2,15 +2,17 @@
 
 #include "impulse/spatial/spatial.hpp"
 #include "support/matchers.hpp"
+#include "support/draw.hpp"
 
 using namespace impulse;
 
 namespace {
 SE3 random_se3(std::mt19937& rng) {
   std::normal_distribution<double> n(0, 1);
-  Quat q(n(rng), n(rng), n(rng), n(rng));
+  Quat q = test::draw_quat(n, rng);
   q.normalize();
-  return SE3(q.toRotationMatrix(), Vec3(n(rng), n(rng), n(rng)));
+  const Vec3 p = test::draw3(n, rng);
+  return SE3(q.toRotationMatrix(), p);
 }
 Vec6 random6(std::mt19937& rng) {
   std::normal_distribution<double> n(0, 1);
@@ -51,8 +53,12 @@ TEST_CASE("cross products: m x* is minus the transpose of m x", "[spatial]") {
 TEST_CASE("spatial inertia: matrix form, transform and parallel-axis sum", "[spatial]") {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(0.1, 2.0);
-  const Inertia I1(u(rng), Vec3(u(rng), -u(rng), u(rng)), Vec3(1.0, 1.5, 2.0).asDiagonal());
-  const Inertia I2(u(rng), Vec3(-u(rng), u(rng), u(rng)), Vec3(0.5, 0.7, 1.1).asDiagonal());
+  const Vec3 c1 = test::draw3(u, rng);
+  const Scalar m1 = u(rng);
+  const Vec3 c2 = test::draw3(u, rng);
+  const Scalar m2 = u(rng);
+  const Inertia I1(m1, Vec3(c1.x(), -c1.y(), c1.z()), Vec3(1.0, 1.5, 2.0).asDiagonal());
+  const Inertia I2(m2, Vec3(-c2.x(), c2.y(), c2.z()), Vec3(0.5, 0.7, 1.1).asDiagonal());
   const Vec6 v = random6(rng);
   CHECK_ALL_CLOSE(I1.apply(v), I1.matrix() * v, 1e-12, 1e-12);
   // Sum in one frame equals the sum of the matrices.
@@ -70,7 +76,7 @@ TEST_CASE("quaternion exponential and logarithm are inverse", "[spatial]") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(-1.5, 1.5);
   for (int t = 0; t < 100; ++t) {
-    const Vec3 phi(u(rng), u(rng), u(rng));
+    const Vec3 phi = test::draw3(u, rng);
     CHECK_ALL_CLOSE(quat_log(quat_exp(phi)), phi, 1e-12, 1e-12);
     CHECK(quat_exp(phi).toRotationMatrix().isApprox(
         Eigen::AngleAxis<double>(phi.norm(), phi.normalized()).toRotationMatrix(), 1e-12));

@@ -41,7 +41,8 @@ void add_pile(World& w, int nx, int ny, int nz, std::mt19937& rng) {
     for (int j = 0; j < ny; ++j)
       for (int k = 0; k < nz; ++k) {
         ArticulatedSystem& s = w.add_sphere("ball", 0.1, 1.0);
-        place(s, Vec3(0.1999 * i + jitter(rng), 0.1999 * j + jitter(rng), 0.099 + 0.1999 * k));
+        const Scalar jy = jitter(rng), jx = jitter(rng);  // g++'s order of the arguments
+        place(s, Vec3(0.1999 * i + jx, 0.1999 * j + jy, 0.099 + 0.1999 * k));
       }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impulse/model/model_builder.hpp"
+#include "support/draw.hpp"
 
 namespace impulse {
 namespace test {
@@ -29,15 +30,16 @@ inline Inertia random_inertia(std::mt19937& rng) {
   std::normal_distribution<Scalar> n01(0, 1);
   const Scalar m = mass(rng), a = side(rng), b = side(rng), c = side(rng);
   const Vec3 d(m / 12 * (b * b + c * c), m / 12 * (a * a + c * c), m / 12 * (a * a + b * b));
-  const Mat3 R = Quat(n01(rng), n01(rng), n01(rng), n01(rng)).normalized().toRotationMatrix();
-  return Inertia(m, Vec3(off(rng), off(rng), off(rng)), R * d.asDiagonal() * R.transpose());
+  const Mat3 R = draw_quat(n01, rng).normalized().toRotationMatrix();
+  const Vec3 com = draw3(off, rng);
+  return Inertia(m, com, R * d.asDiagonal() * R.transpose());
 }
 
 inline SE3 random_placement(std::mt19937& rng, Scalar reach = 0.5) {
   std::uniform_real_distribution<Scalar> off(-reach, reach);
   std::normal_distribution<Scalar> n01(0, 1);
-  return SE3(Quat(n01(rng), n01(rng), n01(rng), n01(rng)).normalized().toRotationMatrix(),
-             Vec3(off(rng), off(rng), off(rng)));
+  const Vec3 p = draw3(off, rng);  // (g++ drew the translation first)
+  return SE3(draw_quat(n01, rng).normalized().toRotationMatrix(), p);
 }
 
 inline Vec3 random_axis(std::mt19937& rng) {
@@ -45,7 +47,7 @@ inline Vec3 random_axis(std::mt19937& rng) {
   std::uniform_int_distribution<int> pick(0, 3);
   const int k = pick(rng);
   if (k < 3) return Vec3::Unit(k) * (n01(rng) < 0 ? -1.0 : 1.0);  // URDF-like aligned axes too
-  return Vec3(n01(rng), n01(rng), n01(rng)).normalized();
+  return draw3(n01, rng).normalized();
 }
 
 // Random tree in depth-first order (ModelBuilder requires parents first and contiguous subtrees).
@@ -69,8 +71,10 @@ inline Model random_tree(unsigned seed, const RandomTreeOptions& opt = RandomTre
       JointLimits lim;
       if (opt.armature && (t == JointType::Revolute || t == JointType::Prismatic)) lim.armature = arm(rng);
       const std::string name = std::to_string(count);
-      const Index b = mb.add_body(parent, "j" + name, t, random_placement(rng), random_axis(rng), lim, "b" + name,
-                                  random_inertia(rng));
+      const Inertia inertia = random_inertia(rng);  // in g++'s order of the arguments below
+      const Vec3 axis = random_axis(rng);
+      const SE3 placement = random_placement(rng);
+      const Index b = mb.add_body(parent, "j" + name, t, placement, axis, lim, "b" + name, inertia);
       ++count;
       if (depth + 1 < opt.max_depth) grow(b, depth + 1);
     }
@@ -80,7 +84,9 @@ inline Model random_tree(unsigned seed, const RandomTreeOptions& opt = RandomTre
   JointLimits lim;
   if (opt.armature && (root_type == JointType::Revolute || root_type == JointType::Prismatic)) lim.armature = arm(rng);
   const SE3 X_root = opt.floating_root ? SE3() : random_placement(rng);
-  mb.add_body(-1, "j0root", root_type, X_root, random_axis(rng), lim, "root", random_inertia(rng));
+  const Inertia root_inertia = random_inertia(rng);
+  const Vec3 root_axis = random_axis(rng);
+  mb.add_body(-1, "j0root", root_type, X_root, root_axis, lim, "root", root_inertia);
   count = 1;
   while (count < opt.num_bodies) grow(0, 1);
   return mb.finalize();
