@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include <sys/mman.h>
@@ -116,9 +117,10 @@ T get(const char* p) {
   return v;
 }
 
+// Bytes of one system in a frame: kinetic, potential, com (3), poses (7 nb), q (nq), u (nv), tau (nv).
+std::uint64_t system_bytes(std::uint64_t nb, std::uint64_t nq, std::uint64_t nv) { return 4 * (5 + 7 * nb + nq + 2 * nv); }
 std::uint32_t system_fixed_bytes(const Model& m) {
-  // kinetic, potential, com (3), poses (7 nb), q (nq), u (nv), tau (nv)
-  return static_cast<std::uint32_t>(4 * (5 + 7 * m.nb + m.nq + 2 * m.nv));
+  return static_cast<std::uint32_t>(system_bytes(std::uint64_t(m.nb), std::uint64_t(m.nq), std::uint64_t(m.nv)));
 }
 
 }  // namespace
@@ -470,7 +472,7 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
       throw Error("recording '" + path + "': corrupt header (system " + std::to_string(i) + " sizes)");
     }
     systems_.push_back(SystemSize{static_cast<int>(nb), static_cast<int>(nq), static_cast<int>(nv)});
-    expect += 4 * (5 + 7 * std::uint64_t(nb) + nq + 2 * std::uint64_t(nv));
+    expect += system_bytes(nb, nq, nv);
   }
   if (version >= 2) {
     sensor_floats_ = get<std::uint32_t>(p + sizes_end - 8);
@@ -516,7 +518,7 @@ RecordingSeries RecordingReader::series() const {
   std::size_t at = record::kFramePrefixBytes;
   for (const SystemSize& z : systems_) {
     system_at.push_back(at);
-    at += 4 * (5 + 7 * std::size_t(z.nb) + z.nq + 2 * std::size_t(z.nv));
+    at += static_cast<std::size_t>(system_bytes(std::uint64_t(z.nb), std::uint64_t(z.nq), std::uint64_t(z.nv)));
   }
   const std::size_t fixed = at + 4 * std::size_t(sensor_floats_);
   for (std::size_t k = 0; k < n; ++k) {
@@ -557,7 +559,7 @@ DofSeries RecordingReader::dof_series(int system, int iq, int iv) const {
   std::size_t at = record::kFramePrefixBytes;
   for (int i = 0; i < system; ++i) {
     const SystemSize& y = systems_[static_cast<std::size_t>(i)];
-    at += 4 * (5 + 7 * std::size_t(y.nb) + y.nq + 2 * std::size_t(y.nv));
+    at += static_cast<std::size_t>(system_bytes(std::uint64_t(y.nb), std::uint64_t(y.nq), std::uint64_t(y.nv)));
   }
   const std::size_t q_at = at + 4 * (5 + 7 * std::size_t(z.nb)) + 4 * std::size_t(iq);
   const std::size_t u_at = at + 4 * (5 + 7 * std::size_t(z.nb) + z.nq) + 4 * std::size_t(iv);
