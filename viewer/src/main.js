@@ -181,7 +181,6 @@ async function replay(info) {
 
   const choices = setupCommon(view, scene);
   $('live-controls').style.display = 'none';
-
   const slider = $('timeline');
   slider.max = n - 1;
   let playing = true;
