@@ -5,6 +5,17 @@ import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 
 const UP = new THREE.Vector3(0, 0, 1);
+const Y_AXIS = new THREE.Vector3(0, 1, 0);
+// Scratch objects of the per-frame updates (apply, updateRods, applyContacts, followTarget), which
+// run one after the other: reused, so that showing a frame allocates nothing of its own.
+const tmp = {
+  m: new THREE.Matrix4(),
+  a: new THREE.Vector3(),
+  b: new THREE.Vector3(),
+  d: new THREE.Vector3(),
+  q: new THREE.Quaternion(),
+  scale: new THREE.Vector3(),
+};
 
 // `coarse`: a quarter of the triangles on round shapes (software WebGL, where the vertex work of
 // 400 feet spheres alone was 300k triangles per pass)
@@ -246,7 +257,8 @@ export class SceneView {
     this.forceScale = 0.002;  // metres per newton
     this.showContacts = true;
     this.follow = true;
-    this.lastFollow = null;
+    this.lastFollow = new THREE.Vector3();  // the base position the camera last followed
+    this.following = false;
     this.resize();
     window.addEventListener('resize', () => this.resize());
   }
@@ -330,7 +342,7 @@ export class SceneView {
 
   // Poses, COM and contacts of one decoded frame (recording.js decodeFrame).
   apply(frame) {
-    const m = new THREE.Matrix4();
+    const m = tmp.m;
     let nc = 0;
     frame.systems.forEach((s, si) => {
       const groups = this.bodies[si];
@@ -349,13 +361,7 @@ export class SceneView {
   }
 
   updateRods() {
-    const a = new THREE.Vector3();
-    const b = new THREE.Vector3();
-    const d = new THREE.Vector3();
-    const q = new THREE.Quaternion();
-    const scale = new THREE.Vector3();
-    const m = new THREE.Matrix4();
-    const Y = new THREE.Vector3(0, 1, 0);
+    const { a, b, d, q, scale, m } = tmp;
     this.rods.forEach((r, i) => {
       const ga = this.bodies[r.si][r.from];
       const gb = this.bodies[r.si][r.to];
@@ -363,7 +369,7 @@ export class SceneView {
       b.copy(r.toLocal).applyQuaternion(gb.quaternion).add(gb.position);
       d.subVectors(b, a);
       const len = d.length();
-      if (len > 1e-4) q.setFromUnitVectors(Y, d.divideScalar(len));
+      if (len > 1e-4) q.setFromUnitVectors(Y_AXIS, d.divideScalar(len));
       scale.set(len > 1e-4 ? 1 : 0, len, len > 1e-4 ? 1 : 0);
       m.compose(a.add(b).multiplyScalar(0.5), q, scale);
       this.rodMesh.setMatrixAt(i, m);
@@ -375,12 +381,7 @@ export class SceneView {
     const n = this.showContacts ? frame.contacts.length : 0;
     const dt = (this.desc.dt || 0.001);
     for (const k of [this.pointMarkers, this.shaftMarkers, this.headMarkers]) k.reserve(n);
-    const p = new THREE.Vector3();
-    const dir = new THREE.Vector3();
-    const q = new THREE.Quaternion();
-    const scale = new THREE.Vector3();
-    const m = new THREE.Matrix4();
-    const Y = new THREE.Vector3(0, 1, 0);
+    const { a: p, d: dir, q, scale, m } = tmp;
     let arrows = 0;
     for (let i = 0; i < n; ++i) {
       const c = frame.contacts[i];
@@ -391,7 +392,7 @@ export class SceneView {
       const len = force * this.forceScale;
       if (len < 1e-4) continue;
       dir.normalize();
-      q.setFromUnitVectors(Y, dir);
+      q.setFromUnitVectors(Y_AXIS, dir);
       const headLength = Math.min(0.05, 0.3 * len + 0.01);
       const headWidth = Math.min(0.03, 0.2 * len + 0.006);
       const shaftLength = Math.max(len - headLength, 1e-4);
@@ -412,15 +413,16 @@ export class SceneView {
     if (!g) return;
     const p = g.position;
     if (this.follow) {
-      if (this.lastFollow) {
-        const d = p.clone().sub(this.lastFollow);
+      if (this.following) {
+        const d = tmp.d.subVectors(p, this.lastFollow);
         d.z = 0;
         this.camera.position.add(d);
         this.controls.target.add(d);
       }
-      this.lastFollow = p.clone();
+      this.lastFollow.copy(p);
+      this.following = true;
     } else {
-      this.lastFollow = null;
+      this.following = false;
     }
     this.sun.target.position.set(p.x, p.y, 0);
     this.sun.position.set(p.x + 3, p.y - 4, 8);
@@ -442,7 +444,7 @@ export class SceneView {
     sc.left = sc.bottom = -ext;
     sc.right = sc.top = ext;
     sc.updateProjectionMatrix();
-    this.lastFollow = null;
+    this.following = false;  // the next frame starts following from here
   }
 
   // Dynamic resolution for the interactive loops (not for video frames): `now` is the frame's
