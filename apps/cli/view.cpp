@@ -64,17 +64,17 @@ void append_floats(std::string& out, const std::vector<T>& v) {
 // JSON body with brotli at its highest quality whenever the browser accepts brotli (Debian builds
 // it with brotli): the 590 kB viewer.js took 1.0 s to reach Chromium instead of 4 ms, and the page
 // took 1.3 s to start. A response from a content provider of known length is not compressed.
-void send(httplib::Response& res, std::string_view bytes, const char* type) {
-  res.set_content_provider(bytes.size(), type, [bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-    return sink.write(bytes.data() + offset, std::min<std::size_t>(length, std::size_t{1} << 20));
-  });
+// `keep` holds the bytes alive until the response is sent, when they are made for it.
+void send(httplib::Response& res, std::string_view bytes, const char* type, std::shared_ptr<const void> keep = nullptr) {
+  res.set_content_provider(bytes.size(), type,
+                           [bytes, keep](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             return sink.write(bytes.data() + offset, std::min<std::size_t>(length, std::size_t{1} << 20));
+                           });
 }
 // The same for bytes made for this one response.
 void send(httplib::Response& res, std::string&& bytes, const char* type) {
   auto owned = std::make_shared<const std::string>(std::move(bytes));
-  res.set_content_provider(owned->size(), type, [owned](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-    return sink.write(owned->data() + offset, std::min<std::size_t>(length, std::size_t{1} << 20));
-  });
+  send(res, *owned, type, owned);
 }
 
 std::string read_file(const std::string& path) {
@@ -517,20 +517,20 @@ int run_view(const ViewOptions& o) {
     if (replay) {
       const long k = req.has_param("k") ? std::atol(req.get_param_value("k").c_str()) : 0;
       if (k < 0 || k >= static_cast<long>(rec->num_frames())) return reply_error(res, "frame index out of range", 404);
-      res.set_content(rec->frame_data(static_cast<std::size_t>(k)), rec->frame_size(static_cast<std::size_t>(k)),
-                      "application/octet-stream");
+      send(res, std::string_view(rec->frame_data(static_cast<std::size_t>(k)), rec->frame_size(static_cast<std::size_t>(k))),
+           "application/octet-stream");
       return;
     }
-    const std::string f = live->frame();
+    std::string f = live->frame();
     live->count_served();
     res.set_header("Cache-Control", "no-store");
-    res.set_content(f, "application/octet-stream");
+    send(res, std::move(f), "application/octet-stream");
   });
   server.Get("/api/frame.json", [&](const httplib::Request& req, httplib::Response& res) {
     if (!replay) return reply_error(res, "frame.json is for recordings", 404);
     const long k = req.has_param("k") ? std::atol(req.get_param_value("k").c_str()) : 0;
     if (k < 0 || k >= static_cast<long>(rec->num_frames())) return reply_error(res, "frame index out of range", 404);
-    res.set_content(frame_json(rec->frame(static_cast<std::size_t>(k))).dump(), "application/json");
+    send(res, frame_json(rec->frame(static_cast<std::size_t>(k))).dump(), "application/json");
   });
   server.Get("/api/status", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(replay ? json{{"mode", "replay"}}.dump() : live->status().dump(), "application/json");

@@ -117,6 +117,19 @@ T get(const char* p) {
   return v;
 }
 
+// The fixed fields at the start of a frame (docs/recording.md, "Frame"), read by frame() and series().
+struct FramePrefix {
+  std::uint32_t contacts, status, iterations, limits;
+  std::uint64_t step;
+  double time;
+  float residual, max_penetration, step_us;
+};
+FramePrefix read_prefix(const char* p) {
+  return {get<std::uint32_t>(p + 4),  get<std::uint32_t>(p + 24), get<std::uint32_t>(p + 28),
+          get<std::uint32_t>(p + 40), get<std::uint64_t>(p + 8),  get<double>(p + 16),
+          get<float>(p + 32),         get<float>(p + 36),         get<float>(p + 44)};
+}
+
 // Bytes of one system in a frame: kinetic, potential, com (3), poses (7 nb), q (nq), u (nv), tau (nv).
 std::uint64_t system_bytes(std::uint64_t nb, std::uint64_t nq, std::uint64_t nv) { return 4 * (5 + 7 * nb + nq + 2 * nv); }
 std::uint32_t system_fixed_bytes(const Model& m) {
@@ -484,6 +497,7 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
     throw Error("recording '" + path + "': corrupt header (scene or frame size)");
   }
   scene_.assign(p + sizes_end, scene_len);
+  fixed_bytes_ = fixed;
   std::size_t at = header;
   while (at + 8 <= n) {
     const std::uint64_t size = get<std::uint32_t>(p + at);
@@ -496,6 +510,15 @@ RecordingReader::RecordingReader(const std::string& path) : path_(path) {
 }
 
 std::uint32_t RecordingReader::frame_size(std::size_t k) const { return get<std::uint32_t>(frame_data(k)); }
+
+std::size_t RecordingReader::system_offset(std::size_t system) const {
+  std::size_t at = record::kFramePrefixBytes;
+  for (std::size_t i = 0; i < system; ++i) {
+    const SystemSize& z = systems_[i];
+    at += static_cast<std::size_t>(system_bytes(std::uint64_t(z.nb), std::uint64_t(z.nq), std::uint64_t(z.nv)));
+  }
+  return at;
+}
 
 std::pair<const char*, std::size_t> RecordingReader::frames_bytes(std::size_t first, std::size_t count) const {
   if (count == 0 || first >= offsets_.size() || count > offsets_.size() - first) {
@@ -513,21 +536,17 @@ RecordingSeries RecordingReader::series() const {
     v->resize(n);
   }
   s.time.resize(n);
-  // the byte offset of each system's energies inside a frame
+  // the byte offset of each system (its energies first) inside a frame
   std::vector<std::size_t> system_at;
-  std::size_t at = record::kFramePrefixBytes;
-  for (const SystemSize& z : systems_) {
-    system_at.push_back(at);
-    at += static_cast<std::size_t>(system_bytes(std::uint64_t(z.nb), std::uint64_t(z.nq), std::uint64_t(z.nv)));
-  }
-  const std::size_t fixed = at + 4 * std::size_t(sensor_floats_);
+  for (std::size_t i = 0; i < systems_.size(); ++i) system_at.push_back(system_offset(i));
   for (std::size_t k = 0; k < n; ++k) {
     const char* p = frame_data(k);
-    const auto nc = get<std::uint32_t>(p + 4);
-    s.time[k] = get<double>(p + 16);
-    s.iterations[k] = static_cast<float>(get<std::uint32_t>(p + 28));
-    s.residual[k] = get<float>(p + 32);
-    s.max_penetration[k] = get<float>(p + 36);
+    const FramePrefix head = read_prefix(p);
+    const std::uint32_t nc = head.contacts;
+    s.time[k] = head.time;
+    s.iterations[k] = static_cast<float>(head.iterations);
+    s.residual[k] = head.residual;
+    s.max_penetration[k] = head.max_penetration;
     double kinetic = 0, potential = 0;
     for (const std::size_t o : system_at) {
       kinetic += get<float>(p + o);
@@ -538,7 +557,7 @@ RecordingSeries RecordingReader::series() const {
     s.contacts[k] = static_cast<float>(nc);
     double fn = 0;  // impulse . normal: the normal impulse of each contact
     for (std::uint32_t c = 0; c < nc; ++c) {
-      const char* q = p + fixed + std::size_t(c) * record::kContactBytes;
+      const char* q = p + fixed_bytes_ + std::size_t(c) * record::kContactBytes;
       for (int i = 0; i < 3; ++i) fn += double(get<float>(q + 12 + 4 * i)) * get<float>(q + 24 + 4 * i);
     }
     s.normal_force[k] = static_cast<float>(fn / dt_);
@@ -556,11 +575,7 @@ DofSeries RecordingReader::dof_series(int system, int iq, int iv) const {
     throw Error("recording '" + path_ + "': system " + std::to_string(system) + " has nq " + std::to_string(z.nq) +
                 " and nv " + std::to_string(z.nv) + ", not iq " + std::to_string(iq) + ", iv " + std::to_string(iv));
   }
-  std::size_t at = record::kFramePrefixBytes;
-  for (int i = 0; i < system; ++i) {
-    const SystemSize& y = systems_[static_cast<std::size_t>(i)];
-    at += static_cast<std::size_t>(system_bytes(std::uint64_t(y.nb), std::uint64_t(y.nq), std::uint64_t(y.nv)));
-  }
+  const std::size_t at = system_offset(static_cast<std::size_t>(system));
   const std::size_t q_at = at + 4 * (5 + 7 * std::size_t(z.nb)) + 4 * std::size_t(iq);
   const std::size_t u_at = at + 4 * (5 + 7 * std::size_t(z.nb) + z.nq) + 4 * std::size_t(iv);
   const std::size_t tau_at = u_at + 4 * std::size_t(z.nv);
@@ -581,15 +596,16 @@ DofSeries RecordingReader::dof_series(int system, int iq, int iv) const {
 RecordedFrame RecordingReader::frame(std::size_t k) const {
   const char* p = frame_data(k);
   RecordedFrame f;
-  const auto nc = get<std::uint32_t>(p + 4);
-  f.step = get<std::uint64_t>(p + 8);
-  f.time = get<double>(p + 16);
-  f.status = get<std::uint32_t>(p + 24);
-  f.iterations = get<std::uint32_t>(p + 28);
-  f.residual = get<float>(p + 32);
-  f.max_penetration = get<float>(p + 36);
-  f.limits = get<std::uint32_t>(p + 40);
-  f.step_us = get<float>(p + 44);
+  const FramePrefix head = read_prefix(p);
+  const std::uint32_t nc = head.contacts;
+  f.step = head.step;
+  f.time = head.time;
+  f.status = head.status;
+  f.iterations = head.iterations;
+  f.residual = head.residual;
+  f.max_penetration = head.max_penetration;
+  f.limits = head.limits;
+  f.step_us = head.step_us;
   p += record::kFramePrefixBytes;
   auto fl = [&p]() {
     const float v = get<float>(p);

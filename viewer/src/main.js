@@ -143,7 +143,6 @@ async function replay(info) {
   view.draw(performance.now());
   state.marks.drawn = performance.now();
   const series = parseSeries(await seriesP);
-  state.marks.series = performance.now();
   state.openParts = { firstFrameMs: state.marks.drawn - t0 };
   state.numFrames = n;
   state.decodeFrame = async (k) => { await frames.load(k); return frames.get(k); };
@@ -193,7 +192,6 @@ async function replay(info) {
   plots.setData('energy', [series.time, series.kinetic, series.potential.map((v) => v - v0), series.energy.map((v) => v - v0)]);
   plots.setData('contacts', [series.time, series.contacts, series.normalForce]);
   plots.setData('solver', [series.time, series.iterations, positive(series.residual)]);
-  state.marks.plots = performance.now();
   const showJoint = async () => {
     const c = choices[Number($('joint').value)];
     if (!c) return;

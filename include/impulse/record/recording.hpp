@@ -201,6 +201,10 @@ class RecordingReader {
   std::vector<std::size_t> offsets_;
   std::vector<SystemSize> systems_;
   std::uint32_t version_ = 0, sensor_floats_ = 0;
+  std::uint32_t fixed_bytes_ = 0;  // of every frame, before its contacts (from the header)
+
+  // Byte offset of system `system` inside a frame.
+  std::size_t system_offset(std::size_t system) const;
 };
 
 }  // namespace impulse
