@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 
 namespace impulse::cli {
@@ -185,9 +186,15 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-json run_scene(const Scene& sc, long steps) {
+json run_scene(const Scene& sc, long steps, int anderson) {
   World w;
   w.set_time_step(sc.dt);
+  if (anderson >= 0) {
+    SolverSettings s;
+    s.name = "bisection";
+    s.bisection.anderson_memory = anderson;
+    w.set_contact_solver(make_contact_solver(s));
+  }
   sc.build(w);
   const Scalar E0 = energy(w);
   std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
@@ -264,7 +271,8 @@ int run_bench_scenes(const BenchOptions& o) {
     if (!o.scene.empty() && o.scene != "all" && o.scene != sc.name) continue;
     found = true;
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
-    json j = run_scene(sc, steps);
+    json j = run_scene(sc, steps, o.anderson);
+    j["anderson_memory"] = o.anderson >= 0 ? o.anderson : 0;
     if (o.json) {
       all.push_back(j);
       continue;

@@ -106,6 +106,8 @@ class BisectionSettings:
     alpha: float
     gamma: float
     alpha_min: float
+    anderson_memory: int
+    anderson_start: int
     stall_window: int
     beta1: float
     beta2: float
@@ -121,6 +123,8 @@ class PgsSettings:
     tolerance: float
     alpha: float
     stall_window: int
+    anderson_memory: int
+    anderson_start: int
     def __init__(self) -> None: ...
 
 class LmVariant(enum.Enum):

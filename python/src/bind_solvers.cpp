@@ -86,6 +86,9 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("alpha", &B::alpha)
       .def_readwrite("gamma", &B::gamma)
       .def_readwrite("alpha_min", &B::alpha_min)
+      .def_readwrite("anderson_memory", &B::anderson_memory,
+                     "Sweeps mixed by Anderson acceleration (0, the default: off; at most 8).")
+      .def_readwrite("anderson_start", &B::anderson_start, "Plain sweeps before Anderson mixing starts.")
       .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
                      "before stopping; 0: never.")
       .def_readwrite("beta1", &B::beta1)
@@ -97,7 +100,8 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("regularization", &B::regularization)
       .def("__repr__", [](py::handle s) {
         return settings_repr<B>("BisectionSettings", s,
-                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "stall_window", "beta1",
+                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "anderson_memory",
+                                 "anderson_start", "stall_window", "beta1",
                                  "beta2", "beta3", "bisection_tolerance", "max_bisection_steps", "illinois",
                                  "regularization"});
       });
@@ -107,8 +111,11 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("tolerance", &PgsSettings::tolerance)
       .def_readwrite("alpha", &PgsSettings::alpha)
       .def_readwrite("stall_window", &PgsSettings::stall_window, "As BisectionSettings.stall_window.")
+      .def_readwrite("anderson_memory", &PgsSettings::anderson_memory, "As BisectionSettings.anderson_memory.")
+      .def_readwrite("anderson_start", &PgsSettings::anderson_start, "As BisectionSettings.anderson_start.")
       .def("__repr__", [](py::handle s) {
-        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha", "stall_window"});
+        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha", "stall_window",
+                                                             "anderson_memory", "anderson_start"});
       });
   py::enum_<LmVariant>(m, "LmVariant").value("Regular", LmVariant::Regular).value("Projected", LmVariant::Projected);
   using L = LmSettings;

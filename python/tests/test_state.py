@@ -218,6 +218,17 @@ def test_solver_settings_through_the_registry(stand_file):
     with pytest.raises(ValueError):
         impulse.SolverSettings("newton").validate()
     assert w.contact_solver == "lm"
+    # Anderson acceleration of the sweeping solvers: off by default, set and read back, validated
+    b = impulse.BisectionSettings()
+    assert b.anderson_memory == 0 and b.anderson_start == 10
+    b.anderson_memory = 5
+    w.set_contact_solver(b)
+    assert w.solver_settings.bisection.anderson_memory == 5
+    assert w.clone().solver_settings.bisection.anderson_memory == 5
+    b.anderson_memory = 9
+    with pytest.raises(impulse.InvalidArgument, match=r"anderson_memory must be in \[0, 8\], got 9"):
+        w.set_contact_solver(b)
+    assert w.solver_settings.bisection.anderson_memory == 5
 
 
 @pytest.mark.parametrize("bound", [0.25, 1.0])

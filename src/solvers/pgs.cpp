@@ -20,6 +20,8 @@
 //     lambda_j <- clamp(lambda_j - v_j / G_jj, -b_j, b_j) (the row's own problem given the others;
 //     no relaxation is needed for one scalar) and add |delta lambda_j| to the error.
 //   * A row with G_zz <= 0 (cannot move) keeps lambda = 0.
+//   * Optional Anderson acceleration of the sweeps (PgsSettings::anderson_memory, off by default;
+//     solvers/anderson.hpp), as in the bisection solver.
 #include "impulse/solvers/pgs.hpp"
 
 #include <algorithm>
@@ -35,7 +37,10 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
   const Index nc = problem.nc, n = problem.size();
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
+  anderson_.begin(problem, s.anderson_memory);
   for (Index it = 1; it <= s.max_iterations; ++it) {
+    const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
+    if (accelerate) anderson_.before_sweep(lambda);
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {
       const Index k = 3 * i;
@@ -58,6 +63,8 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
                                    problem.mu[i] * lambda_z);
       }
       const Vec3 lambda_new(lambda_T.x(), lambda_T.y(), lambda_z);
+      // state for the acceleration: no normal impulse, inside the disc, on its rim
+      anderson_.track(i, lambda_z <= 0 ? 0 : lambda_T.squaredNorm() < (1 - 1e-12) * problem.mu[i] * problem.mu[i] * lambda_z * lambda_z ? 1 : 2);
       const Vec3 delta = lambda_new - lambda_old;
       lambda.segment<3>(k) = lambda_new;
       const Scalar v_z_new = v.z() + G_ii.row(2).dot(delta);
@@ -69,6 +76,7 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       const Scalar lambda_j = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - (s.alpha / G_jj) * v_j)
                                        : Scalar(0);
       const Scalar d = lambda_j - lambda[j];
+      anderson_.track(j - 2 * nc, lambda_j > 0);
       lambda[j] = lambda_j;
       error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
     }
@@ -78,9 +86,11 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       const Scalar v_j = problem.row_dot(j, lambda) + c[j];
       const Scalar lambda_j = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
       error += std::abs(lambda_j - lambda[j]);
+      anderson_.track(j - 2 * nc, lambda_j <= -b ? 0 : lambda_j >= b ? 2 : 1);
       lambda[j] = lambda_j;
     }
     if (monitor.stop(result, it, error)) return result;
+    if (accelerate && it < s.max_iterations) anderson_.after_sweep(lambda, error);
   }
   return result;  // MaxIterations
 }

@@ -32,6 +32,11 @@ void nonnegative(const char* solver, const char* what, Scalar x) {
 void count(const char* solver, const char* what, Index n) {
   IMPULSE_CHECK(n > 0 && n <= 100000000, "solver '", solver, "': ", what, " must be in [1, 1e8], got ", n);
 }
+void anderson(const char* solver, Index memory, Index start) {
+  IMPULSE_CHECK(memory >= 0 && memory <= AndersonAcceleration::kMaxMemory, "solver '", solver,
+                "': anderson_memory must be in [0, ", AndersonAcceleration::kMaxMemory, "], got ", memory);
+  IMPULSE_CHECK(start >= 0 && start <= 100000000, "solver '", solver, "': anderson_start must be in [0, 1e8], got ", start);
+}
 
 }  // namespace
 
@@ -83,6 +88,7 @@ void validate_solver_settings(const SolverSettings& s) {
       positive(n, what, x);
     }
     nonnegative(n, "regularization", b.regularization);
+    anderson(n, b.anderson_memory, b.anderson_start);
     IMPULSE_CHECK(b.alpha <= 2 && b.gamma <= 1 && b.alpha_min <= b.alpha, "solver 'bisection': need 0 < alpha_min <= alpha <= 2 and 0 < gamma <= 1, got alpha_min ",
                   b.alpha_min, ", alpha ", b.alpha, ", gamma ", b.gamma);
   } else if (s.name == "pgs") {
@@ -90,6 +96,7 @@ void validate_solver_settings(const SolverSettings& s) {
     positive(n, "tolerance", s.pgs.tolerance);
     positive(n, "alpha", s.pgs.alpha);
     IMPULSE_CHECK(s.pgs.alpha <= 2, "solver 'pgs': alpha must be in (0, 2], got ", s.pgs.alpha);
+    anderson(n, s.pgs.anderson_memory, s.pgs.anderson_start);
   } else if (s.name == "lm") {
     count(n, "max_iterations", s.lm.max_iterations);
     positive(n, "tolerance", s.lm.tolerance);

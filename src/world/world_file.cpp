@@ -220,6 +220,19 @@ class Parser {
     }
     return static_cast<Index>(x);
   }
+  // An integer in [lo, hi] (decimal).
+  Index integer_in(const XMLElement* e, const char* attr, Index def, Index lo, Index hi) const {
+    if (!has(e, attr)) return def;
+    const std::string s = text(e, attr);
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(s.c_str(), &end, 10);
+    const bool digits = !s.empty() && s.find_first_not_of("+0123456789") == std::string::npos;
+    if (!digits || end == s.c_str() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+      fail_attr(e, attr, "'" + s + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return static_cast<Index>(x);
+  }
   std::uint32_t bits(const XMLElement* e, const char* attr, std::uint32_t def) const {
     if (!has(e, attr)) return def;
     const std::string s = text(e, attr);
@@ -306,7 +319,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
   }
   if (s.name == "bisection") {
     check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1", "beta2", "beta3",
-                         "bisection_tolerance", "regularization"});
+                         "bisection_tolerance", "regularization", "anderson_memory", "anderson_start"});
     BisectionSettings& b = s.bisection;
     b.max_iterations = count(e, "max_iterations", b.max_iterations);
     b.tolerance = positive(e, "tolerance", b.tolerance);
@@ -318,9 +331,13 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
     b.beta3 = positive(e, "beta3", b.beta3);
     b.bisection_tolerance = positive(e, "bisection_tolerance", b.bisection_tolerance);
     b.regularization = nonnegative(e, "regularization", b.regularization);
+    b.anderson_memory = integer_in(e, "anderson_memory", b.anderson_memory, 0, AndersonAcceleration::kMaxMemory);
+    b.anderson_start = integer_in(e, "anderson_start", b.anderson_start, 0, 100000000);
   } else if (s.name == "pgs") {
-    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha"});
+    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "anderson_memory", "anderson_start"});
     PgsSettings& p = s.pgs;
+    p.anderson_memory = integer_in(e, "anderson_memory", p.anderson_memory, 0, AndersonAcceleration::kMaxMemory);
+    p.anderson_start = integer_in(e, "anderson_start", p.anderson_start, 0, 100000000);
     p.max_iterations = count(e, "max_iterations", p.max_iterations);
     p.tolerance = positive(e, "tolerance", p.tolerance);
     p.alpha = positive(e, "alpha", p.alpha);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "impulse/solvers/contact_solver.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "solver_test_problems.hpp"
 #include "support/alloc_counter.hpp"
 
@@ -48,6 +49,29 @@ TEST_CASE("contact solvers do not allocate after reserve()", "[solvers][allocati
       }
     }
     INFO(name);
+    CHECK(allocations == 0);
+  }
+  // the sweeping solvers with Anderson acceleration mixing from the second sweep on
+  for (const std::string name : {"bisection", "pgs"}) {
+    SolverSettings s;
+    s.name = name;
+    s.bisection.anderson_memory = s.pgs.anderson_memory = 5;
+    s.bisection.anderson_start = s.pgs.anderson_start = 1;
+    auto solver = make_contact_solver(s);
+    solver->reserve(3 * 8 + 2 + 3);
+    long allocations = 0, sweeps = 0;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      for (const auto& p : problems) {
+        VecX lambda = VecX::Zero(p.view().size());
+        const ContactProblem view = p.view();
+        test::alloc_counter_start();
+        const SolverResult r = solver->solve(view, lambda);
+        allocations += test::alloc_counter_stop();
+        sweeps += r.iterations;
+      }
+    }
+    INFO(name << " with Anderson acceleration, " << sweeps << " sweeps");
+    CHECK(sweeps > 2 * static_cast<long>(problems.size()) * 2);  // mixing did run
     CHECK(allocations == 0);
   }
   // growing beyond the capacity allocates once, and is allocation-free again afterwards

@@ -204,7 +204,24 @@ TEST_CASE("world file error: unknown solver name lists the valid names", "[world
   CHECK(contains(msg, ":3: <solver>: attribute 'name': unknown contact solver 'simplex'"));
   CHECK(contains(msg, "bisection, pgs, lm, noslip"));
   CHECK(contains(load_error("solveropt", "<world>\n<solver name=\"pgs\" gamma=\"0.9\"/></world>"),
-                 ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha)"));
+                 ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha, "
+                 "anderson_memory, anderson_start)"));
+  CHECK(contains(load_error("anderson", "<world>\n<solver name=\"bisection\" anderson_memory=\"9\"/></world>"),
+                 ":2: <solver>: attribute 'anderson_memory': '9' is not an integer in [0, 8]"));
+}
+
+TEST_CASE("world file: the solver element sets Anderson acceleration", "[world]") {
+  for (const std::string name : {"bisection", "pgs"}) {
+    const std::string path =
+        temp_world("anderson", "<world><solver name=\"" + name + "\" anderson_memory=\"5\" anderson_start=\"3\"/></world>");
+    World world;
+    load_world(path, world);
+    std::remove(path.c_str());
+    const SolverSettings s = solver_settings_of(world.contact_solver());
+    REQUIRE(s.name == name);
+    CHECK((name == "pgs" ? s.pgs.anderson_memory : s.bisection.anderson_memory) == 5);
+    CHECK((name == "pgs" ? s.pgs.anderson_start : s.bisection.anderson_start) == 3);
+  }
 }
 
 TEST_CASE("world file: the contact element selects the position correction", "[world]") {

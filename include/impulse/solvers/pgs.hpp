@@ -2,6 +2,7 @@
 // 2005 and Studer & Glocker 2007). See src/solvers/pgs.cpp.
 #pragma once
 
+#include "impulse/solvers/anderson.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 
 namespace impulse {
@@ -12,6 +13,8 @@ struct PgsSettings {
   Scalar alpha = 0.6;            // eq. 18 step factor, constant (sec. V-C)
   Index stall_window = 20;       // sweeps without progress on a plateau near the tolerance before
                                  // stopping (SweepMonitor, solver_result.hpp); 0: never
+  Index anderson_memory = 0;     // Anderson acceleration of the sweeps, as BisectionSettings (off)
+  Index anderson_start = 10;
 };
 
 class PgsSolver final : public ContactSolver {
@@ -23,11 +26,12 @@ class PgsSolver final : public ContactSolver {
   const PgsSettings& settings() const { return settings_; }
 
  protected:
-  void reserve_impl(Index) override {}  // PGS needs no workspace beyond lambda itself
+  void reserve_impl(Index max_rows) override { anderson_.reserve(max_rows, settings_.anderson_memory); }
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
 
  private:
   PgsSettings settings_;
+  AndersonAcceleration anderson_;  // workspace only when anderson_memory > 0
 };
 
 }  // namespace impulse
