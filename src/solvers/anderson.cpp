@@ -9,10 +9,10 @@
 // Gauss-Seidel sweep is an affine map in the impulses, and on a stack of bodies it contracts with
 // a rate close to 1 (the slow modes are the load paths through the stack). Anderson mixing on an
 // affine map is closely related to GMRES on the linear system (Walker & Ni, sec. 4) and removes
-// those modes. Measured (`impulse bench scenes --steps 1000 [--anderson 5]`, sweeps per step, the
-// largest island's): Kapla tower 44.5 -> 8.5 (solve 19.3 -> 3.3 ms per step), 1000 boxes
-// 686 -> 96 (275 -> 23 ms); a 30-body column (tests/solvers/test_anderson.cpp) 10824 -> 127.
-// Where it does not help: the settling 216-sphere pile (212 -> 242, chaotic either way). Its
+// those modes. Measured (`impulse bench scenes [--anderson 5]`, docs/benchmarks.md; sweeps per
+// step, the largest island's): Kapla tower, 1000 steps, 44.5 -> 8.5 (solve 17.6 -> 3.7 ms per
+// step), 1000 boxes 686 -> 96 (284 -> 17 ms); a 30-body column (tests/solvers/test_anderson.cpp)
+// 10824 -> 127. Where it does not help: the settling 216-sphere pile (10 s: 22.1 -> 25.1). Its
 // slow islands are inconsistent: overlaps measured independently at more contacts than the
 // spheres have degrees of freedom ask for push-out velocities no motion meets, so Gauss-Seidel
 // drifts along a null direction of G until a contact leaves; mixing cannot remove a drift.
@@ -46,12 +46,6 @@ void AndersonAcceleration::reserve(Index max_rows, Index memory) {
   state_.resize(static_cast<std::size_t>(r));
 }
 
-std::size_t AndersonAcceleration::memory_bytes() const {
-  return static_cast<std::size_t>(dF_.size() + dG_.size() + x_.size() + f_.size() + g_.size() + w_.size()) *
-             sizeof(Scalar) +
-         state_.size();
-}
-
 void AndersonAcceleration::begin(const ContactProblem& problem, Index memory) {
   problem_ = &problem;
   n_ = problem.size();
@@ -61,7 +55,6 @@ void AndersonAcceleration::begin(const ContactProblem& problem, Index memory) {
   const Index groups = problem.nc + (n_ - 3 * problem.nc);
   std::fill(state_.begin(), state_.begin() + groups, static_cast<unsigned char>(255));
   for (Index j = 0; j < n_; ++j) w_[j] = std::sqrt(std::max<Scalar>(problem.diagonal(j), 0));
-  restarts_ = 0;
   restart();
   changed_ = false;
 }
@@ -80,7 +73,6 @@ void AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
   if (m_ == 0) return;
   if (have_prev_ && (changed_ || error > 10 * prev_error_)) {
     restart();
-    ++restarts_;
   }
   prev_error_ = error;
   const Index n = n_;

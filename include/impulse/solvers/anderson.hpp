@@ -22,7 +22,6 @@ class AndersonAcceleration {
 
   // Workspace for problems of up to max_rows rows (allocates; memory is clamped to kMaxMemory).
   void reserve(Index max_rows, Index memory);
-  std::size_t memory_bytes() const;
 
   // Start of a solve of `problem`: forgets the history and the row states. No allocation once
   // reserve(problem.size(), memory) has been called.
@@ -44,8 +43,6 @@ class AndersonAcceleration {
   // point. The history restarts when a state changed or the error grew tenfold (safeguard).
   void after_sweep(VecXref lambda, Scalar error);
 
-  Index restarts() const { return restarts_; }
-
  private:
   void restart();
 
@@ -54,7 +51,6 @@ class AndersonAcceleration {
   Index count_ = 0, next_ = 0;  // stored difference columns; the next column to overwrite
   bool have_prev_ = false, changed_ = false;
   Scalar prev_error_ = 0;
-  Index restarts_ = 0;
   MatX dF_, dG_;          // rows x m: weighted residual differences, iterate differences
   VecX x_, f_, g_, w_;    // x_k (then f_k), f_{k-1}, g_{k-1}, weights sqrt(G_jj)
   std::vector<unsigned char> state_;
