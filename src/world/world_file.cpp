@@ -208,28 +208,27 @@ class Parser {
     if (!(x >= 0)) fail_attr(e, attr, "must be >= 0, got " + text(e, attr));
     return x;
   }
-  Index count(const XMLElement* e, const char* attr, Index def) const {
-    if (!has(e, attr)) return def;
+  // The decimal integer written in attribute attr; false when the text is not one.
+  bool decimal(const XMLElement* e, const char* attr, long long& x) const {
     const std::string s = text(e, attr);
     char* end = nullptr;
     errno = 0;
-    const long long x = std::strtoll(s.c_str(), &end, 10);
+    x = std::strtoll(s.c_str(), &end, 10);
     const bool digits = !s.empty() && s.find_first_not_of("+0123456789") == std::string::npos;
-    if (!digits || end == s.c_str() || *end != '\0' || errno == ERANGE || x <= 0) {
-      fail_attr(e, attr, "'" + s + "' is not a positive integer");
-    }
+    return digits && end != s.c_str() && *end == '\0' && errno != ERANGE;
+  }
+  Index count(const XMLElement* e, const char* attr, Index def) const {
+    if (!has(e, attr)) return def;
+    long long x = 0;
+    if (!decimal(e, attr, x) || x <= 0) fail_attr(e, attr, "'" + text(e, attr) + "' is not a positive integer");
     return static_cast<Index>(x);
   }
   // An integer in [lo, hi] (decimal).
   Index integer_in(const XMLElement* e, const char* attr, Index def, Index lo, Index hi) const {
     if (!has(e, attr)) return def;
-    const std::string s = text(e, attr);
-    char* end = nullptr;
-    errno = 0;
-    const long long x = std::strtoll(s.c_str(), &end, 10);
-    const bool digits = !s.empty() && s.find_first_not_of("+0123456789") == std::string::npos;
-    if (!digits || end == s.c_str() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
-      fail_attr(e, attr, "'" + s + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    long long x = 0;
+    if (!decimal(e, attr, x) || x < lo || x > hi) {
+      fail_attr(e, attr, "'" + text(e, attr) + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
     return static_cast<Index>(x);
   }
