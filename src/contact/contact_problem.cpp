@@ -1,5 +1,7 @@
-// ContactProblem accessors over its dense or block-sparse G (contact_problem.hpp).
+// ContactProblem accessors over its dense or factored G, and DelassusProduct (contact_problem.hpp).
 #include "impulse/contact/contact_problem.hpp"
+
+#include <algorithm>
 
 namespace impulse {
 
@@ -11,14 +13,6 @@ inline int group_rows(Index g, Index nc) { return g < nc ? 3 : 1; }
 inline Vec3 group_values(const VecXcref& x, Index g, Index nc) {
   if (g < nc) return x.segment<3>(3 * g);
   return Vec3(x[2 * nc + g], 0, 0);
-}
-inline Index row_group(Index r, Index nc, int& sub) {
-  if (r < 3 * nc) {
-    sub = static_cast<int>(r % 3);
-    return r / 3;
-  }
-  sub = 0;
-  return r - 2 * nc;
 }
 }  // namespace
 
@@ -32,57 +26,147 @@ const VecX& ContactProblem::empty_vector() {
   return empty;
 }
 
-Scalar ContactProblem::sparse_diagonal(Index r) const {
-  int sub = 0;
-  const Index g = row_group(r, nc, sub);
-  return sparse->block[sparse->diag[g]](sub, sub);
+Scalar ContactProblem::factored_diagonal(Index r) const {
+  if (r < 3 * nc) return factored->diag[r / 3](r % 3, r % 3);
+  return factored->diag[r - 2 * nc](0, 0);
 }
 
-Vec3 ContactProblem::sparse_contact_rows(Index i, const VecXcref& x) const {
-  Vec3 v = Vec3::Zero();
-  for (Index k = sparse->begin[i]; k < sparse->begin[i + 1]; ++k) {
-    v.noalias() += sparse->block[k] * group_values(x, sparse->col[k], nc);
-  }
-  return v;
+Vec3 ContactProblem::contact_rows(Index i, const VecXcref& x) const {
+  if (!factored) return G.middleRows<3>(3 * i) * x;
+  DelassusProduct product;
+  product.reset(*this, x);
+  return product.contact(i, x);
 }
 
-Scalar ContactProblem::sparse_row_dot(Index r, const VecXcref& x) const {
-  int sub = 0;
-  const Index g = row_group(r, nc, sub);
-  Scalar v = 0;
-  for (Index k = sparse->begin[g]; k < sparse->begin[g + 1]; ++k) {
-    v += sparse->block[k].row(sub).dot(group_values(x, sparse->col[k], nc));
-  }
-  return v;
+Scalar ContactProblem::row_dot(Index r, const VecXcref& x) const {
+  if (!factored) return G.row(r).dot(x);
+  DelassusProduct product;
+  product.reset(*this, x);
+  return product.row(r, x);
 }
 
 void ContactProblem::multiply(const VecXcref& x, VecXref y) const {
-  if (!sparse) {
+  if (!factored) {
     y.noalias() = G * x;
     return;
   }
-  const Index ng = nc + nl + nb;
-  for (Index g = 0; g < ng; ++g) {
-    Vec3 v = Vec3::Zero();
-    for (Index k = sparse->begin[g]; k < sparse->begin[g + 1]; ++k) {
-      v.noalias() += sparse->block[k] * group_values(x, sparse->col[k], nc);
-    }
-    y.segment(group_row(g, nc), group_rows(g, nc)) = v.head(group_rows(g, nc));
-  }
+  DelassusProduct product;
+  product.multiply(*this, x, y);
 }
 
 MatX ContactProblem::dense() const {
-  if (!sparse) return G;
-  const Index n = size(), ng = nc + nl + nb;
-  MatX D = MatX::Zero(n, n);
-  for (Index g = 0; g < ng; ++g) {
-    for (Index k = sparse->begin[g]; k < sparse->begin[g + 1]; ++k) {
-      const Index h = sparse->col[k];
-      D.block(group_row(g, nc), group_row(h, nc), group_rows(g, nc), group_rows(h, nc)) =
-          sparse->block[k].topLeftCorner(group_rows(g, nc), group_rows(h, nc));
-    }
+  if (!factored) return G;
+  // column by column: G e_r
+  const Index n = size();
+  MatX D(n, n);
+  VecX e = VecX::Zero(n), y(n);
+  DelassusProduct product;
+  for (Index r = 0; r < n; ++r) {
+    e[r] = 1;
+    product.multiply(*this, e, y);
+    D.col(r) = y;
+    e[r] = 0;
   }
   return D;
+}
+
+// z = D^-1 sum_p Y_p lambda_p over all pieces (each on its path).
+void DelassusProduct::reset(const ContactProblem& problem, const VecXcref& lambda) {
+  problem_ = &problem;
+  const FactoredG* F = problem.factored;
+  if (!F) return;
+  if (z_.size() < F->nz) z_.resize(std::max<Index>(F->nz, 2 * z_.size()));
+  auto z = z_.head(F->nz);
+  z.setZero();
+  const Index ng = problem.nc + problem.nl + problem.nb;
+  for (Index g = 0; g < ng; ++g) {
+    const Vec3 l = group_values(lambda, g, problem.nc);
+    for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+      const FactoredPiece& p = F->piece[k];
+      const Index* dofs = F->dofs + p.y;
+      const Scalar* Y = F->Y + 3 * p.y;
+      Scalar* zs = z_.data() + p.z;
+      if (p.nrows == 3) {
+        for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Y[3 * t] * l[0] + Y[3 * t + 1] * l[1] + Y[3 * t + 2] * l[2];
+      } else {
+        for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Y[3 * t] * l[0];
+      }
+    }
+  }
+  z.array() *= Eigen::Map<const VecX>(F->Dinv, F->nz).array();
+}
+
+namespace {
+// A contact side on a free body (or any 6-dof path of consecutive dofs, root first): fixed-size
+// kernels without the index indirection (the common piece of piles, stacks and towers).
+inline bool free_body_piece(const FactoredPiece& p, const Index* dofs) {
+  return p.nrows == 3 && p.len == 6 && dofs[5] - dofs[0] == 5;
+}
+using Y36 = Eigen::Map<const Eigen::Matrix<Scalar, 3, 6>>;
+}  // namespace
+
+// G(group g, :) lambda = sum over g's pieces of Y_p^T z on the path.
+Vec3 DelassusProduct::read(Index g) const {
+  const FactoredG* F = problem_->factored;
+  Scalar v0 = 0, v1 = 0, v2 = 0;
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* Y = F->Y + 3 * p.y;
+    const Scalar* zs = z_.data() + p.z;
+    if (free_body_piece(p, dofs)) {
+      const Vec3 v = Y36(Y) * Eigen::Map<const Vec6>(zs + dofs[0]);
+      v0 += v[0];
+      v1 += v[1];
+      v2 += v[2];
+    } else if (p.nrows == 3) {
+      for (Index t = 0; t < p.len; ++t) {
+        const Scalar zt = zs[dofs[t]];
+        v0 += Y[3 * t] * zt;
+        v1 += Y[3 * t + 1] * zt;
+        v2 += Y[3 * t + 2] * zt;
+      }
+    } else {
+      for (Index t = 0; t < p.len; ++t) v0 += Y[3 * t] * zs[dofs[t]];
+    }
+  }
+  return Vec3(v0, v1, v2);
+}
+
+// z += D^-1 Y_p delta for g's pieces.
+void DelassusProduct::update(Index g, const Vec3& delta) {
+  const FactoredG* F = problem_->factored;
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* Y = F->Y + 3 * p.y;
+    Scalar* zs = z_.data() + p.z;
+    const Scalar* Dinv = F->Dinv + p.z;
+    if (free_body_piece(p, dofs)) {
+      Eigen::Map<Vec6> z6(zs + dofs[0]);
+      z6.array() += Eigen::Map<const Vec6>(Dinv + dofs[0]).array() * (Y36(Y).transpose() * delta).array();
+    } else if (p.nrows == 3) {
+      for (Index t = 0; t < p.len; ++t) {
+        const Index a = dofs[t];
+        zs[a] += Dinv[a] * (Y[3 * t] * delta[0] + Y[3 * t + 1] * delta[1] + Y[3 * t + 2] * delta[2]);
+      }
+    } else {
+      for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Dinv[dofs[t]] * (Y[3 * t] * delta[0]);
+    }
+  }
+}
+
+void DelassusProduct::multiply(const ContactProblem& problem, const VecXcref& x, VecXref y) {
+  if (!problem.factored) {
+    y.noalias() = problem.G * x;
+    return;
+  }
+  reset(problem, x);
+  const Index ng = problem.nc + problem.nl + problem.nb;
+  for (Index g = 0; g < ng; ++g) {
+    const Vec3 v = read(g);
+    y.segment(group_row(g, problem.nc), group_rows(g, problem.nc)) = v.head(group_rows(g, problem.nc));
+  }
 }
 
 }  // namespace impulse

@@ -154,6 +154,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   }
   parent_.resize(models.size());
   sys_island_.resize(models.size());
+  sys_z_.resize(models.size());
   held_.assign(models.size(), 0);
   groups_.assign(models.size(), 0);
   sys_midpoint_.assign(models.size(), 0);
@@ -513,7 +514,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
 
   build_islands(static_cast<Index>(systems.size()));
   assemble_dense(systems);
-  assemble_sparse(systems);
+  assemble_factored(systems);
 }
 
 // Islands by union-find over the systems (see the header), then the local layout of each island:
@@ -591,15 +592,12 @@ void DelassusAssembler::build_islands(Index nsys) {
   grow(Gd_, std::max<Index>(dense, 48 * 48));  // a robot with its limit rows fits the first size
   grow(lmu_, contact);
   grow_vec(begin_, group);
-  grow_vec(diag_, diag);
   grow_vec(gglobal_, diag);
-  grow_vec(mark_, ng, Index(-1));
-  grow_vec(slot_, ng);
   cursor_.assign(islands_.size(), 0);  // capacity kept: no allocation once the count was seen
   // local placement: contacts first (in order), then limit rows, then friction rows (the global
   // groups list all limits before all friction rows, so each island keeps that order)
   // Contact order within an island: ContactSet order in dense islands (a robot's rows as before);
-  // in block-sparse islands (piles, stacks) bottom-up along gravity, so that one Gauss-Seidel
+  // in factored islands (piles, stacks) bottom-up along gravity, so that one Gauss-Seidel
   // sweep carries the weight of a stack down to the ground instead of one contact per sweep.
   for (Index i = 0; i < nc_; ++i) order_[static_cast<std::size_t>(i)] = i;
   std::sort(order_.begin(), order_.begin() + nc_, [&](Index x, Index y) {
@@ -679,59 +677,89 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
   }
 }
 
-// Block-sparse islands: for each group g (a contact or a limit row) the blocks G(g, h) for every
-// group h with a piece in a system that one of g's pieces is in; each block is the sum of the path
-// products of those piece pairs, the same products as the dense path computes.
-void DelassusAssembler::assemble_sparse(const std::vector<SystemView>& systems) {
-  for (Index g = 0; g < nc_ + nl_ + nf_; ++g) mark_[static_cast<std::size_t>(g)] = -1;
-  Index nnz = 0;
+// Factored islands (contact_problem.hpp FactoredG): the systems' velocity slots and D^-1, the
+// pieces in local group order, and each group's diagonal block G_gg = sum over pairs of its
+// pieces in one system of the path products (two pieces when a contact joins two bodies of one
+// system, or for a mimic row): the same products as the dense path computes.
+void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems) {
+  bool any = false;
+  for (Island& isl : islands_) {
+    isl.nz = 0;
+    any = any || isl.dense < 0;
+  }
+  if (!any) return;
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    if (sys_pieces_[s].empty()) continue;
+    Island& isl = islands_[static_cast<std::size_t>(sys_island_[static_cast<std::size_t>(find(static_cast<Index>(s)))])];
+    if (isl.dense >= 0) continue;
+    sys_z_[s] = isl.nz;
+    isl.nz += systems[s].model->nv;
+  }
+  Index nz = 0, ngroups = 0;
+  for (Island& isl : islands_) {
+    if (isl.dense >= 0) continue;
+    isl.dinv = nz;
+    nz += isl.nz;
+    ngroups = std::max(ngroups, isl.diag + isl.nc + isl.nl + isl.nf);
+  }
+  grow(ldinv_, nz);
+  grow_vec(fpiece_, static_cast<Index>(pieces_.size()));
+  grow_vec(fdiag_, ngroups, Mat3(Mat3::Zero()));
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    if (sys_pieces_[s].empty()) continue;
+    const Island& isl = islands_[static_cast<std::size_t>(sys_island_[static_cast<std::size_t>(find(static_cast<Index>(s)))])];
+    if (isl.dense >= 0) continue;
+    const VecX& Dinv = systems[s].data->Dinv;
+    ldinv_.segment(isl.dinv + sys_z_[s], Dinv.size()) = Dinv;
+  }
+  Index k = 0;
   for (Island& isl : islands_) {
     if (isl.dense >= 0) continue;
     const Index ngi = isl.nc + isl.nl + isl.nf;
     for (Index j = 0; j < ngi; ++j) {
       const Index g = gglobal_[static_cast<std::size_t>(isl.diag + j)];
-      begin_[static_cast<std::size_t>(isl.group + j)] = nnz;
-      for (int side = 0; side < 2; ++side) {
-        const Index pi = group_pieces_[static_cast<std::size_t>(2 * g + side)];
-        if (pi < 0) continue;
-        const Piece& p = pieces_[static_cast<std::size_t>(pi)];
+      begin_[static_cast<std::size_t>(isl.group + j)] = k;
+      Mat3& D = fdiag_[static_cast<std::size_t>(isl.diag + j)];
+      D.setZero();
+      for (int a = 0; a < 2; ++a) {
+        const Index pa = group_pieces_[static_cast<std::size_t>(2 * g + a)];
+        if (pa < 0) continue;
+        const Piece& p = pieces_[static_cast<std::size_t>(pa)];
+        FactoredPiece& fp = fpiece_[static_cast<std::size_t>(k++)];
+        fp.nrows = p.nrows;
+        fp.len = p.len;
+        fp.y = p.offset;
+        fp.z = sys_z_[static_cast<std::size_t>(p.system)];
         const Index* dp = dofs_.data() + p.offset;
         const Scalar* Yp = Y_.data() + 3 * p.offset;
         const Scalar* Dinv = systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
-        for (const Index qi : sys_pieces_[static_cast<std::size_t>(p.system)]) {
-          const Piece& q = pieces_[static_cast<std::size_t>(qi)];
-          const std::size_t h = static_cast<std::size_t>(q.group);
-          if (mark_[h] != g) {
-            mark_[h] = g;
-            slot_[h] = nnz;
-            grow_vec(col_, nnz + 1);
-            grow_vec(block_, nnz + 1, Mat3(Mat3::Zero()));
-            col_[static_cast<std::size_t>(nnz)] = q.lgroup;
-            block_[static_cast<std::size_t>(nnz)].setZero();
-            ++nnz;
-          }
+        for (int b = a; b < 2; ++b) {
+          const Index pb = group_pieces_[static_cast<std::size_t>(2 * g + b)];
+          if (pb < 0) continue;
+          const Piece& q = pieces_[static_cast<std::size_t>(pb)];
+          if (q.system != p.system) continue;
           const Index* dq = dofs_.data() + q.offset;
           const Index lmax = std::min(p.len, q.len);
           Index len = 0;
           while (len < lmax && dp[len] == dq[len]) ++len;
           if (len == 0) continue;
-          const Scalar* Yq = Y_.data() + 3 * q.offset;
-          kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Yq, dp, len, Dinv,
-                                                            block_[static_cast<std::size_t>(slot_[h])].data(), 3, 0,
-                                                            0, false);
+          kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Y_.data() + 3 * q.offset, dp, len, Dinv, D.data(), 3,
+                                                            0, 0, a != b);
         }
       }
-      diag_[static_cast<std::size_t>(isl.diag + j)] = slot_[static_cast<std::size_t>(g)];
     }
-    begin_[static_cast<std::size_t>(isl.group + ngi)] = nnz;
+    begin_[static_cast<std::size_t>(isl.group + ngi)] = k;
   }
   for (Island& isl : islands_) {
-    isl.sparse = BlockSparseG();
+    isl.factored = FactoredG();
     if (isl.dense >= 0) continue;
-    isl.sparse.begin = begin_.data() + isl.group;
-    isl.sparse.col = col_.data();
-    isl.sparse.diag = diag_.data() + isl.diag;
-    isl.sparse.block = block_.data();
+    isl.factored.begin = begin_.data() + isl.group;
+    isl.factored.piece = fpiece_.data();
+    isl.factored.dofs = dofs_.data();
+    isl.factored.Y = Y_.data();
+    isl.factored.Dinv = ldinv_.data() + isl.dinv;
+    isl.factored.diag = fdiag_.data() + isl.diag;
+    isl.factored.nz = isl.nz;
   }
 }
 
@@ -747,7 +775,7 @@ IslandView DelassusAssembler::island(Index k) const {
                       ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
                       isl.n_bounce, isl.n_position, isl.systems};
   }
-  return IslandView{ContactProblem(isl.sparse, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
+  return IslandView{ContactProblem(isl.factored, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
                     ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
                     isl.n_bounce, isl.n_position, isl.systems};
 }
@@ -757,12 +785,13 @@ std::size_t DelassusAssembler::memory_bytes() const {
   std::size_t b = 0;
   for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
                         &position_target_, &position_weight_, &impact_time_, &box_, &Y_,
-                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_})
+                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &ldinv_})
     b += static_cast<std::size_t>(v->size()) * S;
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
-                                      &begin_, &col_, &diag_, &mark_, &slot_, &cursor_, &gglobal_})
+                                      &begin_, &sys_z_, &cursor_, &gglobal_})
     b += v->capacity() * I;
-  b += (frames_.capacity() + block_.capacity()) * sizeof(Mat3) + rows_.capacity() * sizeof(ConstraintRow) +
+  b += (frames_.capacity() + fdiag_.capacity()) * sizeof(Mat3) + fpiece_.capacity() * sizeof(FactoredPiece) +
+       rows_.capacity() * sizeof(ConstraintRow) +
        pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island);
   b += static_cast<std::size_t>(G_full_.size()) * S;
   return b;

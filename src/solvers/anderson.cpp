@@ -69,8 +69,8 @@ void AndersonAcceleration::before_sweep(const VecXcref& lambda) {
   changed_ = false;
 }
 
-void AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
-  if (m_ == 0) return;
+bool AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
+  if (m_ == 0) return false;
   if (have_prev_ && (changed_ || error > 10 * prev_error_)) {
     restart();
   }
@@ -87,7 +87,7 @@ void AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
   f_.head(n) = f;
   g_.head(n) = lambda;
   have_prev_ = true;
-  if (count_ == 0) return;
+  if (count_ == 0) return false;
 
   using Small = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxMemory, kMaxMemory>;
   using SmallVec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1, 0, kMaxMemory, 1>;
@@ -100,13 +100,13 @@ void AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
   const Scalar scale = A.diagonal().maxCoeff();
   if (!(scale > 0) || !std::isfinite(scale)) {
     restart();
-    return;
+    return false;
   }
   A.diagonal().array() += 1e-10 * scale;
   const SmallVec gamma = A.ldlt().solve(b);
   if (!gamma.allFinite()) {
     restart();
-    return;
+    return false;
   }
   for (Index a = 0; a < count_; ++a) lambda.head(n) -= gamma[a] * dG_.col(a).head(n);
   // back onto the feasible set
@@ -117,6 +117,7 @@ void AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
     const Scalar bound = p.box_bound(j);
     lambda[j] = std::clamp(lambda[j], -bound, bound);
   }
+  return true;
 }
 
 }  // namespace impulse

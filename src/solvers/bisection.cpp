@@ -384,17 +384,18 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
   SweepMonitor monitor(s.tolerance, s.stall_window);
   Scalar alpha = s.alpha;
   anderson_.begin(problem, s.anderson_memory);
+  product_.reset(problem, lambda);
   for (Index it = 1; it <= s.max_iterations; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
     if (accelerate) anderson_.before_sweep(lambda);
     Scalar error = 0;
     // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts. With a
-    // block-sparse G (large islands) v_i reads only the contacts sharing a body with contact i.
+    // factored G (large islands) v_i reads only the velocity change of contact i's bodies.
     for (Index i = 0; i < nc; ++i) {
       const Vec3 lambda_i = lambda.segment<3>(3 * i);
       // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
-      const Vec3 v_i = c.segment<3>(3 * i) + problem.contact_rows(i, lambda);
+      const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
       const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
       PreparedContact pc;
       pc.G = G_ii_[i];
@@ -407,31 +408,38 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
                                   std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
                                   cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm());
       // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
-      lambda.segment<3>(3 * i) = alpha * lambda_star + (1 - alpha) * lambda_i;
+      const Vec3 lambda_new = alpha * lambda_star + (1 - alpha) * lambda_i;
+      lambda.segment<3>(3 * i) = lambda_new;
+      product_.add_contact(i, lambda_new - lambda_i);
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
     for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
-      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + c[j];
       const Scalar G_jj = problem.diagonal(j);
       const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
       anderson_.track(j - 2 * nc, lambda_star > 0);
       error = std::max(error, std::max<Scalar>(0, -v_j) + std::max<Scalar>(0, -lambda[j]) +
                                   std::min(std::max<Scalar>(lambda[j], 0), std::max<Scalar>(v_j, 0)) +
                                   std::abs(lambda_star - lambda[j]));
-      lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
+      const Scalar lambda_new = alpha * lambda_star + (1 - alpha) * lambda[j];
+      product_.add_row(j, lambda_new - lambda[j]);
+      lambda[j] = lambda_new;
     }
     // Box rows (joint friction): exact 1-D stick/slip clamp in the same sweep.
     for (Index j = problem.first_box_row(); j < n; ++j) {
-      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + c[j];
       const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
       const Scalar lambda_star = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
       anderson_.track(j - 2 * nc, lambda_star <= -b ? 0 : lambda_star >= b ? 2 : 1);
       error = std::max(error, std::max<Scalar>(0, std::abs(lambda[j]) - b) + std::abs(lambda_star - lambda[j]));
-      lambda[j] = alpha * lambda_star + (1 - alpha) * lambda[j];
+      const Scalar lambda_new = alpha * lambda_star + (1 - alpha) * lambda[j];
+      product_.add_row(j, lambda_new - lambda[j]);
+      lambda[j] = lambda_new;
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
     if (monitor.stop(result, it, error)) return result;
-    if (accelerate && it < s.max_iterations) anderson_.after_sweep(lambda, error);
+    // (the mixed point moves every contact: G lambda is rebuilt)
+    if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) product_.reset(problem, lambda);
   }
   return result;  // MaxIterations
 }

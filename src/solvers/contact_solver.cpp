@@ -15,7 +15,7 @@ void check_problem(const ContactProblem& problem, const VecXcref& lambda) {
   const Index n = problem.size();
   IMPULSE_CHECK(problem.nc >= 0 && problem.nl >= 0 && problem.nb >= 0, "ContactProblem: negative counts nc = ",
                 problem.nc, ", nl = ", problem.nl, ", nb = ", problem.nb);
-  IMPULSE_CHECK(problem.is_sparse() || (problem.G.rows() == n && problem.G.cols() == n), "ContactProblem: G is ",
+  IMPULSE_CHECK(problem.is_factored() || (problem.G.rows() == n && problem.G.cols() == n), "ContactProblem: G is ",
                 problem.G.rows(), "x", problem.G.cols(), ", expected ", n, "x", n,
                 " (3 nc + nl + nb with nc = ", problem.nc, ", nl = ", problem.nl, ", nb = ", problem.nb, ")");
   IMPULSE_CHECK(problem.c.size() == n, "ContactProblem: c has size ", problem.c.size(),
@@ -41,18 +41,19 @@ void ContactSolver::reserve(Index max_rows) {
 bool problem_is_finite(const ContactProblem& problem) {
   // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();
-  if (problem.is_sparse()) {  // the blocks (begin[] holds positions in the shared block array)
-    const BlockSparseG& S = *problem.sparse;
-    const Index k0 = S.begin[0], k1 = S.begin[problem.nc + problem.nl + problem.nb];
-    Scalar s = 0;
-    for (Index k = k0; k < k1; ++k) s += S.block[k].sum();
-    bool blocks = std::isfinite(s);
-    for (Index k = k0; !blocks && k < k1; ++k) {
-      if (!S.block[k].allFinite()) break;
-      if (k + 1 == k1) blocks = true;
+  if (problem.is_factored()) {  // the diagonal blocks, D^-1 and the pieces' Y
+    const FactoredG& F = *problem.factored;
+    const Index ng = problem.nc + problem.nl + problem.nb;
+    bool finite = Eigen::Map<const VecX>(F.Dinv, F.nz).allFinite();
+    for (Index g = 0; finite && g < ng; ++g) {
+      finite = F.diag[g].allFinite();
+      for (Index k = F.begin[g]; finite && k < F.begin[g + 1]; ++k) {  // (one-row pieces: 1 of 3)
+        const FactoredPiece& p = F.piece[k];
+        const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len);
+        finite = Y.topRows(p.nrows).allFinite();
+      }
     }
-    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok &&
-           blocks;
+    return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok && finite;
   }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
   // non-finite sum of finite entries (overflow near 1e308) falls back to the entry-wise test.
@@ -64,8 +65,8 @@ bool problem_is_finite(const ContactProblem& problem) {
 
 SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) {
   check_problem(problem, lambda);
-  IMPULSE_CHECK(!problem.is_sparse() || supports_sparse(), "contact solver '", name(),
-                "' needs a dense G; it was given a block-sparse problem");
+  IMPULSE_CHECK(!problem.is_factored() || supports_factored(), "contact solver '", name(),
+                "' needs a dense G; it was given a factored problem");
   if (problem.size() > capacity_) reserve(problem.size());
   if (problem.size() == 0) {
     SolverResult empty;

@@ -38,14 +38,15 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
   anderson_.begin(problem, s.anderson_memory);
+  product_.reset(problem, lambda);
   for (Index it = 1; it <= s.max_iterations; ++it) {
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
     if (accelerate) anderson_.before_sweep(lambda);
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {
       const Index k = 3 * i;
-      // v_i = G_i: lambda + c_i (block-sparse G: the neighbours of contact i only), G_ii its block
-      const Vec3 v = c.segment<3>(k) + problem.contact_rows(i, lambda);
+      // v_i = G_i: lambda + c_i (factored G: from the velocity change of i's bodies), G_ii its block
+      const Vec3 v = c.segment<3>(k) + product_.contact(i, lambda);
       const Mat3 G_ii = problem.contact_block(i);
       const Scalar G_zz = G_ii(2, 2);
       const Scalar G_tt = std::max(G_ii(0, 0), G_ii(1, 1));
@@ -67,15 +68,17 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
       anderson_.track(i, lambda_z <= 0 ? 0 : lambda_T.squaredNorm() < (1 - 1e-12) * problem.mu[i] * problem.mu[i] * lambda_z * lambda_z ? 1 : 2);
       const Vec3 delta = lambda_new - lambda_old;
       lambda.segment<3>(k) = lambda_new;
+      product_.add_contact(i, delta);
       const Scalar v_z_new = v.z() + G_ii.row(2).dot(delta);
       error += delta.norm() + std::max<Scalar>(0, -v_z_new);
     }
     for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
       const Scalar G_jj = problem.diagonal(j);
-      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + c[j];
       const Scalar lambda_j = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - (s.alpha / G_jj) * v_j)
                                        : Scalar(0);
       const Scalar d = lambda_j - lambda[j];
+      product_.add_row(j, d);
       anderson_.track(j - 2 * nc, lambda_j > 0);
       lambda[j] = lambda_j;
       error += std::abs(d) + std::max<Scalar>(0, -(v_j + G_jj * d));
@@ -83,14 +86,15 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
     // box rows (joint friction): exact 1-D clamp
     for (Index j = problem.first_box_row(); j < n; ++j) {
       const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
-      const Scalar v_j = problem.row_dot(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + c[j];
       const Scalar lambda_j = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
+      product_.add_row(j, lambda_j - lambda[j]);
       error += std::abs(lambda_j - lambda[j]);
       anderson_.track(j - 2 * nc, lambda_j <= -b ? 0 : lambda_j >= b ? 2 : 1);
       lambda[j] = lambda_j;
     }
     if (monitor.stop(result, it, error)) return result;
-    if (accelerate && it < s.max_iterations) anderson_.after_sweep(lambda, error);
+    if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) product_.reset(problem, lambda);
   }
   return result;  // MaxIterations
 }

@@ -226,9 +226,9 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 
   // 3. Delassus assembly, per island
   t0 = Clock::now();
-  assembler_.set_dense_limit(solver_->supports_sparse() ? DelassusAssembler::kDefaultDenseLimit
-                                                        : std::numeric_limits<Index>::max());
-  // bottom-up contact order of block-sparse islands: against gravity (every system's Data holds
+  assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
+                                                          : std::numeric_limits<Index>::max());
+  // bottom-up contact order of factored islands: against gravity (every system's Data holds
   // the World's gravity), +z in zero gravity
   if (!systems.empty()) {
     const Vec3& g = systems.front().data_->gravity;
@@ -391,14 +391,14 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     k[a] = per_impulse * lambda[a];
     ln[a] = lambda[a];
   }
-  problem.multiply(ln, c2_.head(n));
+  product_.multiply(problem, ln, c2_.head(n));
   const Scalar lGl_n = ln.dot(c2_.head(n));  // |lambda_c,n|_G^2 over those rows
   if (!(lGl_n > 0)) return false;
   // v = G lambda_c + c (target-relative), v + b the actual velocity after compression
   auto v = v_.head(n);
   auto Gk = c2_.head(n);
-  problem.multiply(lambda, v);
-  problem.multiply(k, Gk);
+  product_.multiply(problem, lambda, v);
+  product_.multiply(problem, k, Gk);
   v += c;
   Scalar l_vf = 0, l_G_l = 0, k_vc = 0;
   for (Index a = 0; a < n; ++a) {
@@ -454,14 +454,14 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   const SolverResult r0 = solver_->solve(problem.with_c(c0), l0);
   r.iterations += r0.iterations;
   auto Gl = kick_.head(n);
-  problem.multiply(l0, Gl);
+  product_.multiply(problem, l0, Gl);
   const Scalar dK0 = l0.dot(vf) + 0.5 * l0.dot(Gl);  // <= 0 unless a push-out target acts
   const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
   // Delta K(lambda_0 + s d), d = lambda_N - lambda_0: dK0 + s d^T (v_f + G lambda_0) + s^2/2 d^T G d
   auto d = c2_.head(n);  // c0 no longer needed
   d = lambda - l0;
   const Scalar lin = d.dot(vf) + d.dot(Gl);
-  problem.multiply(d, Gl);
+  product_.multiply(problem, d, Gl);
   const Scalar quad = 0.5 * d.dot(Gl);
   Scalar s = 1;
   if (r0.status == SolverStatus::NumericalIssue) {
@@ -487,6 +487,7 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
   // unilateral rows: normal row 3i + 2 of each contact, then the limit rows
   auto row = [nc](Index k) { return k < nc ? 3 * k + 2 : 2 * nc + k; };
   const Index nu = nc + problem.nl;
+  product_.reset(problem, lp);
   Index sweeps = 0;
   while (sweeps < 100) {
     ++sweeps;
@@ -496,10 +497,11 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
       const Scalar G_rr = problem.diagonal(r);
       if (!(G_rr > 0)) continue;
       // lp is zero off the unilateral rows, so G(r, :) lp sums over the unilateral rows only
-      const Scalar w = problem.row_dot(r, lp) - isl.position_target[r];
+      const Scalar w = product_.row(r, lp) - isl.position_target[r];
       const Scalar next = std::max<Scalar>(0, lp[r] - w / G_rr);
       change = std::max(change, std::abs(next - lp[r]));
       size = std::max(size, next);
+      product_.add_row(r, next - lp[r]);
       lp[r] = next;
     }
     if (change <= 1e-10 * size) break;

@@ -456,10 +456,10 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
   }
 }
 
-TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and impulses", "[contact][islands][sparse]") {
+TEST_CASE("islands: factored and dense assembly give the same G blocks and impulses", "[contact][islands][sparse]") {
   // Random scenes: a quadruped with position limits (limit rows, tree-coupled pieces), 8 free
   // boxes, the ground; random contacts join some systems into islands. One assembler stores every
-  // island block-sparse (dense limit 0), the other every island dense.
+  // island factored (dense limit 0), the other every island dense.
   // (with joint friction on two joints of each leg: box rows in the islands, tree-coupled)
   const Model quad = [] {
     Model m = test::quadruped();
@@ -500,35 +500,34 @@ TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and i
       models.push_back(s->model);
       ptrs.push_back(s.get());
     }
-    DelassusAssembler sparse, dense;
-    sparse.reserve(models);
+    DelassusAssembler factored, dense;
+    factored.reserve(models);
     dense.reserve(models);
-    sparse.set_dense_limit(0);
+    factored.set_dense_limit(0);
     dense.set_dense_limit(1 << 30);
-    // block-sparse islands order their contacts bottom-up; a zero up direction keeps the
+    // factored islands order their contacts bottom-up; a zero up direction keeps the
     // ContactSet order (equal heights), so both assemblies have the same local rows and the
     // solvers take the same steps (the ordered variant is checked below, up to the permutation)
-    sparse.set_up_direction(Vec3::Zero());
-    sparse.assemble(views, object_system, set, 1e-3, st);
+    factored.set_up_direction(Vec3::Zero());
+    factored.assemble(views, object_system, set, 1e-3, st);
     dense.assemble(views, object_system, set, 1e-3, st);
-    INFO("seed " << seed << ": " << sparse.num_islands() << " islands, " << sparse.num_rows() << " rows");
-    // the sparse path against the independent dense oracle J M^-1 J^T (global rows)
-    check_against_dense(sparse, ptrs, object_system, set, rng);
-    REQUIRE(sparse.num_islands() == dense.num_islands());
+    INFO("seed " << seed << ": " << factored.num_islands() << " islands, " << factored.num_rows() << " rows");
+    // the factored path against the independent dense oracle J M^-1 J^T (global rows)
+    check_against_dense(factored, ptrs, object_system, set, rng);
+    REQUIRE(factored.num_islands() == dense.num_islands());
     // islands are the connected components of the contact graph over the systems
     Index with_rows = 0;
-    for (Index k = 0; k < sparse.num_islands(); ++k) with_rows += sparse.island(k).num_systems;
+    for (Index k = 0; k < factored.num_islands(); ++k) with_rows += factored.island(k).num_systems;
     CHECK(with_rows <= ns);
-    for (Index k = 0; k < sparse.num_islands(); ++k) {
-      const IslandView a = sparse.island(k), b = dense.island(k);
-      REQUIRE(a.problem.is_sparse());
-      REQUIRE_FALSE(b.problem.is_sparse());
+    for (Index k = 0; k < factored.num_islands(); ++k) {
+      const IslandView a = factored.island(k), b = dense.island(k);
+      REQUIRE(a.problem.is_factored());
+      REQUIRE_FALSE(b.problem.is_factored());
       REQUIRE(a.problem.size() == b.problem.size());
       CHECK_ALL_CLOSE(a.problem.dense(), MatX(b.problem.G), 1e-12, 1e-12);
       CHECK_ALL_CLOSE(VecX(a.problem.c), VecX(b.problem.c), 0, 1e-12);
       for (Index i = 0; i < a.problem.nc; ++i) CHECK_ALL_CLOSE(a.problem.contact_block(i), b.problem.contact_block(i), 1e-12, 1e-12);
       for (Index r = 0; r < a.problem.size(); ++r) CHECK(a.global_row[r] == b.global_row[r]);
-      // no block couples two contacts that share no system: G is block-sparse, not dense
       for (const char* name : {"bisection", "pgs"}) {
         auto s1 = make_contact_solver(name), s2 = make_contact_solver(name);
         VecX l1 = VecX::Zero(a.problem.size()), l2 = l1;
@@ -564,8 +563,8 @@ TEST_CASE("islands: block-sparse and dense assembly give the same G blocks and i
     // contacts between systems of different islands never share a block
     for (Index i = 0; i < set.size(); ++i) {
       for (Index j = 0; j < set.size(); ++j) {
-        if (sparse.contact_island(i) >= 0 && sparse.contact_island(j) >= 0 &&
-            sparse.contact_island(i) != sparse.contact_island(j)) {
+        if (factored.contact_island(i) >= 0 && factored.contact_island(j) >= 0 &&
+            factored.contact_island(i) != factored.contact_island(j)) {
           CHECK(dense.problem().G.block<3, 3>(3 * i, 3 * j).norm() == 0);
         }
       }

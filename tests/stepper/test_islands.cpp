@@ -8,6 +8,7 @@
 #include "impulse/solvers/pgs.hpp"
 #include "impulse/world/world.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/draw.hpp"
 #include "support/matchers.hpp"
 
 using namespace impulse;
@@ -112,7 +113,7 @@ TEST_CASE("islands: a robot standing on a box joins it; limit rows belong to the
   CHECK(joined);
 }
 
-TEST_CASE("islands: a pile is one block-sparse island; its G matches its dense global problem", "[stepper][islands][sparse]") {
+TEST_CASE("islands: a pile is one factored island; its G matches its dense global problem", "[stepper][islands][sparse]") {
   std::mt19937 rng(7);
   World w;
   w.add_ground();
@@ -121,9 +122,9 @@ TEST_CASE("islands: a pile is one block-sparse island; its G matches its dense g
   const DelassusAssembler& a = w.assembler();
   REQUIRE(a.num_islands() == 1);
   const IslandView isl = a.island(0);
-  REQUIRE(isl.problem.is_sparse());
+  REQUIRE(isl.problem.is_factored());
   CHECK(isl.num_systems == 27);
-  // the block-sparse G scattered to the global rows is problem(): symmetric, and the products
+  // the factored G scattered to the global rows is problem(): symmetric, and the products
   // and rows the solvers use agree with it
   const MatX Gl = isl.problem.dense();
   const MatX G = a.problem().G;
@@ -138,9 +139,27 @@ TEST_CASE("islands: a pile is one block-sparse island; its G matches its dense g
     xg[isl.global_row[r]] = x[r];
   }
   for (Index r = 0; r < Gl.rows(); ++r) CHECK(std::abs(G.row(isl.global_row[r]).dot(xg) - y[r]) <= 1e-12 * (1 + std::abs(y[r])));
-  // block sparsity: far fewer blocks than a dense G of this size
-  const Index nblocks = isl.problem.sparse->begin[isl.problem.nc] - isl.problem.sparse->begin[0];
-  CHECK(nblocks < isl.problem.nc * isl.problem.nc / 3);
+  // factored storage: one piece per dynamic side of each contact (ground contacts have one)
+  const FactoredG& F = *isl.problem.factored;
+  CHECK(F.begin[isl.problem.nc] - F.begin[0] < 2 * isl.problem.nc);
+  CHECK(F.nz == 27 * 6);
+  // a Gauss-Seidel-like walk: change one contact (or row) at a time, keep G x current with the
+  // DelassusProduct's updates, and compare every read with the dense product
+  DelassusProduct product;
+  VecX xs = x;
+  product.reset(isl.problem, xs);
+  for (int step = 0; step < 200; ++step) {
+    const Index i = step % isl.problem.nc;
+    const Vec3 delta = test::draw3(nd, rng);
+    xs.segment<3>(3 * i) += delta;
+    product.add_contact(i, delta);
+    const Index r = (7 * step) % Gl.rows();
+    xs[r] += 0.5;
+    product.add_row(r, 0.5);
+    const Index j = (3 * step + 1) % isl.problem.nc;
+    CHECK_ALL_CLOSE(product.contact(j, xs), Vec3(Gl.middleRows<3>(3 * j) * xs), 1e-11, 1e-11);
+    CHECK(std::abs(product.row(r, xs) - Gl.row(r).dot(xs)) <= 1e-11 * (1 + std::abs(Gl.row(r).dot(xs))));
+  }
 }
 
 TEST_CASE("contact cap: a scene above max_contacts reports the dropped contacts", "[stepper][islands]") {

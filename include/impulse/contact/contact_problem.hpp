@@ -24,17 +24,36 @@
 
 namespace impulse {
 
-// Block-sparse storage of G (one island, contact/delassus.hpp). Block rows are "groups": contact
-// i (rows 3i .. 3i+2) is group i, the one-row constraint at row 3 nc + j (limit or box row) is
-// group nc + j. Group g
-// lists its nonzero blocks G(g, col[k]) for k in [begin[g], begin[g+1]), its own diagonal block at
-// k = diag[g]. Every block is stored as a 3x3 (column major), zero-padded for one-row groups, and
-// both G(g, h) and G(h, g) = G(g, h)^T are stored, so a sweep over group g reads only its row.
-struct BlockSparseG {
-  const Index* begin = nullptr;  // ngroups + 1
-  const Index* col = nullptr;    // neighbour group of each block
-  const Index* diag = nullptr;   // ngroups: position of the diagonal block
-  const Mat3* block = nullptr;   // the blocks
+// Factored storage of G (large islands, contact/delassus.hpp; issue 10). With the tree-sparse
+// factor M~_s = L_s^T D_s L_s of each dynamic system s and Y_s = L_s^-T J_s^T,
+//     G = sum_s Y_s^T D_s^-1 Y_s                                   (RBDA sec. 6.5)
+// is kept as its factors instead of its entries. Groups: contact i (rows 3i .. 3i+2) is group i,
+// the one-row constraint at row 3 nc + j is group nc + j. Each group has one or two pieces (one
+// per dynamic side of a contact, or per side of a one-row constraint); piece p belongs to one
+// system, spans `nrows` rows (3 or 1) and holds Y_p on the path root..body of that system only:
+// dof dofs[p.y + t] of the system, Y values Y[3 (p.y + t) + r], t < p.len (a point Jacobian and
+// L^-T keep that support). The island's systems have their velocity slots one after another,
+// system of piece p from slot p.z (slot p.z + dof), Dinv[slot] = D_s^-1 of that dof, nz slots.
+// Then G lambda = Y^T z with z = D^-1 Y lambda: a Gauss-Seidel sweep keeps z current (the
+// systems' velocity change, DelassusProduct below), so reading or updating one contact costs
+// O(its path) instead of O(its neighbours), and assembly costs O(pieces), not O(pieces^2).
+// The diagonal blocks G_gg, which the per-contact solvers invert, are assembled (3x3 column
+// major, zero-padded for one-row groups).
+struct FactoredPiece {
+  Index nrows = 3;  // 3: a contact side, 1: a limit, friction or mimic row
+  Index len = 0;    // dofs on the path
+  Index y = 0;      // first path entry in dofs / Y
+  Index z = 0;      // first velocity slot of the piece's system
+};
+
+struct FactoredG {
+  const Index* begin = nullptr;         // ngroups + 1: pieces of group g are [begin[g], begin[g+1])
+  const FactoredPiece* piece = nullptr;
+  const Index* dofs = nullptr;          // path dofs (system-local) of all pieces
+  const Scalar* Y = nullptr;            // 3 values per path entry
+  const Scalar* Dinv = nullptr;         // nz: D^-1 per velocity slot
+  const Mat3* diag = nullptr;           // ngroups: the diagonal blocks G_gg
+  Index nz = 0;                         // velocity slots of the island's systems
 };
 
 struct ContactProblem {
@@ -42,53 +61,94 @@ struct ContactProblem {
   ContactProblem(Eigen::Ref<const MatX> G_, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_,
                  Index nc_, Index nl_, Index nb_ = 0, Eigen::Ref<const VecX> box_ = empty_vector())
       : G(G_), c(c_), mu(mu_), box(box_), nc(nc_), nl(nl_), nb(nb_) {}
-  // Block-sparse G (G itself is then empty; use the accessors below).
-  ContactProblem(const BlockSparseG& S, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_, Index nc_, Index nl_,
+  // Factored G (G itself is then empty; use the accessors below or a DelassusProduct).
+  ContactProblem(const FactoredG& F, Eigen::Ref<const VecX> c_, Eigen::Ref<const VecX> mu_, Index nc_, Index nl_,
                  Index nb_ = 0, Eigen::Ref<const VecX> box_ = empty_vector())
-      : G(empty_matrix()), c(c_), mu(mu_), box(box_), nc(nc_), nl(nl_), nb(nb_), sparse(&S) {}
+      : G(empty_matrix()), c(c_), mu(mu_), box(box_), nc(nc_), nl(nl_), nb(nb_), factored(&F) {}
 
   Eigen::Ref<const MatX> G;   // Delassus matrix J M^-1 J^T, (3 nc + nl + nb) square, symmetric PSD
-                              // (0 x 0 when `sparse` is set)
+                              // (0 x 0 when `factored` is set)
   Eigen::Ref<const VecX> c;   // free velocity of the constraint rows, size 3 nc + nl + nb
   Eigen::Ref<const VecX> mu;  // friction coefficient per contact, size >= nc
   Eigen::Ref<const VecX> box; // bound b_j >= 0 of each box row, size >= nb
   Index nc = 0;               // number of contacts (3 rows each)
   Index nl = 0;               // number of one-row unilateral rows after the contacts
   Index nb = 0;               // number of one-row box rows after the unilateral rows
-  const BlockSparseG* sparse = nullptr;  // when set, G is stored by blocks
+  const FactoredG* factored = nullptr;  // when set, G is stored as its factors
 
   Index size() const { return 3 * nc + nl + nb; }
   Index first_box_row() const { return 3 * nc + nl; }
   Scalar box_bound(Index r) const { return box[r - 3 * nc - nl]; }  // b of box row r (global index)
-  bool is_sparse() const { return sparse != nullptr; }
+  bool is_factored() const { return factored != nullptr; }
 
-  // Access that works for both storages (O(neighbours) when sparse; the dense branch inline).
+  // Access that works for both storages. The diagonal is O(1) either way; with a factored G the
+  // row products build G x from scratch (O(island), allocates: for tests and tools; solvers and
+  // the stepper keep G x current with a DelassusProduct instead).
   Mat3 contact_block(Index i) const {  // G_ii, the 3x3 block of contact i
-    return sparse ? sparse->block[sparse->diag[i]] : Mat3(G.block<3, 3>(3 * i, 3 * i));
+    return factored ? factored->diag[i] : Mat3(G.block<3, 3>(3 * i, 3 * i));
   }
-  Scalar diagonal(Index r) const { return sparse ? sparse_diagonal(r) : G(r, r); }  // G(r, r)
-  Vec3 contact_rows(Index i, const VecXcref& x) const {  // G(3i .. 3i+2, :) x
-    if (sparse) return sparse_contact_rows(i, x);
-    return G.middleRows<3>(3 * i) * x;
-  }
-  Scalar row_dot(Index r, const VecXcref& x) const {  // G(r, :) x
-    return sparse ? sparse_row_dot(r, x) : G.row(r).dot(x);
-  }
-  void multiply(const VecXcref& x, VecXref y) const;      // y = G x
-  MatX dense() const;                                     // G as a dense matrix (allocates)
+  Scalar diagonal(Index r) const { return factored ? factored_diagonal(r) : G(r, r); }  // G(r, r)
+  Vec3 contact_rows(Index i, const VecXcref& x) const;  // G(3i .. 3i+2, :) x
+  Scalar row_dot(Index r, const VecXcref& x) const;     // G(r, :) x
+  void multiply(const VecXcref& x, VecXref y) const;     // y = G x
+  MatX dense() const;                                    // G as a dense matrix (allocates)
   // The same G and mu with another c.
   ContactProblem with_c(Eigen::Ref<const VecX> c_other) const {
-    return sparse ? ContactProblem(*sparse, c_other, mu, nc, nl, nb, box)
-                  : ContactProblem(G, c_other, mu, nc, nl, nb, box);
+    return factored ? ContactProblem(*factored, c_other, mu, nc, nl, nb, box)
+                    : ContactProblem(G, c_other, mu, nc, nl, nb, box);
   }
 
   static const MatX& empty_matrix();
   static const VecX& empty_vector();
 
  private:
-  Scalar sparse_diagonal(Index r) const;
-  Vec3 sparse_contact_rows(Index i, const VecXcref& x) const;
-  Scalar sparse_row_dot(Index r, const VecXcref& x) const;
+  Scalar factored_diagonal(Index r) const;
+};
+
+// v = G lambda kept current while a sweep changes lambda one group at a time (Gauss-Seidel).
+// Dense G: a read is the row product G(rows, :) lambda and updates cost nothing. Factored G: it
+// holds z = D^-1 Y lambda (the systems' velocity change), a read is Y_p^T z over the pieces of
+// the group and an update adds D^-1 Y_p delta: O(path) each, whatever the number of neighbours.
+// The buffer grows the first time an island needs it and is reused (no allocation after).
+class DelassusProduct {
+ public:
+  // Binds `problem` (kept by pointer: it must outlive the reads) at the impulses `lambda`.
+  void reset(const ContactProblem& problem, const VecXcref& lambda);
+
+  Vec3 contact(Index i, const VecXcref& lambda) const {  // G(3i .. 3i+2, :) lambda
+    const ContactProblem& p = *problem_;
+    if (!p.factored) return p.G.middleRows<3>(3 * i) * lambda;
+    return read(i);
+  }
+  Scalar row(Index r, const VecXcref& lambda) const {  // G(r, :) lambda
+    const ContactProblem& p = *problem_;
+    if (!p.factored) return p.G.row(r).dot(lambda);
+    const Index nc = p.nc;
+    return r < 3 * nc ? read(r / 3)[r % 3] : read(r - 2 * nc).x();
+  }
+  // lambda_i (contact i) or lambda_r (row r) was changed by delta.
+  void add_contact(Index i, const Vec3& delta) {
+    if (problem_->factored) update(i, delta);
+  }
+  void add_row(Index r, Scalar delta) {
+    if (!problem_->factored) return;
+    const Index nc = problem_->nc;
+    if (r >= 3 * nc) return update(r - 2 * nc, Vec3(delta, 0, 0));
+    Vec3 d = Vec3::Zero();
+    d[r % 3] = delta;
+    update(r / 3, d);
+  }
+  // y = G x for the bound problem (rebinds at x).
+  void multiply(const ContactProblem& problem, const VecXcref& x, VecXref y);
+
+  std::size_t memory_bytes() const { return static_cast<std::size_t>(z_.size()) * sizeof(Scalar); }
+
+ private:
+  Vec3 read(Index g) const;                    // G(group g, :) lambda, zero-padded
+  void update(Index g, const Vec3& delta);
+
+  const ContactProblem* problem_ = nullptr;
+  VecX z_;
 };
 
 }  // namespace impulse

@@ -53,11 +53,13 @@
 // an independent problem: its contacts (in ContactSet order) then its limit rows, in local rows.
 // G never couples two islands, so each island is assembled and solved on its own. An island of at
 // most dense_limit rows stores its G dense (the single robot keeps today's dense kernels); a larger
-// one stores it block-sparse (contact_problem.hpp BlockSparseG): a block G(g, h) exists only when
-// groups g and h have pieces in a common system whose paths overlap, so a pile of free bodies has
-// O(contacts) blocks instead of O(contacts^2) entries; its contacts are ordered bottom-up (along
-// set_up_direction: the stepper sets it against gravity) so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages hold the same numbers (the
-// same path products, tests/contact). The global rows (contact i at 3i, limits after all
+// one stores it factored (contact_problem.hpp FactoredG): its pieces' Y, the systems' D^-1 and the
+// diagonal blocks only, so its assembly is O(pieces) (a Kapla tower's block has ~35 contacts: a
+// block-sparse G had ~35^2 coupling blocks per block, 4 ms of assembly per step) and a sweep reads
+// and updates one contact in O(its path) through the systems' velocity change (DelassusProduct).
+// Its contacts are ordered bottom-up (along set_up_direction: the stepper sets it against gravity)
+// so that Gauss-Seidel sweeps carry a stack's weight down at once. Both storages give the same G
+// (the same path products, tests/contact). The global rows (contact i at 3i, limits after all
 // contacts) stay what lambda, apply(), contact_frame() and problem() use; each island maps its
 // local rows to them (island(k).global_row).
 //
@@ -168,12 +170,12 @@ class DelassusAssembler {
   // grow in assemble() when a step first needs them and are kept.
   void reserve(const std::vector<const Model*>& models);
 
-  // Islands of at most this many rows get a dense G, larger ones a block-sparse G. A solver that
+  // Islands of at most this many rows get a dense G, larger ones a factored G. A solver that
   // needs dense G (LM, no-slip) is given dense_limit = max (documented limit: dense per island).
   void set_dense_limit(Index rows) { dense_limit_ = rows; }
   Index dense_limit() const { return dense_limit_; }
   static constexpr Index kDefaultDenseLimit = 64;
-  // Direction opposite to gravity: block-sparse islands order their contacts bottom-up along it.
+  // Direction opposite to gravity: factored islands order their contacts bottom-up along it.
   void set_up_direction(const Vec3& up) { gravity_up_ = up; }
 
   // object_system[o]: the system index of collision object o, -1 for static objects.
@@ -187,7 +189,7 @@ class DelassusAssembler {
   // Islands of the last assemble() (only those with constraint rows).
   Index num_islands() const { return static_cast<Index>(islands_.size()); }
   IslandView island(Index k) const;
-  bool island_is_sparse(Index k) const { return islands_[static_cast<std::size_t>(k)].dense < 0; }
+  bool island_is_factored(Index k) const { return islands_[static_cast<std::size_t>(k)].dense < 0; }
   // Island of contact i (-1: no dynamic side, no rows: its impulse is zero).
   Index contact_island(Index i) const { return contact_island_[static_cast<std::size_t>(i)]; }
 
@@ -273,17 +275,18 @@ class DelassusAssembler {
     Index nc = 0, nl = 0, nf = 0;  // contacts, limit rows, box rows (joint friction and mimic)
     Index row = 0;              // first local row (in lrow_global_, lc_, ...)
     Index contact = 0;          // first contact (in lmu_)
-    Index dense = -1;           // offset of its dense G in Gd_, -1 when block-sparse
+    Index dense = -1;           // offset of its dense G in Gd_, -1 when factored
     Index group = 0;            // first entry in begin_ (ngroups + 1 entries)
     Index diag = 0;             // first entry in diag_ (ngroups entries)
     Index systems = 0;          // dynamic systems in the island
     Index n_bounce = 0, n_position = 0;
-    BlockSparseG sparse;        // pointers set at the end of assemble()
+    Index nz = 0, dinv = 0;     // factored: velocity slots of its systems, first slot in ldinv_
+    FactoredG factored;         // pointers set at the end of assemble()
   };
   void grow_rows(Index n);
   void build_islands(Index nsys);
   void assemble_dense(const std::vector<SystemView>& systems);
-  void assemble_sparse(const std::vector<SystemView>& systems);
+  void assemble_factored(const std::vector<SystemView>& systems);
   Index find(Index s);
   void link_systems(Index nsys);                       // union-find of the systems over the contacts
   Index row_system(const ConstraintRow& cr) const;     // a dynamic system of the row (-1: none)
@@ -324,8 +327,11 @@ class DelassusAssembler {
   std::vector<Index> lrow_global_;              // local row -> global row
   VecX lc_, lmu_, ltarget_, lbounce_, lposition_, lbox_;  // local rows (mu: local contacts)
   VecX Gd_;                                     // dense island G's, one after the other
-  std::vector<Index> begin_, col_, diag_, mark_, slot_;  // block-sparse structure; mark/slot per group
-  std::vector<Mat3> block_;                     // block-sparse values
+  std::vector<Index> begin_;                    // factored: per island group (+1 per island), pieces
+  std::vector<FactoredPiece> fpiece_;           // factored: pieces in island group order
+  std::vector<Mat3> fdiag_;                     // factored: diagonal block per island group
+  std::vector<Index> sys_z_;                    // per system: first velocity slot in its island
+  VecX ldinv_;                                  // factored islands' D^-1 per velocity slot
   std::vector<Index> cursor_;                   // per island: fill position while building
   std::vector<Index> gglobal_;                  // per island local group: its global group
   std::vector<Scalar> height_;                  // per contact: height along -gravity (ordering)

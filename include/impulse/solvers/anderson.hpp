@@ -41,7 +41,8 @@ class AndersonAcceleration {
 
   // After the sweep (lambda = g(x_k), `error` its worst violation): replaces lambda by the mixed
   // point. The history restarts when a state changed or the error grew tenfold (safeguard).
-  void after_sweep(VecXref lambda, Scalar error);
+  // Returns whether lambda was changed.
+  bool after_sweep(VecXref lambda, Scalar error);
 
  private:
   void restart();

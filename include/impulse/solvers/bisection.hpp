@@ -85,7 +85,7 @@ class BisectionSolver final : public ContactSolver {
   explicit BisectionSolver(const BisectionSettings& settings = BisectionSettings())
       : settings_(settings) {}
   const char* name() const override { return "bisection"; }
-  bool supports_sparse() const override { return true; }
+  bool supports_factored() const override { return true; }
   BisectionSettings& settings() { return settings_; }
   const BisectionSettings& settings() const { return settings_; }
 
@@ -100,6 +100,7 @@ class BisectionSolver final : public ContactSolver {
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
   std::vector<unsigned char> locked_;
   AndersonAcceleration anderson_;
+  DelassusProduct product_;  // G lambda through the sweeps
 };
 
 }  // namespace impulse

@@ -30,9 +30,9 @@ class ContactSolver {
   // Short registry name ("bisection", "pgs", "lm", "noslip").
   virtual const char* name() const = 0;
 
-  // True when solve() accepts a block-sparse problem (ContactProblem::sparse); the others are
+  // True when solve() accepts a factored problem (ContactProblem::factored); the others are
   // given dense G (per island, contact/delassus.hpp).
-  virtual bool supports_sparse() const { return false; }
+  virtual bool supports_factored() const { return false; }
 
   // Allocates the workspace for problems of up to max_rows = 3 nc + nl rows.
   void reserve(Index max_rows);

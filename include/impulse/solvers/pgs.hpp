@@ -21,7 +21,7 @@ class PgsSolver final : public ContactSolver {
  public:
   explicit PgsSolver(const PgsSettings& settings = PgsSettings()) : settings_(settings) {}
   const char* name() const override { return "pgs"; }
-  bool supports_sparse() const override { return true; }
+  bool supports_factored() const override { return true; }
   PgsSettings& settings() { return settings_; }
   const PgsSettings& settings() const { return settings_; }
 
@@ -32,6 +32,7 @@ class PgsSolver final : public ContactSolver {
  private:
   PgsSettings settings_;
   AndersonAcceleration anderson_;  // workspace only when anderson_memory > 0
+  DelassusProduct product_;        // G lambda through the sweeps
 };
 
 }  // namespace impulse

@@ -60,7 +60,7 @@
 // combination stays in the cones and above the inelastic targets; s = 1 on ordinary impacts.
 //
 // Islands (contact/delassus.hpp): the solve, the restitution phase and the split position
-// correction run per island, each on its own problem (dense or block-sparse G), warm-started from
+// correction run per island, each on its own problem (dense or factored G), warm-started from
 // the global impulse vector and written back to it; the integrate stage applies the global lambda.
 //
 // Hidden state: everything the next step depends on besides the systems' q and u (the warm-start
@@ -200,6 +200,7 @@ class Stepper {
   VecX lambda_;                   // global rows
   VecX lambda_p_;                 // split position correction impulse (global rows)
   VecX ll_, lp_;                  // one island's lambda and lambda_p (local rows)
+  DelassusProduct product_;       // G x of an island (restitution phase, split correction)
   VecX kick_, v_, c2_, lambda2_;  // restitution phase: lambda_r, velocities, second problem
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
