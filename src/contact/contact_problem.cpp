@@ -96,66 +96,6 @@ void DelassusProduct::reset(const ContactProblem& problem, const VecXcref& lambd
   z.array() *= Eigen::Map<const VecX>(F->Dinv, F->nz).array();
 }
 
-namespace {
-// A contact side on a free body (or any 6-dof path of consecutive dofs, root first): fixed-size
-// kernels without the index indirection (the common piece of piles, stacks and towers).
-inline bool free_body_piece(const FactoredPiece& p, const Index* dofs) {
-  return p.nrows == 3 && p.len == 6 && dofs[5] - dofs[0] == 5;
-}
-using Y36 = Eigen::Map<const Eigen::Matrix<Scalar, 3, 6>>;
-}  // namespace
-
-// G(group g, :) lambda = sum over g's pieces of Y_p^T z on the path.
-Vec3 DelassusProduct::read(Index g) const {
-  const FactoredG* F = problem_->factored;
-  Scalar v0 = 0, v1 = 0, v2 = 0;
-  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
-    const FactoredPiece& p = F->piece[k];
-    const Index* dofs = F->dofs + p.y;
-    const Scalar* Y = F->Y + 3 * p.y;
-    const Scalar* zs = z_.data() + p.z;
-    if (free_body_piece(p, dofs)) {
-      const Vec3 v = Y36(Y) * Eigen::Map<const Vec6>(zs + dofs[0]);
-      v0 += v[0];
-      v1 += v[1];
-      v2 += v[2];
-    } else if (p.nrows == 3) {
-      for (Index t = 0; t < p.len; ++t) {
-        const Scalar zt = zs[dofs[t]];
-        v0 += Y[3 * t] * zt;
-        v1 += Y[3 * t + 1] * zt;
-        v2 += Y[3 * t + 2] * zt;
-      }
-    } else {
-      for (Index t = 0; t < p.len; ++t) v0 += Y[3 * t] * zs[dofs[t]];
-    }
-  }
-  return Vec3(v0, v1, v2);
-}
-
-// z += D^-1 Y_p delta for g's pieces.
-void DelassusProduct::update(Index g, const Vec3& delta) {
-  const FactoredG* F = problem_->factored;
-  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
-    const FactoredPiece& p = F->piece[k];
-    const Index* dofs = F->dofs + p.y;
-    const Scalar* Y = F->Y + 3 * p.y;
-    Scalar* zs = z_.data() + p.z;
-    const Scalar* Dinv = F->Dinv + p.z;
-    if (free_body_piece(p, dofs)) {
-      Eigen::Map<Vec6> z6(zs + dofs[0]);
-      z6.array() += Eigen::Map<const Vec6>(Dinv + dofs[0]).array() * (Y36(Y).transpose() * delta).array();
-    } else if (p.nrows == 3) {
-      for (Index t = 0; t < p.len; ++t) {
-        const Index a = dofs[t];
-        zs[a] += Dinv[a] * (Y[3 * t] * delta[0] + Y[3 * t + 1] * delta[1] + Y[3 * t + 2] * delta[2]);
-      }
-    } else {
-      for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Dinv[dofs[t]] * (Y[3 * t] * delta[0]);
-    }
-  }
-}
-
 void DelassusProduct::multiply(const ContactProblem& problem, const VecXcref& x, VecXref y) {
   if (!problem.factored) {
     y.noalias() = problem.G * x;

@@ -703,6 +703,7 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     ngroups = std::max(ngroups, isl.diag + isl.nc + isl.nl + isl.nf);
   }
   grow(ldinv_, nz);
+  grow(DY_, static_cast<Index>(Y_.size()));
   grow_vec(fpiece_, static_cast<Index>(pieces_.size()));
   grow_vec(fdiag_, ngroups, Mat3(Mat3::Zero()));
   for (std::size_t s = 0; s < systems.size(); ++s) {
@@ -733,6 +734,10 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
         const Index* dp = dofs_.data() + p.offset;
         const Scalar* Yp = Y_.data() + 3 * p.offset;
         const Scalar* Dinv = systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
+        Scalar* DYp = DY_.data() + 3 * p.offset;
+        for (Index t = 0; t < p.len; ++t) {
+          for (Index r = 0; r < p.nrows; ++r) DYp[3 * t + r] = Dinv[dp[t]] * Yp[3 * t + r];
+        }
         for (int b = a; b < 2; ++b) {
           const Index pb = group_pieces_[static_cast<std::size_t>(2 * g + b)];
           if (pb < 0) continue;
@@ -757,6 +762,7 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     isl.factored.piece = fpiece_.data();
     isl.factored.dofs = dofs_.data();
     isl.factored.Y = Y_.data();
+    isl.factored.DY = DY_.data();
     isl.factored.Dinv = ldinv_.data() + isl.dinv;
     isl.factored.diag = fdiag_.data() + isl.diag;
     isl.factored.nz = isl.nz;
@@ -785,7 +791,7 @@ std::size_t DelassusAssembler::memory_bytes() const {
   std::size_t b = 0;
   for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
                         &position_target_, &position_weight_, &impact_time_, &box_, &Y_,
-                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &ldinv_})
+                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &ldinv_, &DY_})
     b += static_cast<std::size_t>(v->size()) * S;
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
                                       &begin_, &sys_z_, &cursor_, &gglobal_})

@@ -32,7 +32,7 @@ namespace impulse {
 // per dynamic side of a contact, or per side of a one-row constraint); piece p belongs to one
 // system, spans `nrows` rows (3 or 1) and holds Y_p on the path root..body of that system only:
 // dof dofs[p.y + t] of the system, Y values Y[3 (p.y + t) + r], t < p.len (a point Jacobian and
-// L^-T keep that support). The island's systems have their velocity slots one after another,
+// L^-T keep that support), and the same values scaled by D^-1 of their dof in DY. The island's systems have their velocity slots one after another,
 // system of piece p from slot p.z (slot p.z + dof), Dinv[slot] = D_s^-1 of that dof, nz slots.
 // Then G lambda = Y^T z with z = D^-1 Y lambda: a Gauss-Seidel sweep keeps z current (the
 // systems' velocity change, DelassusProduct below), so reading or updating one contact costs
@@ -51,6 +51,7 @@ struct FactoredG {
   const FactoredPiece* piece = nullptr;
   const Index* dofs = nullptr;          // path dofs (system-local) of all pieces
   const Scalar* Y = nullptr;            // 3 values per path entry
+  const Scalar* DY = nullptr;           // D^-1 Y: Y with each path entry scaled by its D^-1
   const Scalar* Dinv = nullptr;         // nz: D^-1 per velocity slot
   const Mat3* diag = nullptr;           // ngroups: the diagonal blocks G_gg
   Index nz = 0;                         // velocity slots of the island's systems
@@ -144,11 +145,62 @@ class DelassusProduct {
   std::size_t memory_bytes() const { return static_cast<std::size_t>(z_.size()) * sizeof(Scalar); }
 
  private:
-  Vec3 read(Index g) const;                    // G(group g, :) lambda, zero-padded
-  void update(Index g, const Vec3& delta);
+  inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded
+  inline void update(Index g, const Vec3& delta);
 
   const ContactProblem* problem_ = nullptr;
   VecX z_;
 };
+
+
+namespace detail {
+// A contact side on a free body (or any 6-dof path of consecutive dofs, root first): fixed-size
+// kernels without the index indirection (the common piece of piles, stacks and towers).
+inline bool free_body_piece(const FactoredPiece& p, const Index* dofs) {
+  return p.nrows == 3 && p.len == 6 && dofs[5] - dofs[0] == 5;
+}
+using ConstY36 = Eigen::Map<const Eigen::Matrix<Scalar, 3, 6>>;
+}  // namespace detail
+
+// G(group g, :) lambda = sum over g's pieces of Y_p^T z on the path.
+inline Vec3 DelassusProduct::read(Index g) const {
+  const FactoredG* F = problem_->factored;
+  Vec3 v = Vec3::Zero();
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* Y = F->Y + 3 * p.y;
+    const Scalar* zs = z_.data() + p.z;
+    if (detail::free_body_piece(p, dofs)) {
+      v.noalias() += detail::ConstY36(Y) * Eigen::Map<const Vec6>(zs + dofs[0]);
+    } else {
+      for (Index t = 0; t < p.len; ++t) {
+        const Scalar zt = zs[dofs[t]];
+        for (Index r = 0; r < p.nrows; ++r) v[r] += Y[3 * t + r] * zt;
+      }
+    }
+  }
+  return v;
+}
+
+// z += D^-1 Y_p delta for g's pieces.
+inline void DelassusProduct::update(Index g, const Vec3& delta) {
+  const FactoredG* F = problem_->factored;
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* DY = F->DY + 3 * p.y;
+    Scalar* zs = z_.data() + p.z;
+    if (detail::free_body_piece(p, dofs)) {
+      Eigen::Map<Vec6>(zs + dofs[0]).noalias() += detail::ConstY36(DY).transpose() * delta;
+    } else {
+      for (Index t = 0; t < p.len; ++t) {
+        Scalar acc = 0;
+        for (Index r = 0; r < p.nrows; ++r) acc += DY[3 * t + r] * delta[r];
+        zs[dofs[t]] += acc;
+      }
+    }
+  }
+}
 
 }  // namespace impulse

@@ -332,6 +332,7 @@ class DelassusAssembler {
   std::vector<Mat3> fdiag_;                     // factored: diagonal block per island group
   std::vector<Index> sys_z_;                    // per system: first velocity slot in its island
   VecX ldinv_;                                  // factored islands' D^-1 per velocity slot
+  VecX DY_;                                     // factored islands' pieces: D^-1 Y (Y_'s layout)
   std::vector<Index> cursor_;                   // per island: fill position while building
   std::vector<Index> gglobal_;                  // per island local group: its global group
   std::vector<Scalar> height_;                  // per contact: height along -gravity (ordering)
