@@ -599,14 +599,21 @@ void DelassusAssembler::build_islands(Index nsys) {
   // Contact order within an island: ContactSet order in dense islands (a robot's rows as before);
   // in factored islands (piles, stacks) bottom-up along gravity, so that one Gauss-Seidel
   // sweep carries the weight of a stack down to the ground instead of one contact per sweep.
-  for (Index i = 0; i < nc_; ++i) order_[static_cast<std::size_t>(i)] = i;
-  std::sort(order_.begin(), order_.begin() + nc_, [&](Index x, Index y) {
-    const Index kx = contact_island_[static_cast<std::size_t>(x)], ky = contact_island_[static_cast<std::size_t>(y)];
-    if (kx != ky) return kx < ky;  // (only the order within an island matters)
-    if (kx < 0 || islands_[static_cast<std::size_t>(kx)].dense >= 0) return x < y;
-    const Scalar hx = height_[static_cast<std::size_t>(x)], hy = height_[static_cast<std::size_t>(y)];
-    return hx != hy ? hx < hy : x < y;
-  });
+  // (a counting sort by island, then a sort by height within each factored island only)
+  Index tail = contact;  // contacts without rows go last (they are skipped below)
+  for (std::size_t k = 0; k < islands_.size(); ++k) cursor_[k] = islands_[k].contact;
+  for (Index i = 0; i < nc_; ++i) {
+    const Index k = contact_island_[static_cast<std::size_t>(i)];
+    order_[static_cast<std::size_t>(k < 0 ? tail++ : cursor_[static_cast<std::size_t>(k)]++)] = i;
+  }
+  for (const Island& isl : islands_) {
+    if (isl.dense >= 0) continue;
+    std::sort(order_.begin() + isl.contact, order_.begin() + isl.contact + isl.nc, [&](Index x, Index y) {
+      const Scalar hx = height_[static_cast<std::size_t>(x)], hy = height_[static_cast<std::size_t>(y)];
+      return hx != hy ? hx < hy : x < y;
+    });
+  }
+  cursor_.assign(islands_.size(), 0);
   for (Index pass = 0; pass < 2; ++pass) {
     for (Index t = pass == 0 ? 0 : nc_; t < (pass == 0 ? nc_ : ng); ++t) {
       const Index g = pass == 0 ? order_[static_cast<std::size_t>(t)] : t;
@@ -680,7 +687,10 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
 // Factored islands (contact_problem.hpp FactoredG): the systems' velocity slots and D^-1, the
 // pieces in local group order, and each group's diagonal block G_gg = sum over pairs of its
 // pieces in one system of the path products (two pieces when a contact joins two bodies of one
-// system, or for a mimic row): the same products as the dense path computes.
+// system, or for a mimic row): the same products as the dense path computes, in the same order
+// (so a degenerate contact cancels as it does there: for a contact of a body with itself, J = 0,
+// both storages give the same nearly-zero block and the solvers take the same steps; a fixed-size
+// kernel for the self products changed that block's round-off and the solvers' paths).
 void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems) {
   bool any = false;
   for (Island& isl : islands_) {

@@ -549,13 +549,21 @@ void Stepper::warm_start(Index n) {
   lambda.setZero();
   const Scalar radius2 = 0.02 * 0.02;
   const std::vector<ContactMemory>& memory = cache_.contacts;
+  // the contacts of one shape pair (a manifold) are consecutive in the ContactSet: one binary
+  // search per pair
+  auto first = memory.end();
+  const Contact* previous = nullptr;
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     if (assembler_.contact_island(i) < 0) continue;  // no rows (nothing dynamic): no impulse
     const Contact& c = contacts_[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
-    auto it = std::lower_bound(memory.begin(), memory.end(), c, key_less);
-    for (; it != memory.end() && same_key(*it, c); ++it) {
+    if (!previous || c.object_a != previous->object_a || c.shape_a != previous->shape_a ||
+        c.object_b != previous->object_b || c.shape_b != previous->shape_b) {
+      first = std::lower_bound(memory.begin(), memory.end(), c, key_less);
+    }
+    previous = &c;
+    for (auto it = first; it != memory.end() && same_key(*it, c); ++it) {
       const Scalar d2 = (it->position - c.position).squaredNorm();
       if (d2 < best_d2) best = &*it, best_d2 = d2;
     }
