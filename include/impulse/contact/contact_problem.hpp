@@ -32,8 +32,9 @@ namespace impulse {
 // per dynamic side of a contact, or per side of a one-row constraint); piece p belongs to one
 // system, spans `nrows` rows (3 or 1) and holds Y_p on the path root..body of that system only:
 // dof dofs[p.y + t] of the system, Y values Y[3 (p.y + t) + r], t < p.len (a point Jacobian and
-// L^-T keep that support), and the same values scaled by D^-1 of their dof in DY. The island's systems have their velocity slots one after another,
-// system of piece p from slot p.z (slot p.z + dof), Dinv[slot] = D_s^-1 of that dof, nz slots.
+// L^-T keep that support), and the same values scaled by D^-1 of their dof in DY. The island's
+// systems have their velocity slots one after another: the system of piece p from slot p.z (its
+// dof k at slot p.z + k), Dinv[slot] = D_s^-1 of that dof, nz slots in all.
 // Then G lambda = Y^T z with z = D^-1 Y lambda: a Gauss-Seidel sweep keeps z current (the
 // systems' velocity change, DelassusProduct below), so reading or updating one contact costs
 // O(its path) instead of O(its neighbours), and assembly costs O(pieces), not O(pieces^2).
