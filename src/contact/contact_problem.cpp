@@ -31,25 +31,13 @@ Scalar ContactProblem::factored_diagonal(Index r) const {
   return factored->diag[r - 2 * nc](0, 0);
 }
 
-Vec3 ContactProblem::contact_rows(Index i, const VecXcref& x) const {
-  if (!factored) return G.middleRows<3>(3 * i) * x;
-  DelassusProduct product;
-  product.reset(*this, x);
-  return product.contact(i, x);
-}
-
 Scalar ContactProblem::row_dot(Index r, const VecXcref& x) const {
-  if (!factored) return G.row(r).dot(x);
   DelassusProduct product;
   product.reset(*this, x);
   return product.row(r, x);
 }
 
 void ContactProblem::multiply(const VecXcref& x, VecXref y) const {
-  if (!factored) {
-    y.noalias() = G * x;
-    return;
-  }
   DelassusProduct product;
   product.multiply(*this, x, y);
 }
@@ -70,30 +58,15 @@ MatX ContactProblem::dense() const {
   return D;
 }
 
-// z = D^-1 sum_p Y_p lambda_p over all pieces (each on its path).
+// z = sum_p D^-1 Y_p lambda_p over all pieces: every group's update from z = 0.
 void DelassusProduct::reset(const ContactProblem& problem, const VecXcref& lambda) {
   problem_ = &problem;
   const FactoredG* F = problem.factored;
   if (!F) return;
   if (z_.size() < F->nz) z_.resize(std::max<Index>(F->nz, 2 * z_.size()));
-  auto z = z_.head(F->nz);
-  z.setZero();
+  z_.head(F->nz).setZero();
   const Index ng = problem.nc + problem.nl + problem.nb;
-  for (Index g = 0; g < ng; ++g) {
-    const Vec3 l = group_values(lambda, g, problem.nc);
-    for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
-      const FactoredPiece& p = F->piece[k];
-      const Index* dofs = F->dofs + p.y;
-      const Scalar* Y = F->Y + 3 * p.y;
-      Scalar* zs = z_.data() + p.z;
-      if (p.nrows == 3) {
-        for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Y[3 * t] * l[0] + Y[3 * t + 1] * l[1] + Y[3 * t + 2] * l[2];
-      } else {
-        for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += Y[3 * t] * l[0];
-      }
-    }
-  }
-  z.array() *= Eigen::Map<const VecX>(F->Dinv, F->nz).array();
+  for (Index g = 0; g < ng; ++g) update(g, group_values(lambda, g, problem.nc));
 }
 
 void DelassusProduct::multiply(const ContactProblem& problem, const VecXcref& x, VecXref y) {

@@ -705,24 +705,13 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     sys_z_[s] = isl.nz;
     isl.nz += systems[s].model->nv;
   }
-  Index nz = 0, ngroups = 0;
-  for (Island& isl : islands_) {
-    if (isl.dense >= 0) continue;
-    isl.dinv = nz;
-    nz += isl.nz;
-    ngroups = std::max(ngroups, isl.diag + isl.nc + isl.nl + isl.nf);
+  Index ngroups = 0;
+  for (const Island& isl : islands_) {
+    if (isl.dense < 0) ngroups = std::max(ngroups, isl.diag + isl.nc + isl.nl + isl.nf);
   }
-  grow(ldinv_, nz);
   grow(DY_, static_cast<Index>(Y_.size()));
   grow_vec(fpiece_, static_cast<Index>(pieces_.size()));
   grow_vec(fdiag_, ngroups, Mat3(Mat3::Zero()));
-  for (std::size_t s = 0; s < systems.size(); ++s) {
-    if (sys_pieces_[s].empty()) continue;
-    const Island& isl = islands_[static_cast<std::size_t>(sys_island_[static_cast<std::size_t>(find(static_cast<Index>(s)))])];
-    if (isl.dense >= 0) continue;
-    const VecX& Dinv = systems[s].data->Dinv;
-    ldinv_.segment(isl.dinv + sys_z_[s], Dinv.size()) = Dinv;
-  }
   Index k = 0;
   for (Island& isl : islands_) {
     if (isl.dense >= 0) continue;
@@ -773,7 +762,6 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     isl.factored.dofs = dofs_.data();
     isl.factored.Y = Y_.data();
     isl.factored.DY = DY_.data();
-    isl.factored.Dinv = ldinv_.data() + isl.dinv;
     isl.factored.diag = fdiag_.data() + isl.diag;
     isl.factored.nz = isl.nz;
   }
@@ -801,7 +789,7 @@ std::size_t DelassusAssembler::memory_bytes() const {
   std::size_t b = 0;
   for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
                         &position_target_, &position_weight_, &impact_time_, &box_, &Y_,
-                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &ldinv_, &DY_})
+                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &DY_})
     b += static_cast<std::size_t>(v->size()) * S;
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
                                       &begin_, &sys_z_, &cursor_, &gglobal_})

@@ -41,16 +41,16 @@ void ContactSolver::reserve(Index max_rows) {
 bool problem_is_finite(const ContactProblem& problem) {
   // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();
-  if (problem.is_factored()) {  // the diagonal blocks, D^-1 and the pieces' Y
+  if (problem.is_factored()) {  // the diagonal blocks and the pieces' Y and D^-1 Y
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
-    bool finite = Eigen::Map<const VecX>(F.Dinv, F.nz).allFinite();
+    bool finite = true;
     for (Index g = 0; finite && g < ng; ++g) {
       finite = F.diag[g].allFinite();
       for (Index k = F.begin[g]; finite && k < F.begin[g + 1]; ++k) {  // (one-row pieces: 1 of 3)
         const FactoredPiece& p = F.piece[k];
-        const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len);
-        finite = Y.topRows(p.nrows).allFinite();
+        const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len), DY(F.DY + 3 * p.y, 3, p.len);
+        finite = Y.topRows(p.nrows).allFinite() && DY.topRows(p.nrows).allFinite();
       }
     }
     return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok && finite;

@@ -196,7 +196,7 @@ std::size_t Stepper::memory_bytes() const {
     b += static_cast<std::size_t>(v->size()) * sizeof(Scalar);
   b += (cache_.contacts.capacity() + memory_next_.capacity()) * sizeof(ContactMemory);
   b += (cache_.limits.capacity() + limit_memory_next_.capacity()) * sizeof(LimitMemory);
-  return b + assembler_.memory_bytes();
+  return b + product_.memory_bytes() + assembler_.memory_bytes();
 }
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision,
@@ -526,7 +526,9 @@ bool key_less(const ContactMemory& m, const Contact& c) {
   if (m.object_b != c.object_b) return m.object_b < c.object_b;
   return m.shape_b < c.shape_b;
 }
-bool same_key(const ContactMemory& m, const Contact& c) {
+// the shape pair of a contact or a memory
+template <class A, class B>
+bool same_key(const A& m, const B& c) {
   return m.object_a == c.object_a && m.shape_a == c.shape_a && m.object_b == c.object_b && m.shape_b == c.shape_b;
 }
 // key, then position: a total order, so the sorted memory (and the warm start) is deterministic
@@ -558,10 +560,7 @@ void Stepper::warm_start(Index n) {
     const Contact& c = contacts_[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
-    if (!previous || c.object_a != previous->object_a || c.shape_a != previous->shape_a ||
-        c.object_b != previous->object_b || c.shape_b != previous->shape_b) {
-      first = std::lower_bound(memory.begin(), memory.end(), c, key_less);
-    }
+    if (!previous || !same_key(c, *previous)) first = std::lower_bound(memory.begin(), memory.end(), c, key_less);
     previous = &c;
     for (auto it = first; it != memory.end() && same_key(*it, c); ++it) {
       const Scalar d2 = (it->position - c.position).squaredNorm();

@@ -34,7 +34,7 @@ namespace impulse {
 // dof dofs[p.y + t] of the system, Y values Y[3 (p.y + t) + r], t < p.len (a point Jacobian and
 // L^-T keep that support), and the same values scaled by D^-1 of their dof in DY. The island's
 // systems have their velocity slots one after another: the system of piece p from slot p.z (its
-// dof k at slot p.z + k), Dinv[slot] = D_s^-1 of that dof, nz slots in all.
+// dof k at slot p.z + k), nz slots in all.
 // Then G lambda = Y^T z with z = D^-1 Y lambda: a Gauss-Seidel sweep keeps z current (the
 // systems' velocity change, DelassusProduct below), so reading or updating one contact costs
 // O(its path) instead of O(its neighbours), and assembly costs O(pieces), not O(pieces^2).
@@ -53,7 +53,6 @@ struct FactoredG {
   const Index* dofs = nullptr;          // path dofs (system-local) of all pieces
   const Scalar* Y = nullptr;            // 3 values per path entry
   const Scalar* DY = nullptr;           // D^-1 Y: Y with each path entry scaled by its D^-1
-  const Scalar* Dinv = nullptr;         // nz: D^-1 per velocity slot
   const Mat3* diag = nullptr;           // ngroups: the diagonal blocks G_gg
   Index nz = 0;                         // velocity slots of the island's systems
 };
@@ -84,13 +83,12 @@ struct ContactProblem {
   bool is_factored() const { return factored != nullptr; }
 
   // Access that works for both storages. The diagonal is O(1) either way; with a factored G the
-  // row products build G x from scratch (O(island), allocates: for tests and tools; solvers and
-  // the stepper keep G x current with a DelassusProduct instead).
+  // products build G x from scratch through a DelassusProduct (O(island), allocates: for tests
+  // and tools; solvers and the stepper keep their own DelassusProduct instead).
   Mat3 contact_block(Index i) const {  // G_ii, the 3x3 block of contact i
     return factored ? factored->diag[i] : Mat3(G.block<3, 3>(3 * i, 3 * i));
   }
   Scalar diagonal(Index r) const { return factored ? factored_diagonal(r) : G(r, r); }  // G(r, r)
-  Vec3 contact_rows(Index i, const VecXcref& x) const;  // G(3i .. 3i+2, :) x
   Scalar row_dot(Index r, const VecXcref& x) const;     // G(r, :) x
   void multiply(const VecXcref& x, VecXref y) const;     // y = G x
   MatX dense() const;                                    // G as a dense matrix (allocates)

@@ -280,7 +280,7 @@ class DelassusAssembler {
     Index diag = 0;             // first entry in diag_ (ngroups entries)
     Index systems = 0;          // dynamic systems in the island
     Index n_bounce = 0, n_position = 0;
-    Index nz = 0, dinv = 0;     // factored: velocity slots of its systems, first slot in ldinv_
+    Index nz = 0;               // factored: velocity slots of its systems
     FactoredG factored;         // pointers set at the end of assemble()
   };
   void grow_rows(Index n);
@@ -331,7 +331,6 @@ class DelassusAssembler {
   std::vector<FactoredPiece> fpiece_;           // factored: pieces in island group order
   std::vector<Mat3> fdiag_;                     // factored: diagonal block per island group
   std::vector<Index> sys_z_;                    // per system: first velocity slot in its island
-  VecX ldinv_;                                  // factored islands' D^-1 per velocity slot
   VecX DY_;                                     // factored islands' pieces: D^-1 Y (Y_'s layout)
   std::vector<Index> cursor_;                   // per island: fill position while building
   std::vector<Index> gglobal_;                  // per island local group: its global group
