@@ -66,7 +66,10 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   require(std::isfinite(s.air_time_weight) && std::isfinite(s.air_time_target) && s.air_time_target >= 0,
           "air_time_weight must be finite and air_time_target >= 0");
 
-  const Model model = load_urdf(s.urdf);
+  // One immutable Model for every environment: its memory and its cache lines are shared, and
+  // every World reads it each physics step.
+  const std::shared_ptr<const Model> shared = std::make_shared<const Model>(load_urdf(s.urdf));
+  const Model& model = *shared;
   require(model.floating_base, "the robot '" + model.name + "' must have a floating base");
   for (Index k = 0; k < kAct; ++k) {
     const Index j = model.find_joint(kJoints[k]);
@@ -94,7 +97,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     w.add_ground();
     SystemOptions o;
     o.name = "anymal";
-    e->robot = &w.add_articulated_system(model, o);
+    e->robot = &w.add_articulated_system(shared, o);
     VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
     for (Index k = 0; k < kAct; ++k) {
       kp[joint_v_[static_cast<std::size_t>(k)]] = s.kp;

@@ -21,17 +21,17 @@ void check_input(const VecXcref& x, Index n, const std::string& system, const ch
 }
 }  // namespace
 
-ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
-    : name_(std::move(name)), model_(std::move(model)), data_(model_), query_(model_) {
-  const Index nq = model_.nq, nv = model_.nv;
-  q_ = model_.neutral_configuration();
+ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Model> model)
+    : name_(std::move(name)), model_(std::move(model)), data_(*model_), query_(*model_) {
+  const Index nq = model_->nq, nv = model_->nv;
+  q_ = model_->neutral_configuration();
   q_target_ = q_;
   u_.setZero(nv);
   tau_.setZero(nv);
   kp_.setZero(nv);
   kd_.setZero(nv);
   u_target_.setZero(nv);
-  f_ext_.assign(static_cast<std::size_t>(model_.nb), Vec6::Zero());
+  f_ext_.assign(static_cast<std::size_t>(model_->nb), Vec6::Zero());
   u_free_.setZero(nv);
   tau_applied_.setZero(nv);
   tau_friction_.setZero(nv);
@@ -46,7 +46,7 @@ ArticulatedSystem::ArticulatedSystem(std::string name, Model model)
 
 StepperSystem ArticulatedSystem::stepper_system() {
   StepperSystem v;
-  v.model_ = &model_;
+  v.model_ = model_.get();
   v.object_ = object_;
   v.q_ = &q_;
   v.u_ = &u_;
@@ -70,15 +70,15 @@ StepperSystem ArticulatedSystem::stepper_system() {
 }
 
 void ArticulatedSystem::check_q(const VecXcref& q, const char* what) const {
-  check_input(q, model_.nq, name_, what);
-  for (Index i = 0; i < model_.nb; ++i) {
+  check_input(q, model_->nq, name_, what);
+  for (Index i = 0; i < model_->nb; ++i) {
     Index k = -1;
-    if (model_.joint_type[i] == JointType::Floating) k = model_.idx_q[i] + 3;
-    if (model_.joint_type[i] == JointType::Spherical) k = model_.idx_q[i];
+    if (model_->joint_type[i] == JointType::Floating) k = model_->idx_q[i] + 3;
+    if (model_->joint_type[i] == JointType::Spherical) k = model_->idx_q[i];
     if (k < 0) continue;
     const Scalar n = q.segment<4>(k).norm();
     IMPULSE_CHECK(std::abs(n - 1) < 1e-3, "system '", name_, "': ", what, " quaternion of joint '",
-                  model_.joint_names[i], "' (q[", k, "..", k + 3, "], order w x y z) has norm ", n,
+                  model_->joint_names[i], "' (q[", k, "..", k + 3, "], order w x y z) has norm ", n,
                   ", expected 1");
   }
 }
@@ -98,40 +98,40 @@ void normalise(const Model& m, VecX& q) {
 void ArticulatedSystem::set_q(const VecXcref& q) {
   check_q(q, "q");
   q_ = q;
-  normalise(model_, q_);
+  normalise(*model_, q_);
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_u(const VecXcref& u) {
-  check_input(u, model_.nv, name_, "u");
+  check_input(u, model_->nv, name_, "u");
   u_ = u;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
   check_q(q, "q");
-  check_input(u, model_.nv, name_, "u");
+  check_input(u, model_->nv, name_, "u");
   q_ = q;
-  normalise(model_, q_);
+  normalise(*model_, q_);
   u_ = u;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_generalized_force(const VecXcref& tau) {
-  check_input(tau, model_.nv, name_, "generalized force");
+  check_input(tau, model_->nv, name_, "generalized force");
   tau_ = tau;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
-  check_input(kp, model_.nv, name_, "kp");
-  check_input(kd, model_.nv, name_, "kd");
-  for (Index i = 0; i < model_.nb; ++i) {
-    for (Index k = model_.idx_v[i]; k < model_.idx_v[i] + model_.nv_joint[i]; ++k) {
+  check_input(kp, model_->nv, name_, "kp");
+  check_input(kd, model_->nv, name_, "kd");
+  for (Index i = 0; i < model_->nb; ++i) {
+    for (Index k = model_->idx_v[i]; k < model_->idx_v[i] + model_->nv_joint[i]; ++k) {
       IMPULSE_CHECK(kp[k] >= 0 && kd[k] >= 0, "system '", name_, "': PD gains must be >= 0 (dof ", k, ")");
-      IMPULSE_CHECK(model_.nv_joint[i] == 1 || (kp[k] == 0 && kd[k] == 0), "system '", name_,
-                    "': PD gains must be zero on the ", joint_type_name(model_.joint_type[i]), " joint '",
-                    model_.joint_names[i], "' (dof ", k, "); only 1-dof joints are PD-controlled");
+      IMPULSE_CHECK(model_->nv_joint[i] == 1 || (kp[k] == 0 && kd[k] == 0), "system '", name_,
+                    "': PD gains must be zero on the ", joint_type_name(model_->joint_type[i]), " joint '",
+                    model_->joint_names[i], "' (dof ", k, "); only 1-dof joints are PD-controlled");
     }
   }
   kp_ = kp;
@@ -140,18 +140,18 @@ void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
 }
 
 void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref& u_target) {
-  check_input(q_target, model_.nq, name_, "q_target");
-  check_input(u_target, model_.nv, name_, "u_target");
+  check_input(q_target, model_->nq, name_, "q_target");
+  check_input(u_target, model_->nv, name_, "u_target");
   q_target_ = q_target;
   u_target_ = u_target;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, const Vec3& point_W) {
-  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
+  IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(force_W.allFinite() && point_W.allFinite(), "system '", name_, "': external force on body '",
-                model_.body_names[body], "' is not finite");
-  forward_kinematics(model_, query_, q_);
+                model_->body_names[body], "' is not finite");
+  forward_kinematics(*model_, query_, q_);
   const SE3& X = query_.oMi[body];
   const Vec3 f_B = X.R.transpose() * force_W;
   const Vec3 r_B = X.R.transpose() * (point_W - X.p);
@@ -162,10 +162,10 @@ void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, cons
 }
 
 void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
-  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
-  IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_.body_names[body],
+  IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
+  IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_->body_names[body],
                 "' is not finite");
-  forward_kinematics(model_, query_, q_);
+  forward_kinematics(*model_, query_, q_);
   f_ext_[body].tail<3>() += query_.oMi[body].R.transpose() * torque_W;
   has_f_ext_ = true;
   if (world_) world_->prepared_ = false;
@@ -177,59 +177,59 @@ void ArticulatedSystem::clear_external_forces() {
 }
 
 const MatX& ArticulatedSystem::mass_matrix() const {
-  crba(model_, query_, q_);
+  crba(*model_, query_, q_);
   query_.M.triangularView<Eigen::StrictlyLower>() = query_.M.transpose();
   return query_.M;
 }
 
-const VecX& ArticulatedSystem::nonlinear_effects() const { return impulse::nonlinear_effects(model_, query_, q_, u_); }
+const VecX& ArticulatedSystem::nonlinear_effects() const { return impulse::nonlinear_effects(*model_, query_, q_, u_); }
 
 SE3 ArticulatedSystem::body_pose(Index body) const {
-  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
-  forward_kinematics(model_, query_, q_);
+  IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
+  forward_kinematics(*model_, query_, q_);
   return query_.oMi[body];
 }
 
 SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
-  const Index f = model_.frame_id(frame);
-  forward_kinematics(model_, query_, q_);
-  return frame_placement(model_, query_, f);
+  const Index f = model_->frame_id(frame);
+  forward_kinematics(*model_, query_, q_);
+  return frame_placement(*model_, query_, f);
 }
 
 Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
-  const Frame& f = model_.frames[model_.frame_id(frame)];
+  const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(model_, query_, q_, u_);
+  forward_kinematics(*model_, query_, q_, u_);
   return point_velocity(query_, f.body, f.X_BF.p);
 }
 
 Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
-  const Frame& f = model_.frames[model_.frame_id(frame)];
+  const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(model_, query_, q_, u_);
+  forward_kinematics(*model_, query_, q_, u_);
   return body_angular_velocity(query_, f.body);
 }
 
 MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
-  const Index f = model_.frame_id(frame);
-  MatX J = MatX::Zero(6, model_.nv);
-  if (model_.frames[f].body < 0) return J;
-  compute_joint_jacobians(model_, query_, q_);
-  impulse::frame_jacobian(model_, query_, f, J);
+  const Index f = model_->frame_id(frame);
+  MatX J = MatX::Zero(6, model_->nv);
+  if (model_->frames[f].body < 0) return J;
+  compute_joint_jacobians(*model_, query_, q_);
+  impulse::frame_jacobian(*model_, query_, f, J);
   return J;
 }
 
 MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
-  IMPULSE_CHECK(body >= 0 && body < model_.nb, "system '", name_, "': body index ", body, " out of range");
-  MatX J = MatX::Zero(3, model_.nv);
-  compute_joint_jacobians(model_, query_, q_);
-  impulse::point_jacobian(model_, query_, body, p_B, J);
+  IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
+  MatX J = MatX::Zero(3, model_->nv);
+  compute_joint_jacobians(*model_, query_, q_);
+  impulse::point_jacobian(*model_, query_, body, p_B, J);
   return J;
 }
 
-Scalar ArticulatedSystem::kinetic_energy() const { return impulse::kinetic_energy(model_, query_, q_, u_); }
-Scalar ArticulatedSystem::potential_energy() const { return impulse::potential_energy(model_, query_, q_); }
-Vec3 ArticulatedSystem::center_of_mass() const { return impulse::center_of_mass(model_, query_, q_); }
+Scalar ArticulatedSystem::kinetic_energy() const { return impulse::kinetic_energy(*model_, query_, q_, u_); }
+Scalar ArticulatedSystem::potential_energy() const { return impulse::potential_energy(*model_, query_, q_); }
+Vec3 ArticulatedSystem::center_of_mass() const { return impulse::center_of_mass(*model_, query_, q_); }
 
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
@@ -240,7 +240,7 @@ void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t 
 
 void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
-  world_->collision_.set_body_filter(object_, model_.body_id(body), CollisionFilter{group, mask});
+  world_->collision_.set_body_filter(object_, model_->body_id(body), CollisionFilter{group, mask});
   const std::string n = name_;
   world_->record(
       [n, body, group, mask](const World&, World& w) { w.system(n).set_body_collision_filter(body, group, mask); });

@@ -174,13 +174,17 @@ std::string World::unique_name(const std::string& base) const {
 }
 
 ArticulatedSystem& World::add_articulated_system(const std::string& urdf_path, const SystemOptions& options) {
-  Model model = load_urdf(urdf_path, options.urdf);
-  return add_articulated_system(model, options);
+  return add_articulated_system(std::make_shared<const Model>(load_urdf(urdf_path, options.urdf)), options);
 }
 
 ArticulatedSystem& World::add_articulated_system(const Model& model, const SystemOptions& options) {
-  const std::string name = unique_name(options.name.empty() ? model.name : options.name);
-  auto sys = std::make_unique<ArticulatedSystem>(name, model);
+  return add_articulated_system(std::make_shared<const Model>(model), options);
+}
+
+ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> model, const SystemOptions& options) {
+  IMPULSE_CHECK(model != nullptr, "add_articulated_system: the Model is null");
+  const std::string name = unique_name(options.name.empty() ? model->name : options.name);
+  auto sys = std::make_unique<ArticulatedSystem>(name, std::move(model));
   return add_system(std::move(sys), options);
 }
 
@@ -190,7 +194,7 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   CollisionObjectOptions co;
   co.filter = options.filter;
   co.self_collision = options.self_collision;
-  const Index object = collision_.add_object(sys->model_, co);
+  const Index object = collision_.add_object(*sys->model_, co);
   sys->object_ = object;
   sys->world_ = this;
   if (static_cast<Index>(object_system_.size()) <= object) object_system_.resize(object + 1, -1);
@@ -202,6 +206,7 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   SystemOptions o = options;
   o.name = systems_.back()->name();
   record([index, o](const World& src, World& w) {
+    // the clone shares the (immutable) Model
     w.add_articulated_system(src.systems_[static_cast<std::size_t>(index)]->model_, o);
   });
   return *systems_.back();
@@ -227,7 +232,7 @@ ArticulatedSystem& World::add_free_body(const std::string& name, ShapeType type,
   SystemOptions o;
   o.name = name;
   o.filter = filter;
-  return add_articulated_system(b.finalize(), o);
+  return add_articulated_system(std::make_shared<const Model>(b.finalize()), o);
 }
 
 namespace {
@@ -442,9 +447,9 @@ void World::save_state_into(WorldState& st) const {
     const ArticulatedSystem& s = *systems_[i];
     SystemState& x = st.systems[i];
     x.name = s.name_;
-    x.nq = s.model_.nq;
-    x.nv = s.model_.nv;
-    x.nb = s.model_.nb;
+    x.nq = s.model_->nq;
+    x.nv = s.model_->nv;
+    x.nb = s.model_->nb;
     x.q = s.q_;
     x.u = s.u_;
     x.tau = s.tau_;

@@ -558,12 +558,12 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
       if (!d.empty()) uo.package_paths.push_back(resolve(d));
     }
   }
+  Model m;
   try {
-    r.model = load_urdf(r.urdf, uo);
+    m = load_urdf(r.urdf, uo);
   } catch (const Error& err) {
     fail_attr(e, "urdf", err.what());
   }
-  Model& m = r.model;
   r.name = has(e, "name") ? name(e, "name") : m.name;
   if (!m.floating_base) {
     // a fixed base: place the root joint (the base pose is constant)
@@ -625,6 +625,7 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
   } else if (has_target) {
     fail(e, "<pd_target> without <pd> gains");
   }
+  r.model = std::make_shared<const Model>(std::move(m));
   return r;
 }
 
@@ -760,7 +761,7 @@ WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::stri
     RobotDescription r;
     r.name = m.name;
     r.urdf = path;
-    r.model = m.model;
+    r.model = std::make_shared<const Model>(m.model);
     r.fixed_base = !m.model.floating_base;
     r.self_collision = m.self_collision;
     if (m.is_static) r.filter = static_filter;

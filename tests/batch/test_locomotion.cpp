@@ -102,6 +102,9 @@ TEST_CASE("LocomotionTask: zero action stands; truncation resets with the final 
   s.max_episode_steps = 50;  // 0.5 s
   const Index n = 3;
   LocomotionTask task(s, n, 2);
+  // one Model for all environments (parsed once, shared, not copied per World)
+  for (Index i = 1; i < n; ++i)
+    CHECK(task.world(i).system(0).shared_model().get() == task.world(0).system(0).shared_model().get());
   Buffers b(n);
   task.reset(1, b.obs);
   const Vec3 cmd0 = task.command(0);

@@ -67,3 +67,21 @@ TEST_CASE("VecWorld::integrate allocates nothing after the first steps", "[batch
   vec.integrate(20);
   CHECK(test::alloc_counter_stop() == 0);
 }
+
+TEST_CASE("the worlds of a VecWorld, and clones, share one immutable Model", "[batch]") {
+  VecWorld vec(parse_world_file(kStand), 3, 2);
+  const auto& shared = vec.world(0).system(0).shared_model();
+  REQUIRE(shared != nullptr);
+  for (Index i = 1; i < 3; ++i) CHECK(vec.world(i).system(0).shared_model().get() == shared.get());
+  const auto copy = vec.world(1).clone();
+  CHECK(copy->system(0).shared_model().get() == shared.get());
+  // a World built from a Model value holds its own copy
+  World w;
+  const ArticulatedSystem& own = w.add_articulated_system(*shared);
+  CHECK(own.shared_model().get() != shared.get());
+  CHECK(own.model().nv == shared->nv);
+  // a null Model is refused and adds nothing
+  CHECK_THROWS_WITH(w.add_articulated_system(std::shared_ptr<const Model>()),
+                    Catch::Contains("add_articulated_system: the Model is null"));
+  CHECK(w.num_systems() == 1);
+}

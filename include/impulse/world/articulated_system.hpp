@@ -22,12 +22,16 @@ class World;
 
 class ArticulatedSystem {
  public:
-  ArticulatedSystem(std::string name, Model model);
+  // The Model is immutable and may be shared by the systems of many Worlds (batched
+  // environments, World::clone): one copy in memory and in the cache, whatever their number.
+  ArticulatedSystem(std::string name, std::shared_ptr<const Model> model);
 
   const std::string& name() const { return name_; }
-  const Model& model() const { return model_; }
-  Index nq() const { return model_.nq; }
-  Index nv() const { return model_.nv; }
+  const Model& model() const { return *model_; }
+  // The shared description itself, to add the same robot to another World without a copy.
+  const std::shared_ptr<const Model>& shared_model() const { return model_; }
+  Index nq() const { return model_->nq; }
+  Index nv() const { return model_->nv; }
 
   // state
   const VecX& q() const { return q_; }
@@ -97,7 +101,7 @@ class ArticulatedSystem {
   void check_q(const VecXcref& q, const char* what) const;
 
   std::string name_;
-  Model model_;
+  std::shared_ptr<const Model> model_;  // never null
   VecX q_, u_, tau_, kp_, kd_, q_target_, u_target_;
   Vec6Vector f_ext_;     // body frame wrench per body, cleared after each step
   bool has_f_ext_ = false;

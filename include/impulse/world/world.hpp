@@ -150,6 +150,9 @@ class World {
   // dynamic objects
   ArticulatedSystem& add_articulated_system(const std::string& urdf_path, const SystemOptions& options = {});
   ArticulatedSystem& add_articulated_system(const Model& model, const SystemOptions& options = {});
+  // The same without a copy of the Model: Worlds built from one shared Model (batched
+  // environments, clone()) hold it once. A null pointer is an InvalidArgument.
+  ArticulatedSystem& add_articulated_system(std::shared_ptr<const Model> model, const SystemOptions& options = {});
   // Free rigid bodies (uniform density): radius; full sides; radius and length along local z.
   ArticulatedSystem& add_sphere(const std::string& name, Scalar radius, Scalar mass,
                                 const std::string& material = "default", const CollisionFilter& f = {});

@@ -101,7 +101,9 @@ struct BodyDescription {
 struct RobotDescription {
   std::string name;
   std::string urdf;  // resolved path (relative to the world file's directory)
-  Model model;       // loaded in phase 1 (root placement applied for fixed bases)
+  // loaded in phase 1 (root placement applied for fixed bases); shared, immutable: every World
+  // built from this description (VecWorld) holds the one copy
+  std::shared_ptr<const Model> model;
   bool fixed_base = false;
   bool self_collision = false;
   CollisionFilter filter;
