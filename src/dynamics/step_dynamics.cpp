@@ -17,4 +17,9 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
   return data.h;
 }
 
+const MatX& recompute_step_mass_matrix(const Model& model, Data& data) {
+  detail::crba_from_poses(model, data);
+  return data.M;
+}
+
 }  // namespace impulse

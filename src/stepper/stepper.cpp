@@ -77,9 +77,13 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   }
   for (int pass = 0; pass < 3; ++pass) {
     // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
-    // kinematics pass
-    rhs = compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    rhs = tau - rhs - m.damping.cwiseProduct(u);
+    // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
+    if (pass == 0) {
+      compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+    } else {
+      recompute_step_mass_matrix(m, d);
+    }
+    rhs = tau - d.h - m.damping.cwiseProduct(u);
     for (Index i = 0; i < m.nb; ++i) {
       if (m.nv_joint[i] != 1) continue;
       const Index k = m.idx_v[i], iq = m.idx_q[i];

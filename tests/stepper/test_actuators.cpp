@@ -108,3 +108,38 @@ TEST_CASE("actuators: joint damping decays the speed as exp(-b t / I)", "[steppe
     }
   }
 }
+
+TEST_CASE("actuators: joints clamped only at the free velocity move as if driven by the bound", "[stepper]") {
+  // Two 1 kg links at 1 m and 2 m, both joints about y, held horizontal by a stiff PD at rest:
+  // the explicit PD torque is zero, so no joint is clamped in the first pass; the implicit PD
+  // torque at u_free holds gravity (about 29 and 10 N m), beyond the 5 N m limits, so the second
+  // pass clamps both, with M recomputed at the same q (not a second kinematics/RNEA pass). The
+  // step must equal that of the same arm driven by the bound torques alone (no PD).
+  const std::string urdf = R"(<robot name="arm2">
+  <link name="world"/>
+  <link name="a"><inertial><origin xyz="1 0 0"/><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><origin xyz="1 0 0"/><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="world"/><child link="a"/><axis xyz="0 1 0"/>
+    <limit lower="-10" upper="10" effort="5" velocity="100"/></joint>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="1 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-10" upper="10" effort="5" velocity="100"/></joint>
+</robot>)";
+  const Model model = load_urdf_string(urdf);
+  World pd, driven;
+  ArticulatedSystem& a = pd.add_articulated_system(model);
+  ArticulatedSystem& b = driven.add_articulated_system(model);
+  a.set_pd_gains(VecX::Constant(2, 4000.0), VecX::Constant(2, 20000.0));  // dt Kd >> M
+  a.set_pd_targets(VecX::Zero(2), VecX::Zero(2));
+  REQUIRE(pd.integrate() == StepStatus::Ok);
+  // both clamped (at -5: the PD resists the links' fall, positive about y)
+  REQUIRE(a.applied_torque()[0] == -5.0);
+  REQUIRE(a.applied_torque()[1] == -5.0);
+  b.set_generalized_force(a.applied_torque());
+  REQUIRE(driven.integrate() == StepStatus::Ok);
+  for (Index k = 0; k < 2; ++k) {
+    INFO("dof " << k);
+    CHECK(a.u()[k] == Approx(b.u()[k]).margin(1e-13));
+    CHECK(a.q()[k] == Approx(b.q()[k]).margin(1e-15));
+  }
+  CHECK(std::abs(a.u()[0]) > 1e-3);  // it falls
+}

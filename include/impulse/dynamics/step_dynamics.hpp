@@ -19,4 +19,10 @@ namespace impulse {
 const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref& q, const VecXcref& u,
                                   const Vec6Vector* f_ext = nullptr);
 
+// data.M = M(q) again (with data.J, data.oYcrb, data.F) from the poses of the last
+// compute_step_dynamics call, for a caller that has overwritten M (ltdl_factor factors it in
+// place) and needs it at the same q: CRBA alone, no second kinematics or RNEA pass. data.h and
+// the poses are left as they are. Bit-identical to the M of that call.
+const MatX& recompute_step_mass_matrix(const Model& model, Data& data);
+
 }  // namespace impulse
