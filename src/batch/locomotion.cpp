@@ -279,6 +279,9 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       reset_env(e);
     }
     observe(e, obs.row(i));
+  }, [&](Index next) {
+    // the thread's next environment: its memory arrives while this one steps (World::prefetch)
+    envs_[static_cast<std::size_t>(next)]->world->prefetch();
   });
 }
 

@@ -26,16 +26,21 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work() {
-  for (;;) {
-    const Index i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= n_) return;
+  Index i = next_.fetch_add(1, std::memory_order_relaxed);
+  while (i < n_) {
+    // with a look-ahead, the next item is claimed now, so that its memory can be requested
+    // while this one computes
+    const Index next = ahead_ ? next_.fetch_add(1, std::memory_order_relaxed) : 0;
     try {
+      if (ahead_ && next < n_) ahead_(ahead_callable_, next);
       invoke_(callable_, i);
     } catch (...) {
       std::lock_guard<std::mutex> lock(error_mutex_);
       if (!error_) error_ = std::current_exception();
       next_.store(n_, std::memory_order_relaxed);  // stop handing out items
+      return;
     }
+    i = ahead_ ? next : next_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -56,10 +61,12 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::run(Index n, void* callable, Invoke invoke) {
+void ThreadPool::run(Index n, void* callable, Invoke invoke, void* ahead_callable, Invoke ahead) {
   if (n <= 0) return;
   callable_ = callable;
   invoke_ = invoke;
+  ahead_callable_ = ahead_callable;
+  ahead_ = ahead;
   n_ = n;
   error_ = nullptr;
   next_.store(0, std::memory_order_relaxed);

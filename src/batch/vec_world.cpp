@@ -39,7 +39,7 @@ void VecWorld::integrate(Index steps) {
       if (first == 0) first = static_cast<int>(s);
     }
     status_[static_cast<std::size_t>(i)] = first;
-  });
+  }, [&](Index next) { worlds_[static_cast<std::size_t>(next)]->prefetch(); });  // this thread's next World
 }
 
 void VecWorld::check_rows(const char* what, Index rows, Index cols, Index s, bool position) const {

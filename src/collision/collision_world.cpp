@@ -15,6 +15,7 @@
 
 #include "impulse/collision/manifold.hpp"
 #include "impulse/core/check.hpp"
+#include "impulse/core/prefetch.hpp"
 #include "impulse/model/model.hpp"
 
 namespace impulse {
@@ -622,6 +623,24 @@ Scalar CollisionWorld::reach(Index object) const {
   }
   return r;
 }
+void CollisionWorld::prefetch_step() const {
+  const Impl& w = *impl_;
+  prefetch_bytes(&w, sizeof(Impl));
+  prefetch_data(w.objects);
+  prefetch_data(w.shapes);
+  prefetch_data(w.planes);
+  prefetch_data(w.plane_pairs);
+  for (const Object& o : w.objects) {
+    if (o.is_static) continue;
+    prefetch_data(o.shapes);
+    prefetch_data(o.X_WB);
+    for (const Index id : o.shapes) {
+      const Shape& s = w.shapes[static_cast<std::size_t>(id)];
+      if (s.fco) prefetch_bytes(s.fco.get(), sizeof(MarginObject));
+    }
+  }
+}
+
 MaterialTable& CollisionWorld::materials() { return impl_->materials; }
 const MaterialTable& CollisionWorld::materials() const { return impl_->materials; }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 
@@ -799,6 +800,40 @@ std::size_t DelassusAssembler::memory_bytes() const {
        pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island);
   b += static_cast<std::size_t>(G_full_.size()) * S;
   return b;
+}
+
+void DelassusAssembler::prefetch_step() const {
+  const Index n = 3 * nc_ + nl_ + nf_;
+  auto head = [](const auto& v, Index k) {
+    const std::size_t m = std::min<std::size_t>(static_cast<std::size_t>(v.size()), static_cast<std::size_t>(k));
+    if (m > 0) prefetch_bytes(v.data(), m * sizeof(*v.data()));
+  };
+  prefetch_bytes(this, sizeof(DelassusAssembler));
+  for (const VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
+                        &position_target_, &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_,
+                        &lposition_, &lbox_})
+    head(*v, n);
+  head(mu_, nc_);
+  head(lmu_, nc_);
+  head(frames_, nc_);
+  head(height_, nc_);
+  head(order_, nc_);
+  head(contact_island_, nc_);
+  head(group_pieces_, 2 * n);
+  head(rows_, n);
+  head(lrow_global_, n);
+  prefetch_data(pieces_);
+  prefetch_data(islands_);
+  prefetch_data(parent_);
+  prefetch_data(sys_island_);
+  for (const auto& list : sys_pieces_) prefetch_data(list);
+  const Index slots = static_cast<Index>(pieces_.size()) * nv_max_;
+  head(dofs_, slots);
+  head(Y_, 3 * slots);
+  Index dense = 0;
+  for (const Island& isl : islands_)
+    if (isl.dense >= 0) dense = std::max(dense, isl.dense + (3 * isl.nc + isl.nl + isl.nf) * (3 * isl.nc + isl.nl + isl.nf));
+  head(Gd_, dense);
 }
 
 ContactProblem DelassusAssembler::problem() const {

@@ -1,5 +1,7 @@
 #include "impulse/dynamics/data.hpp"
 
+#include "impulse/core/prefetch.hpp"
+
 namespace impulse {
 
 Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravity(model.gravity) {
@@ -52,6 +54,25 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
 
   Jframe = Mat6X::Zero(6, nv);
   Jpoint = Mat3X::Zero(3, nv);
+}
+
+void Data::prefetch_step() const {
+  prefetch_bytes(this, sizeof(Data));
+  for (const auto* r : {&rev_A, &rev_B, &rev_C}) prefetch_data(*r);
+  prefetch_data(liMi);
+  prefetch_data(oMi);
+  prefetch_data(v);
+  prefetch_data(a);
+  prefetch_data(f);
+  prefetch_data(h);
+  prefetch_data(J);
+  prefetch_data(oYcrb);
+  prefetch_data(F);
+  prefetch_data(M);
+  prefetch_data(D);
+  prefetch_data(Dinv);
+  prefetch_data(ltdl_tmp);
+  prefetch_data(dof_subtree_end);
 }
 
 }  // namespace impulse

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
 
@@ -201,6 +202,26 @@ std::size_t Stepper::memory_bytes() const {
   b += (cache_.contacts.capacity() + memory_next_.capacity()) * sizeof(ContactMemory);
   b += (cache_.limits.capacity() + limit_memory_next_.capacity()) * sizeof(LimitMemory);
   return b + product_.memory_bytes() + assembler_.memory_bytes();
+}
+
+void Stepper::prefetch_step() const {
+  const Index n = assembler_.num_rows();
+  prefetch_bytes(this, sizeof(Stepper));
+  auto head = [](const VecX& v, Index k) {
+    if (k > 0 && v.size() > 0) prefetch_bytes(v.data(), static_cast<std::size_t>(std::min<Index>(v.size(), k)) * sizeof(Scalar));
+  };
+  head(lambda_, n);
+  head(ll_, stats_.largest_island_rows);
+  prefetch_data(views_);
+  prefetch_data(object_system_);
+  for (const VecX& v : u_next_) prefetch_data(v);
+  prefetch_data(spec_twist_);
+  prefetch_data(cache_.contacts);
+  prefetch_data(cache_.limits);
+  prefetch_data(memory_next_);
+  prefetch_data(limit_memory_next_);
+  if (contacts_.size() > 0) prefetch_bytes(contacts_.begin(), static_cast<std::size_t>(contacts_.size()) * sizeof(Contact));
+  assembler_.prefetch_step();
 }
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision,

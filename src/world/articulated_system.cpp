@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/crba.hpp"
 #include "impulse/dynamics/energy.hpp"
 #include "impulse/dynamics/jacobian.hpp"
@@ -42,6 +43,17 @@ ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Mod
   rhs_.setZero(nv);
   zero_.setZero(nv);
   contact_impulses_.reserve(64);
+}
+
+void ArticulatedSystem::prefetch_step() const {
+  prefetch_bytes(this, sizeof(ArticulatedSystem));
+  for (const VecX* v : {&q_, &u_, &tau_, &kp_, &kd_, &q_target_, &u_target_, &u_free_, &u_next_, &q_next_, &rhs_,
+                        &tau_applied_, &tau_friction_, &tau_clamp_})
+    prefetch_data(*v);
+  prefetch_data(f_ext_);
+  prefetch_data(clamped_);
+  prefetch_data(contact_impulses_);
+  data_.prefetch_step();
 }
 
 StepperSystem ArticulatedSystem::stepper_system() {

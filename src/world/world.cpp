@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/prefetch.hpp"
 #include "impulse/model/model_builder.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/settings.hpp"
@@ -554,6 +555,15 @@ void World::reset() {
   if (has_initial_) restore_state(initial_);
   clear_warnings();
   report_ = StepReport();
+}
+
+void World::prefetch() const {
+  prefetch_bytes(this, sizeof(World));
+  prefetch_data(system_ptrs_);
+  prefetch_data(step_systems_);
+  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step();
+  stepper_.prefetch_step();
+  collision_.prefetch_step();
 }
 
 std::unique_ptr<World> World::clone() const {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "impulse/batch/thread_pool.hpp"
@@ -35,4 +36,56 @@ TEST_CASE("ThreadPool rethrows the first exception and stays usable", "[batch]")
   pool.parallel_for(100, [&](Index i) { sum += i; });
   CHECK(sum == 4950);
   CHECK_THROWS_AS(ThreadPool(-1), InvalidArgument);
+}
+
+TEST_CASE("ThreadPool with a look-ahead: each thread announces the item it runs next", "[batch]") {
+  // one thread: ahead(1) f(0) ahead(2) f(1) ... f(n-1)
+  {
+    ThreadPool pool(1);
+    std::vector<Index> events;  // item for f, -1 - item for ahead
+    pool.parallel_for(4, [&](Index i) { events.push_back(i); }, [&](Index j) { events.push_back(-1 - j); });
+    CHECK(events == std::vector<Index>{-2, 0, -3, 1, -4, 2, 3});
+  }
+  // several threads: every item runs exactly once; an announced item is the next one its
+  // thread runs, and every item but each thread's first is announced
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (Index n : {0, 1, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n)), announced(static_cast<std::size_t>(n));
+      for (auto& h : hits) h = 0;
+      for (auto& a : announced) a = 0;
+      // the thread that announced an item is the one that runs it
+      std::vector<std::thread::id> announcer(static_cast<std::size_t>(n)), runner(static_cast<std::size_t>(n));
+      pool.parallel_for(
+          n,
+          [&](Index i) {
+            runner[static_cast<std::size_t>(i)] = std::this_thread::get_id();
+            hits[static_cast<std::size_t>(i)]++;
+          },
+          [&](Index j) {
+            announcer[static_cast<std::size_t>(j)] = std::this_thread::get_id();
+            announced[static_cast<std::size_t>(j)]++;
+          });
+      int wrong = 0;
+      for (Index i = 0; i < n; ++i)
+        wrong += announced[static_cast<std::size_t>(i)] > 0 &&
+                 announcer[static_cast<std::size_t>(i)] != runner[static_cast<std::size_t>(i)];
+      CHECK(wrong == 0);
+      int firsts = 0;
+      for (Index i = 0; i < n; ++i) {
+        CHECK(hits[static_cast<std::size_t>(i)] == 1);
+        CHECK(announced[static_cast<std::size_t>(i)] <= 1);
+        firsts += announced[static_cast<std::size_t>(i)] == 0;
+      }
+      CHECK(firsts <= std::min<Index>(n, threads));
+    }
+  }
+  // an exception in f stops the loop, is rethrown, and the pool stays usable
+  ThreadPool pool(2);
+  CHECK_THROWS_WITH(pool.parallel_for(
+                        100, [](Index i) { if (i == 42) throw InvalidArgument("item 42 failed"); }, [](Index) {}),
+                    "item 42 failed");
+  std::atomic<long> sum{0};
+  pool.parallel_for(100, [&](Index i) { sum += i; }, [](Index) {});
+  CHECK(sum == 4950);
 }

@@ -36,13 +36,23 @@ class ThreadPool {
   template <class F>
   void parallel_for(Index n, F&& f) {
     using Fn = std::remove_reference_t<F>;
-    run(n, const_cast<void*>(static_cast<const void*>(&f)),
-        [](void* c, Index i) { (*static_cast<Fn*>(c))(i); });
+    run(n, const_cast<void*>(static_cast<const void*>(&f)), [](void* c, Index i) { (*static_cast<Fn*>(c))(i); },
+        nullptr, nullptr);
+  }
+  // The same, and each thread claims its next item before it runs the current one and calls
+  // ahead(next) first, so that ahead can prefetch the next item's memory (World::prefetch) while
+  // f(current) computes. ahead must not change anything f reads.
+  template <class F, class A>
+  void parallel_for(Index n, F&& f, A&& ahead) {
+    using Fn = std::remove_reference_t<F>;
+    using An = std::remove_reference_t<A>;
+    run(n, const_cast<void*>(static_cast<const void*>(&f)), [](void* c, Index i) { (*static_cast<Fn*>(c))(i); },
+        const_cast<void*>(static_cast<const void*>(&ahead)), [](void* c, Index i) { (*static_cast<An*>(c))(i); });
   }
 
  private:
   using Invoke = void (*)(void*, Index);
-  void run(Index n, void* callable, Invoke invoke);
+  void run(Index n, void* callable, Invoke invoke, void* ahead_callable, Invoke ahead);
   void work();          // takes items until none is left
   void worker_loop();
 
@@ -56,6 +66,8 @@ class ThreadPool {
   // the current job
   void* callable_ = nullptr;
   Invoke invoke_ = nullptr;
+  void* ahead_callable_ = nullptr;
+  Invoke ahead_ = nullptr;
   Index n_ = 0;
   std::atomic<Index> next_{0};
   std::exception_ptr error_;

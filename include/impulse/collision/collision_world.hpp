@@ -109,6 +109,10 @@ class CollisionWorld {
   MaterialTable& materials();
   const MaterialTable& materials() const;
 
+  // Prefetches what update() and detect() of the moving objects touch (World::prefetch; a hint):
+  // the objects, their shapes and the shapes' FCL objects, the planes.
+  void prefetch_step() const;
+
   // World poses X_WB of every body of a moving object (size = its number of bodies), e.g.
   // Data::oMi after forward kinematics. Throws InvalidArgument on a size mismatch or a non-finite
   // pose (naming the object and body); nothing is changed then.

@@ -245,6 +245,9 @@ class DelassusAssembler {
   Index num_midpoint_systems() const { return num_midpoint_systems_; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
+  // Prefetches the parts of the buffers the last step used (core/prefetch.hpp; a hint): the next
+  // step of a batched World is likely to use as much.
+  void prefetch_step() const;
 
  private:
   // Rows of one system on one root path: `nrows` rows from `row` (3: a contact side, 1: a limit),

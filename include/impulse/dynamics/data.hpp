@@ -57,6 +57,10 @@ class Data {
  public:
   explicit Data(const Model& model);
 
+  // Prefetches the buffers a time step reads and writes (core/prefetch.hpp; a hint, no effect on
+  // results). The ABA and frame-Jacobian scratch are left out: the stepper does not use them.
+  void prefetch_step() const;
+
   Index nb = 0, nv = 0, nq = 0;
 
   // Gravity acceleration (world frame, m/s^2) used by rnea, nonlinear_effects, gravity_torques,

@@ -176,6 +176,8 @@ class Stepper {
 
   // Bytes held by the stepper's growable buffers (contacts, assembler, solver not included).
   std::size_t memory_bytes() const;
+  // Prefetches the buffers the last step used (World::prefetch; a hint).
+  void prefetch_step() const;
 
  private:
   void warm_start(Index n);

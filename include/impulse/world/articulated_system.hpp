@@ -94,6 +94,9 @@ class ArticulatedSystem {
 
   Index collision_object() const { return object_; }
 
+  // Prefetches the memory a step of this system uses (World::prefetch).
+  void prefetch_step() const;
+
  private:
   friend class World;
   // The stepper's view of this system (pointers into the members below), for World.

@@ -100,6 +100,11 @@ class World {
   // or one with collision objects added through collision() instead of the World's add_* calls.
   std::unique_ptr<World> clone() const;
 
+  // A hint for batched stepping (VecWorld, LocomotionTask): requests the memory the next step of
+  // this World will use into the calling core's cache, so that a thread can ask for the World it
+  // steps next while it computes the current one (core/prefetch.hpp). No effect on results.
+  void prefetch() const;
+
   // state (world_state.hpp)
   WorldState save_state() const;
   // Restores a state saved from this World or from one built from the same description; throws
