@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "impulse/core/version.hpp"
 #include "impulse/solvers/anderson.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 
 namespace impulse::cli {
 
@@ -33,8 +34,12 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_flag("--full", o->full, "bench fidelity: the issue's scene lengths (216 balls 10 s, 49 balls 20 s)");
   c->add_option("--steps", o->steps, "bench scenes: steps per scene (default: the scene's)")->check(CLI::Range(1L, 10000000L));
   c->add_option("--anderson", o->anderson,
-                "bench scenes: Anderson acceleration memory of the bisection solver (0: off, the default)")
+                "bench scenes: Anderson acceleration memory of the bisection and PGS solvers (0: off, the default)")
       ->check(CLI::Range(0, static_cast<int>(AndersonAcceleration::kMaxMemory)));
+  std::vector<std::string> solvers;
+  for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);
+  c->add_option("--solver", o->solver, "bench scenes: contact solver (default: bisection)")
+      ->check(CLI::IsMember(solvers));
   c->callback([o, &run]() {
     run = [o]() {
       if (o->model.empty()) o->model = default_model_path();

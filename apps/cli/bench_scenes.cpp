@@ -186,13 +186,13 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-json run_scene(const Scene& sc, long steps, int anderson) {
+json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver) {
   World w;
   w.set_time_step(sc.dt);
-  if (anderson >= 0) {
+  if (anderson >= 0 || !solver.empty()) {
     SolverSettings s;
-    s.name = "bisection";
-    s.bisection.anderson_memory = anderson;
+    s.name = solver.empty() ? "bisection" : solver;
+    if (anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = anderson;
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
@@ -235,6 +235,7 @@ json run_scene(const Scene& sc, long steps, int anderson) {
   j["bodies"] = w.num_systems();
   j["us_per_step_mean"] = mean(total);
   j["us_per_step_median"] = median(total);
+  j["us_per_step_max"] = total.empty() ? 0.0 : *std::max_element(total.begin(), total.end());
   if (sc.robots > 0) j["us_per_robot_mean"] = mean(total) / static_cast<double>(sc.robots);
   j["stages_us_mean"] = {{"dynamics", mean(dyn)}, {"collision", mean(col)}, {"delassus", mean(del)},
                          {"solve", mean(sol)}, {"integrate", mean(integ)}};
@@ -271,15 +272,16 @@ int run_bench_scenes(const BenchOptions& o) {
     if (!o.scene.empty() && o.scene != "all" && o.scene != sc.name) continue;
     found = true;
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
-    json j = run_scene(sc, steps, o.anderson);
+    json j = run_scene(sc, steps, o.anderson, o.solver);
     j["anderson_memory"] = o.anderson >= 0 ? o.anderson : 0;
+    j["solver"] = o.solver.empty() ? "bisection" : o.solver;
     if (o.json) {
       all.push_back(j);
       continue;
     }
     std::cout << std::fixed << std::setprecision(1) << sc.name << " (" << sc.description << "), " << steps
               << " steps:\n  us/step mean " << j["us_per_step_mean"].get<double>() << " median "
-              << j["us_per_step_median"].get<double>() << "  [dynamics " << j["stages_us_mean"]["dynamics"].get<double>()
+              << j["us_per_step_median"].get<double>() << " max " << j["us_per_step_max"].get<double>() << "  [dynamics " << j["stages_us_mean"]["dynamics"].get<double>()
               << ", collision " << j["stages_us_mean"]["collision"].get<double>() << ", delassus "
               << j["stages_us_mean"]["delassus"].get<double>() << ", solve " << j["stages_us_mean"]["solve"].get<double>()
               << ", integrate " << j["stages_us_mean"]["integrate"].get<double>() << "]\n";

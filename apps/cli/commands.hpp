@@ -33,6 +33,7 @@ struct BenchOptions {
   long steps = 0;     // bench scenes: steps per scene (0: the scene's default)
   bool full = false;  // bench fidelity: the full scene lengths
   int anderson = -1;  // bench scenes: Anderson memory of the bisection solver (-1: its default)
+  std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
 int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp

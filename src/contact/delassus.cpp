@@ -808,7 +808,7 @@ void DelassusAssembler::prefetch_step() const {
     const std::size_t m = std::min<std::size_t>(static_cast<std::size_t>(v.size()), static_cast<std::size_t>(k));
     if (m > 0) prefetch_bytes(v.data(), m * sizeof(*v.data()));
   };
-  prefetch_bytes(this, sizeof(DelassusAssembler));
+  // (the assembler object itself is its owner's: World::prefetch)
   for (const VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
                         &position_target_, &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_,
                         &lposition_, &lbox_})

@@ -57,7 +57,7 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
 }
 
 void Data::prefetch_step() const {
-  prefetch_bytes(this, sizeof(Data));
+  // (the Data object itself is its owner's: ArticulatedSystem::prefetch_step)
   for (const auto* r : {&rev_A, &rev_B, &rev_C}) prefetch_data(*r);
   prefetch_data(liMi);
   prefetch_data(oMi);

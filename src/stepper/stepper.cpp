@@ -206,7 +206,7 @@ std::size_t Stepper::memory_bytes() const {
 
 void Stepper::prefetch_step() const {
   const Index n = assembler_.num_rows();
-  prefetch_bytes(this, sizeof(Stepper));
+  // (the Stepper object itself, with its assembler, is the World's: World::prefetch)
   auto head = [](const VecX& v, Index k) {
     if (k > 0 && v.size() > 0) prefetch_bytes(v.data(), static_cast<std::size_t>(std::min<Index>(v.size(), k)) * sizeof(Scalar));
   };
