@@ -281,7 +281,8 @@ int run_bench_scenes(const BenchOptions& o) {
     }
     std::cout << std::fixed << std::setprecision(1) << sc.name << " (" << sc.description << "), " << steps
               << " steps:\n  us/step mean " << j["us_per_step_mean"].get<double>() << " median "
-              << j["us_per_step_median"].get<double>() << " max " << j["us_per_step_max"].get<double>() << "  [dynamics " << j["stages_us_mean"]["dynamics"].get<double>()
+              << j["us_per_step_median"].get<double>() << " max " << j["us_per_step_max"].get<double>()
+              << "  [dynamics " << j["stages_us_mean"]["dynamics"].get<double>()
               << ", collision " << j["stages_us_mean"]["collision"].get<double>() << ", delassus "
               << j["stages_us_mean"]["delassus"].get<double>() << ", solve " << j["stages_us_mean"]["solve"].get<double>()
               << ", integrate " << j["stages_us_mean"]["integrate"].get<double>() << "]\n";

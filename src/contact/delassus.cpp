@@ -831,8 +831,10 @@ void DelassusAssembler::prefetch_step() const {
   head(dofs_, slots);
   head(Y_, 3 * slots);
   Index dense = 0;
-  for (const Island& isl : islands_)
-    if (isl.dense >= 0) dense = std::max(dense, isl.dense + (3 * isl.nc + isl.nl + isl.nf) * (3 * isl.nc + isl.nl + isl.nf));
+  for (const Island& isl : islands_) {
+    const Index m = 3 * isl.nc + isl.nl + isl.nf;
+    if (isl.dense >= 0) dense = std::max(dense, isl.dense + m * m);
+  }
   head(Gd_, dense);
 }
 

@@ -215,7 +215,8 @@ void Stepper::prefetch_step() const {
   const Index n = assembler_.num_rows();
   // (the Stepper object itself, with its assembler, is the World's: World::prefetch)
   auto head = [](const VecX& v, Index k) {
-    if (k > 0 && v.size() > 0) prefetch_bytes(v.data(), static_cast<std::size_t>(std::min<Index>(v.size(), k)) * sizeof(Scalar));
+    const Index m = std::min<Index>(v.size(), k);
+    if (m > 0) prefetch_bytes(v.data(), static_cast<std::size_t>(m) * sizeof(Scalar));
   };
   head(lambda_, n);
   head(ll_, stats_.largest_island_rows);
@@ -227,7 +228,9 @@ void Stepper::prefetch_step() const {
   prefetch_data(cache_.limits);
   prefetch_data(memory_next_);
   prefetch_data(limit_memory_next_);
-  if (contacts_.size() > 0) prefetch_bytes(contacts_.begin(), static_cast<std::size_t>(contacts_.size()) * sizeof(Contact));
+  if (contacts_.size() > 0) {
+    prefetch_bytes(contacts_.begin(), static_cast<std::size_t>(contacts_.size()) * sizeof(Contact));
+  }
   assembler_.prefetch_step();
 }
 
