@@ -804,38 +804,34 @@ std::size_t DelassusAssembler::memory_bytes() const {
 
 void DelassusAssembler::prefetch_step() const {
   const Index n = 3 * nc_ + nl_ + nf_;
-  auto head = [](const auto& v, Index k) {
-    const std::size_t m = std::min<std::size_t>(static_cast<std::size_t>(v.size()), static_cast<std::size_t>(k));
-    if (m > 0) prefetch_bytes(v.data(), m * sizeof(*v.data()));
-  };
   // (the assembler object itself is its owner's: World::prefetch)
   for (const VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
                         &position_target_, &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_,
                         &lposition_, &lbox_})
-    head(*v, n);
-  head(mu_, nc_);
-  head(lmu_, nc_);
-  head(frames_, nc_);
-  head(height_, nc_);
-  head(order_, nc_);
-  head(contact_island_, nc_);
-  head(group_pieces_, 2 * n);
-  head(rows_, n);
-  head(lrow_global_, n);
+    prefetch_head(*v, n);
+  prefetch_head(mu_, nc_);
+  prefetch_head(lmu_, nc_);
+  prefetch_head(frames_, nc_);
+  prefetch_head(height_, nc_);
+  prefetch_head(order_, nc_);
+  prefetch_head(contact_island_, nc_);
+  prefetch_head(group_pieces_, 2 * (nc_ + nl_ + nf_));  // 2 per group
+  prefetch_head(rows_, n);
+  prefetch_head(lrow_global_, n);
   prefetch_data(pieces_);
   prefetch_data(islands_);
   prefetch_data(parent_);
   prefetch_data(sys_island_);
   for (const auto& list : sys_pieces_) prefetch_data(list);
   const Index slots = static_cast<Index>(pieces_.size()) * nv_max_;
-  head(dofs_, slots);
-  head(Y_, 3 * slots);
+  prefetch_head(dofs_, slots);
+  prefetch_head(Y_, 3 * slots);
   Index dense = 0;
   for (const Island& isl : islands_) {
     const Index m = 3 * isl.nc + isl.nl + isl.nf;
     if (isl.dense >= 0) dense = std::max(dense, isl.dense + m * m);
   }
-  head(Gd_, dense);
+  prefetch_head(Gd_, dense);
 }
 
 ContactProblem DelassusAssembler::problem() const {

@@ -214,12 +214,8 @@ std::size_t Stepper::memory_bytes() const {
 void Stepper::prefetch_step() const {
   const Index n = assembler_.num_rows();
   // (the Stepper object itself, with its assembler, is the World's: World::prefetch)
-  auto head = [](const VecX& v, Index k) {
-    const Index m = std::min<Index>(v.size(), k);
-    if (m > 0) prefetch_bytes(v.data(), static_cast<std::size_t>(m) * sizeof(Scalar));
-  };
-  head(lambda_, n);
-  head(ll_, stats_.largest_island_rows);
+  prefetch_head(lambda_, n);
+  prefetch_head(ll_, stats_.largest_island_rows);
   prefetch_data(views_);
   prefetch_data(object_system_);
   for (const VecX& v : u_next_) prefetch_data(v);
@@ -228,7 +224,7 @@ void Stepper::prefetch_step() const {
   prefetch_data(cache_.limits);
   prefetch_data(memory_next_);
   prefetch_data(limit_memory_next_);
-  if (contacts_.size() > 0) {
+  if (!contacts_.empty()) {
     prefetch_bytes(contacts_.begin(), static_cast<std::size_t>(contacts_.size()) * sizeof(Contact));
   }
   assembler_.prefetch_step();

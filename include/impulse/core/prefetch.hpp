@@ -2,15 +2,13 @@
 //
 // Batched simulation steps many independent Worlds one after the other, each too large to stay
 // in the core's cache until its next turn: every control step starts with the World's memory
-// cold, and the cache misses of the first physics step cost about a third of it (ANYmal, 256
-// environments; docs/benchmarks.md). A thread that knows which World it steps next asks for its
+// cold, which made the steps of 256 ANYmal environments 40 % slower than those of 8
+// (docs/benchmarks.md). A thread that knows which World it steps next asks for its
 // memory (World::prefetch) while it computes the current one, so the misses overlap the work.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
-#include <vector>
-
-#include "impulse/core/types.hpp"
 
 namespace impulse {
 
@@ -29,6 +27,13 @@ inline void prefetch_bytes(const void* p, std::size_t bytes) {
 template <class C>
 inline void prefetch_data(const C& c) {
   if (c.size() > 0) prefetch_bytes(c.data(), static_cast<std::size_t>(c.size()) * sizeof(*c.data()));
+}
+
+// Its first `count` elements (at most all of them): the part of a grown buffer a step used.
+template <class C, class N>
+inline void prefetch_head(const C& c, N count) {
+  const std::size_t m = std::min(static_cast<std::size_t>(c.size()), static_cast<std::size_t>(std::max<N>(count, 0)));
+  if (m > 0) prefetch_bytes(c.data(), m * sizeof(*c.data()));
 }
 
 }  // namespace impulse
