@@ -12,35 +12,30 @@ namespace detail {
 
 // In-place Cholesky A = L L^T of the leading n x n block (lower triangle read and written).
 // Returns false as soon as a pivot d_j = A_jj - |L_(j,0:j)|^2 is <= relative_tol * |A_jj|, i.e.
-// when the block is not numerically positive definite.
+// when the block is not numerically positive definite. Left-looking by columns, so that every
+// inner loop runs down a contiguous column (MatX is column major).
 inline bool cholesky_in_place(MatX& A, Index n, Scalar relative_tol) {
   for (Index j = 0; j < n; ++j) {
     const Scalar a_jj = A(j, j);
-    Scalar d = a_jj;
-    for (Index k = 0; k < j; ++k) d -= A(j, k) * A(j, k);
+    auto col = A.col(j).segment(j, n - j);  // column j of L from row j on
+    for (Index k = 0; k < j; ++k) col -= A(j, k) * A.col(k).segment(j, n - j);
+    const Scalar d = col[0];
     if (!(d > relative_tol * std::abs(a_jj)) || !(d > 0)) return false;
     const Scalar l_jj = std::sqrt(d);
-    A(j, j) = l_jj;
-    for (Index i = j + 1; i < n; ++i) {
-      Scalar s = A(i, j);
-      for (Index k = 0; k < j; ++k) s -= A(i, k) * A(j, k);
-      A(i, j) = s / l_jj;
-    }
+    col[0] = l_jj;
+    col.tail(n - j - 1) /= l_jj;
   }
   return true;
 }
 
 // Solves L L^T x = b in place on the first n entries of b, with L from cholesky_in_place.
 inline void cholesky_solve_in_place(const MatX& L, Index n, VecX& b) {
-  for (Index i = 0; i < n; ++i) {  // forward: L y = b
-    Scalar s = b[i];
-    for (Index k = 0; k < i; ++k) s -= L(i, k) * b[k];
-    b[i] = s / L(i, i);
+  for (Index i = 0; i < n; ++i) {  // forward: L y = b, by columns of L
+    b[i] /= L(i, i);
+    b.segment(i + 1, n - i - 1) -= b[i] * L.col(i).segment(i + 1, n - i - 1);
   }
-  for (Index i = n - 1; i >= 0; --i) {  // backward: L^T x = y
-    Scalar s = b[i];
-    for (Index k = i + 1; k < n; ++k) s -= L(k, i) * b[k];
-    b[i] = s / L(i, i);
+  for (Index i = n - 1; i >= 0; --i) {  // backward: L^T x = y, a column of L per row of L^T
+    b[i] = (b[i] - L.col(i).segment(i + 1, n - i - 1).dot(b.segment(i + 1, n - i - 1))) / L(i, i);
   }
 }
 

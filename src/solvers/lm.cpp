@@ -65,10 +65,37 @@
 //     several contacts stick with a residual r in null(G): J = -G K^-1 on those columns, so
 //     J^T r = 0 and psi is flat in the sticking piece (a plateau, not a kink); the exit is a
 //     contact reaching its cone edge, which no Gauss-Newton direction finds. The sweeps move
-//     the impulse distribution along null(G) and so off the plateau.
+//     the impulse distribution along null(G) and so off the plateau. A restart after which psi
+//     has not reached half the lowest psi seen before it ends the iteration (MaxIterations).
+//   * Proximal step (LmSettings::proximal, rho = 1e-4; not in the papers): after the watchdog's
+//     first stall (before any restart) the linear solves use J~ = J + rho dF/dx, the Jacobian of
+//     r(x) + rho (f(x) - f(x_k)) at x_k, i.e. of the problem with G + rho K and c - rho f(x_k) (a
+//     proximal-point regularization centred at the current impulse), and lambda_LM starts again
+//     from its initial value. The extra term vanishes at x_k, so the residual, psi and the
+//     solutions are those of the original problem; only the direction changes. On closed contacts
+//     J~ = -(G + rho K) K^-1 instead of -G K^-1, so a residual in null(G) (the plateau above, which
+//     the piles of spheres hit on most steps: an island of 52 contacts has rank(G) = 137 of 156)
+//     still gives a step, towards the contacts opening that the plateau needs. Along it psi may
+//     stay flat until a contact changes piece, so in this phase the kink search also takes the
+//     point just past the kink with the lowest psi when no point decreases psi. Measured on 20
+//     islands of the 216-sphere pile (steps 300-450): 2 of 20 converged without, 20 of 20 with rho
+//     = 1e-4 from the first solve (before the restart rule below; 1e-5: 14, 1e-3: 15: rho too large
+//     spoils the Gauss-Newton step). It starts only at a stall because near a solution it slows
+//     Newton's convergence (2 solves become 4 on the easy islands of a smaller pile). Over 1 200
+//     steps of the pile with LM (10 482 island solves) 4 185 solves end unconverged without it and
+//     3 148 with it, most of them at a residual floor (below), for 53 818 and 59 881 linear solves.
+//     The reduction ratio and the Armijo slope use J~ (the model of the proximal problem).
+//   * Reduced normal equations (exact; not in the papers): the columns of J where dF/dx is zero
+//     (open contacts, the tangents of frictionless contacts, open limit rows) are -e_j, and
+//     eliminating them leaves a system in the m other columns only (solve_impl), O(n m^2) or
+//     less instead of O(n^3). J, the residual and the Gauss-Seidel restart also use the block
+//     pattern of G (contacts on a common body), so the work follows the contact graph.
 //   * Besides psi < tolerance we stop when the residual is at rounding level (LmSettings::roundoff
 //     times |c| + |x| + |f| + |G| |K^-1 f|) and when stalled with no restart left (status
-//     MaxIterations).
+//     MaxIterations; the lowest-psi point is returned). Some problems have no exact solution
+//     (in a settled pile, probably chains of contacts between walls that each ask for their
+//     push-out speed): LM and projected Gauss-Seidel run for 1e5 sweeps then stop at the same
+//     residual floor (1e-10 .. 1e-6 m/s on islands of the 216-sphere pile), not converged.
 //   * A failed Cholesky of J^T J + lambda_LM I is treated as a rejected step (lambda_LM *= step).
 //   * PLM solves the stacked least squares by Householder QR, with a monotone Armijo line search.
 //   * The output impulse is lambda = f(x): it satisfies lambda_n >= 0 and the cone exactly; the
@@ -116,19 +143,69 @@ namespace {
 // Box row: f(x) = clamp(-x, -B, B) and its derivative (see the header comment).
 inline Scalar box_impulse(Scalar x, Scalar B) { return std::clamp(-x, -B, B); }
 inline Scalar box_slope(Scalar x, Scalar B) { return std::abs(x) < B ? Scalar(-1) : Scalar(0); }
+
+// Blocks of rows: contact b < nc (rows 3b .. 3b+2), then one block per one-row constraint.
+inline Index block_start(Index b, Index nc) { return b < nc ? 3 * b : b + 2 * nc; }
+inline Index block_size(Index b, Index nc) { return b < nc ? 3 : 1; }
 }  // namespace
+
+void LmSolver::build_pattern(const ContactProblem& problem) {
+  // Block a is a neighbour of block b when G(rows a, rows b) != 0 (the two constraints act on a
+  // common body or system); b is its own neighbour. O(n^2) once per solve.
+  const Index nc = problem.nc, nbk = nc + problem.size() - 3 * nc;
+  const MatXcref& G = problem.G;
+  nbr_begin_.resize(nbk + 1);  // within the capacity reserved in reserve_impl
+  nbr_.clear();
+  for (Index b = 0; b < nbk; ++b) {
+    nbr_begin_[b] = static_cast<Index>(nbr_.size());
+    const Index rb = block_start(b, nc), sb = block_size(b, nc);
+    for (Index a = 0; a < nbk; ++a) {
+      const Index ra = block_start(a, nc), sa = block_size(a, nc);
+      if (a == b || !G.block(ra, rb, sa, sb).isZero(0)) nbr_.push_back(a);
+    }
+  }
+  nbr_begin_[nbk] = static_cast<Index>(nbr_.size());
+}
+
+void LmSolver::add_block_column(const ContactProblem& problem, Index b, const Scalar* w,
+                                Scalar* y) const {
+  // y += G(:, rows b) w over the neighbours of b only
+  const Index nc = problem.nc, rb = block_start(b, nc);
+  const MatXcref& G = problem.G;
+  if (b < nc) {
+    const Eigen::Map<const Vec3> wv(w);
+    for (Index k = nbr_begin_[b]; k < nbr_begin_[b + 1]; ++k) {
+      const Index a = nbr_[k], ra = block_start(a, nc);
+      if (a < nc) {
+        Eigen::Map<Vec3>(y + ra).noalias() += G.block<3, 3>(ra, rb) * wv;
+      } else {
+        y[ra] += G.block<1, 3>(ra, rb).dot(wv.transpose());
+      }
+    }
+  } else {
+    for (Index k = nbr_begin_[b]; k < nbr_begin_[b + 1]; ++k) {
+      const Index a = nbr_[k], ra = block_start(a, nc);
+      for (Index t = 0; t < block_size(a, nc); ++t) y[ra + t] += G(ra + t, rb) * w[0];
+    }
+  }
+}
 
 void LmSolver::reserve_impl(Index max_rows) {
   const Index n = max_rows;
-  for (VecX* v : {&x_, &f_, &r_, &x_trial_, &f_trial_, &r_trial_, &g_, &dx_, &Jdx_, &lambda_}) {
+  for (VecX* v : {&x_, &x_best_, &f_, &r_, &x_trial_, &f_trial_, &r_trial_, &g_, &dx_, &Jdx_,
+                  &lambda_}) {
     v->setZero(n);
   }
   kappa_.setOnes(n);
-  scaled_f_.setZero(n);
   b_.setZero(2 * n);
   v_.setZero(2 * n);
   J_.setZero(n, n);
   H_.setZero(2 * n, n);
+  cols_.setZero(n);
+  free_.setZero(n);
+  col_begin_.setZero(n + 1);
+  nbr_begin_.reserve(n + 1);
+  nbr_.reserve(n * n);  // worst case: every block a neighbour of every other
 }
 
 Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r) {
@@ -141,26 +218,92 @@ Scalar LmSolver::residual(const ContactProblem& problem, const VecX& x, VecX& f,
   for (Index j = nu; j < n; ++j) f[j] = box_impulse(x[j], kappa_[j] * problem.box_bound(j));
   // eq. 55-56: r = G f - f - x + c
   // with the diagonal scaling K (see the header): r = G K^-1 f - f - x + c
-  scaled_f_.head(n) = f.head(n).cwiseQuotient(kappa_.head(n));
-  r.head(n).noalias() = problem.G * scaled_f_.head(n);
-  r.head(n) += problem.c - f.head(n) - x.head(n);
+  // G K^-1 f by the columns of the nonzero impulses only: open contacts (and the tangents of
+  // frictionless ones) have f = 0, often most of a pile's rows.
+  r.head(n) = problem.c - f.head(n) - x.head(n);
+  for (Index i = 0; i < nc; ++i) {
+    if (f.segment<3>(3 * i).isZero(0)) continue;
+    const Vec3 w = f.segment<3>(3 * i) / kappa_[3 * i];
+    add_block_column(problem, i, w.data(), r.data());
+  }
+  for (Index j = 3 * nc; j < n; ++j) {
+    if (f[j] == 0) continue;
+    const Scalar w = f[j] / kappa_[j];
+    add_block_column(problem, j - 2 * nc, &w, r.data());
+  }
   return 0.5 * r.head(n).squaredNorm();
 }
 
-void LmSolver::jacobian(const ContactProblem& problem, const VecX& x) {
+void LmSolver::normal_matrix(const ContactProblem& problem, Index m, Scalar w_S) {
+  // Lower triangle of H = J_N^T W J_N, block row by block row: the rows of block a meet only the
+  // columns of a's neighbours, so the cost follows the contact graph, not m^2 n.
+  const Index nc = problem.nc, nbk = nc + problem.size() - 3 * nc;
+  H_.topLeftCorner(m, m).setZero();
+  for (Index a = 0; a < nbk; ++a) {
+    const Index ra = block_start(a, nc), sa = block_size(a, nc);
+    Scalar w[3] = {1, 1, 1};
+    for (Index t = 0; t < sa; ++t) w[t] = free_[ra + t] ? w_S : 1;
+    for (Index p = nbr_begin_[a]; p < nbr_begin_[a + 1]; ++p) {
+      const Index b1 = nbr_[p];
+      for (Index k = col_begin_[b1]; k < col_begin_[b1 + 1]; ++k) {
+        const Scalar* Jk = J_.col(k).data() + ra;
+        Scalar wk[3] = {0, 0, 0};
+        for (Index t = 0; t < sa; ++t) wk[t] = w[t] * Jk[t];
+        // neighbours are sorted, so b2 <= b1 and l <= k: the lower triangle
+        for (Index q = nbr_begin_[a]; q <= p; ++q) {
+          const Index b2 = nbr_[q];
+          const Index l_end = b2 == b1 ? k + 1 : col_begin_[b2 + 1];
+          for (Index l = col_begin_[b2]; l < l_end; ++l) {
+            const Scalar* Jl = J_.col(l).data() + ra;
+            Scalar sum = 0;
+            for (Index t = 0; t < sa; ++t) sum += wk[t] * Jl[t];
+            H_(k, l) += sum;
+          }
+        }
+      }
+    }
+  }
+}
+
+Index LmSolver::jacobian(const ContactProblem& problem, const VecX& x) {
   const Index n = problem.size(), nc = problem.nc;
-  // eq. 58: J = (G - I) dF/dx - I, column block by column block (dF/dx is block diagonal)
+  const Scalar keep = 1 - prox_;
+  // eq. 58 with the proximal term: column j of J is (G K^-1 - (1 - rho) I) dF/dx e_j - e_j
+  // (dF/dx is block diagonal). Columns where dF/dx e_j = 0 are -e_j: they are not stored
+  // (free_[j] = 1); the others are J_.col(m), m = 0, 1, ..., with cols_[m] = j.
+  // Columns are stored block by block: those of block b are col_begin_[b] .. col_begin_[b+1]-1,
+  // nonzero only on the rows of b's neighbours.
+  Index m = 0;
+  auto column = [&](Index b, Index j, const Scalar* dF_col, Index rows) {
+    const Eigen::Map<const VecX> d(dF_col, rows);
+    if (d.isZero(0)) {
+      free_[j] = 1;
+      return;
+    }
+    free_[j] = 0;
+    cols_[m] = j;
+    J_.col(m).head(n).setZero();
+    Scalar w[3];
+    for (Index t = 0; t < rows; ++t) w[t] = dF_col[t] / kappa_[j];
+    add_block_column(problem, b, w, J_.col(m).data());
+    J_.col(m).segment(j - j % rows, rows) -= keep * d;  // j % rows: the row in its block
+    J_(j, m) -= 1;
+    ++m;
+  };
   for (Index i = 0; i < nc; ++i) {
+    col_begin_[i] = m;
     Mat3 dF;
     todorov_impulse(x.segment<3>(3 * i), problem.mu[i], &dF);
-    J_.block(0, 3 * i, n, 3).noalias() = problem.G.middleCols<3>(3 * i) * (dF / kappa_[3 * i]);
-    J_.block<3, 3>(3 * i, 3 * i) -= dF + Mat3::Identity();
+    for (Index t = 0; t < 3; ++t) column(i, 3 * i + t, dF.col(t).data(), 3);
   }
   for (Index j = 3 * nc; j < n; ++j) {
-    const Scalar df = j < problem.first_box_row() ? (x[j] < 0 ? -1 : 0) : box_slope(x[j], kappa_[j] * problem.box_bound(j));
-    J_.col(j).head(n) = problem.G.col(j) * (df / kappa_[j]);
-    J_(j, j) -= df + 1;
+    col_begin_[j - 2 * nc] = m;
+    const Scalar df = j < problem.first_box_row() ? (x[j] < 0 ? -1 : 0)
+                                                  : box_slope(x[j], kappa_[j] * problem.box_bound(j));
+    column(j - 2 * nc, j, &df, 1);
   }
+  col_begin_[n - 2 * nc] = m;
+  return m;
 }
 
 void LmSolver::cold_start(const ContactProblem& problem) {
@@ -197,7 +340,14 @@ void LmSolver::gauss_seidel_restart(const ContactProblem& problem, Index sweeps)
     for (Index i = 0; i < nc; ++i) {
       const Index k = 3 * i;
       Vec3 v = c.segment<3>(k);
-      v.noalias() += G.middleRows<3>(k) * lambda_.head(n);
+      for (Index q = nbr_begin_[i]; q < nbr_begin_[i + 1]; ++q) {  // G(rows i, :) lambda
+        const Index a = nbr_[q], ra = block_start(a, nc);
+        if (a < nc) {
+          v.noalias() += G.block<3, 3>(k, ra) * lambda_.segment<3>(ra);
+        } else {
+          v += G.col(ra).segment<3>(k) * lambda_[ra];
+        }
+      }
       const Scalar G_zz = G(k + 2, k + 2), G_tt = std::max(G(k, k), G(k + 1, k + 1));
       const Vec3 old = lambda_.segment<3>(k);
       const Scalar lz = G_zz > 0 ? std::max<Scalar>(0, old.z() - v.z() / G_zz) : old.z();
@@ -208,7 +358,12 @@ void LmSolver::gauss_seidel_restart(const ContactProblem& problem, Index sweeps)
       lambda_.segment<3>(k) = Vec3(lT.x(), lT.y(), lz);
     }
     for (Index j = 3 * nc; j < n; ++j) {
-      const Scalar v_j = G.row(j).dot(lambda_.head(n)) + c[j];
+      Scalar v_j = c[j];
+      const Index b = j - 2 * nc;
+      for (Index q = nbr_begin_[b]; q < nbr_begin_[b + 1]; ++q) {  // G(j, :) lambda
+        const Index a = nbr_[q], ra = block_start(a, nc);
+        for (Index t = 0; t < block_size(a, nc); ++t) v_j += G(j, ra + t) * lambda_[ra + t];
+      }
       if (!(G(j, j) > 0)) continue;
       const Scalar next = lambda_[j] - v_j / G(j, j);
       if (j < problem.first_box_row()) {
@@ -226,7 +381,11 @@ Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar s
   const Index n = problem.size(), nc = problem.nc;
   const LmSettings& s = settings_;
   Scalar best_t = 0, best_psi = psi;
-  auto probe = [&](Scalar t) {
+  // With the proximal step (prox_ > 0, a stall) the step may run along a plateau of psi, where
+  // no point decreases psi before a contact changes piece: then just past the kink with the
+  // lowest psi <= psi is taken (the next solve starts in the new piece).
+  Scalar flat_t = 0, flat_psi = psi;
+  auto probe = [&](Scalar t, bool kink) {
     if (!(t > 0 && t < 1)) return;
     x_trial_.head(n) = x_.head(n) + t * dx_.head(n);
     const Scalar p = residual(problem, x_trial_, f_trial_, r_trial_);
@@ -234,11 +393,20 @@ Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar s
       best_psi = p;
       best_t = t;
     }
+    if (kink && prox_ > 0) {
+      const Scalar t_past = t * (1 + 1e-9);
+      x_trial_.head(n) = x_.head(n) + t_past * dx_.head(n);
+      const Scalar q = residual(problem, x_trial_, f_trial_, r_trial_);
+      if (q <= flat_psi && (q < flat_psi || flat_t == 0 || t_past < flat_t)) {
+        flat_psi = q;
+        flat_t = t_past;
+      }
+    }
   };
   for (Index i = 0; i < nc; ++i) {
     const Vec3 z = x_.segment<3>(3 * i), d = dx_.segment<3>(3 * i);
     const Scalar mu2 = problem.mu[i] * problem.mu[i];
-    if (d.z() != 0) probe(-z.z() / d.z());  // z_n = 0: opening / closing
+    if (d.z() != 0) probe(-z.z() / d.z(), true);  // z_n = 0: opening / closing
     // |z_t + t d_t| = mu (-(z_n + t d_n)): sticking / sliding
     const Scalar a = d.head<2>().squaredNorm() - mu2 * d.z() * d.z();
     const Scalar b = 2 * (z.head<2>().dot(d.head<2>()) - mu2 * z.z() * d.z());
@@ -247,18 +415,19 @@ Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar s
     if (a != 0 && disc >= 0) {
       const Scalar q = -0.5 * (b + std::copysign(std::sqrt(disc), b));
       for (const Scalar t : {q / a, q != 0 ? c0 / q : Scalar(-1)}) {
-        if (z.z() + t * d.z() < 0) probe(t);
+        if (z.z() + t * d.z() < 0) probe(t, true);
       }
     }
   }
   for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
-    if (dx_[j] != 0) probe(-x_[j] / dx_[j]);
+    if (dx_[j] != 0) probe(-x_[j] / dx_[j], true);
   }
   for (Index j = problem.first_box_row(); j < n; ++j) {  // box rows: x = +-B
     const Scalar B = kappa_[j] * problem.box_bound(j);
-    if (dx_[j] != 0) probe((B - x_[j]) / dx_[j]), probe((-B - x_[j]) / dx_[j]);
+    if (dx_[j] != 0) probe((B - x_[j]) / dx_[j], true), probe((-B - x_[j]) / dx_[j], true);
   }
-  for (Scalar t = 0.5; t > 1e-3; t *= s.backtrack) probe(t);
+  for (Scalar t = 0.5; t > 1e-3; t *= s.backtrack) probe(t, false);
+  if (!(best_t > 0)) best_t = flat_t;
   if (!(best_t > 0)) return psi;
   x_.head(n) += best_t * dx_.head(n);
   return residual(problem, x_, f_, r_);
@@ -268,9 +437,9 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
   const LmSettings& s = settings_;
   const Index n = problem.size();
   const MatXcref& G = problem.G;
-  // Largest absolute row sum of G, for the rounding level of r.
+  // Largest absolute row sum of G (= column sum: G is symmetric), for the rounding level of r.
   Scalar G_norm = 0;
-  for (Index i = 0; i < n; ++i) G_norm = std::max(G_norm, G.row(i).cwiseAbs().sum());
+  for (Index i = 0; i < n; ++i) G_norm = std::max(G_norm, G.col(i).cwiseAbs().sum());  // G = G^T
   const Scalar c_norm = problem.c.cwiseAbs().maxCoeff();
 
   // diagonal scaling K: one factor per contact (mean of its G_ii diagonal), one per limit or box row
@@ -281,6 +450,7 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
   for (Index j = 3 * problem.nc; j < n; ++j) {
     kappa_[j] = settings_.scale && G(j, j) > 0 ? G(j, j) : Scalar(1);
   }
+  build_pattern(problem);
   if (lambda.isZero(0)) {
     cold_start(problem);
   } else {
@@ -301,12 +471,25 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
                          G_norm * f.head(n).cwiseQuotient(kappa_.head(n)).cwiseAbs().maxCoeff();
     return r.head(n).cwiseAbs().maxCoeff() <= s.roundoff * scale;
   };
+  prox_ = 0;  // Gauss-Newton steps until the watchdog sees a stall
   Index solves = 0;  // linear solves, accepted or rejected: the reported iteration count
   // watchdog: the best psi and the solve count at which psi last halved
   Index restarts = 0, progress = 0;
   Scalar best = psi;
+  // the lowest psi so far and its point (returned if the iteration ends elsewhere), and the lowest
+  // psi when the last restart was taken: a restart after which psi did not reach half of that is
+  // the last one (the problem has no exact solution, or its rows are too dependent for the
+  // sweeps to find it: more restarts cost time and change nothing)
+  Scalar lowest = psi, lowest_at_restart = psi;
+  x_best_.head(n) = x_.head(n);
+  bool stalled = false;  // a restart was refused by the rule above: stop
   auto restart = [&]() {
     if (restarts >= s.max_restarts || s.restart_sweeps <= 0) return false;
+    if (restarts > 0 && !(lowest < 0.5 * lowest_at_restart)) {
+      stalled = true;
+      return false;
+    }
+    lowest_at_restart = lowest;
     ++restarts;
     gauss_seidel_restart(problem, s.restart_sweeps);
     psi = residual(problem, x_, f_, r_);
@@ -324,32 +507,62 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
       result.status = SolverStatus::Converged;
       break;
     }
+    if (psi < lowest) {
+      lowest = psi;
+      x_best_.head(n) = x_.head(n);
+    }
     if (psi < 0.5 * best) {
       best = psi;
       progress = solves;
-    } else if (s.watchdog > 0 && solves - progress >= s.watchdog && restart()) {
-      continue;
+    } else if (s.watchdog > 0 && solves - progress >= s.watchdog) {
+      if (prox_ == 0 && s.proximal > 0) {  // first stall: proximal steps from here on
+        prox_ = s.proximal;
+        damping = damping_0;  // the stall has raised it: the proximal step needs it small
+        best = psi;
+        progress = solves;
+      } else if (restart()) {
+        continue;
+      } else if (stalled) {
+        break;
+      }
     }
-    jacobian(problem, x_);
+    const Index m = jacobian(problem, x_);
     ++solves;
-    const auto J = J_.topLeftCorner(n, n);
-    g_.head(n).noalias() = J.transpose() * r_.head(n);  // gradient of psi
+    const auto JN = J_.topLeftCorner(n, m);  // the stored columns; the others are -e_j
+    // gradient of psi (of the proximal model, see the header): J^T r
+    g_.head(n) = -r_.head(n);
+    v_.head(m).noalias() = JN.transpose() * r_.head(n);
+    for (Index k = 0; k < m; ++k) g_[cols_[k]] = v_[k];
 
     if (s.variant == LmVariant::Regular) {
-      // sec. 5.1: (J^T J + lambda_LM I) dx = -J^T r
-      H_.topLeftCorner(n, n).noalias() = J.transpose() * J;
-      H_.topLeftCorner(n, n).diagonal().array() += damping;
-      if (!detail::cholesky_in_place(H_, n, 1e-15)) {
+      // sec. 5.1: (J^T J + lambda_LM I) dx = -J^T r. With J = [J_N, -E_S] (S: the columns -e_j)
+      // the S rows of the normal equations give dx_S = (r_S + (J_N dx_N)_S) / (1 + lambda_LM),
+      // and eliminating them leaves the m x m system
+      //     (J_N^T W J_N + lambda_LM I) dx_N = -J_N^T W r,   W = diag(1 on rows not in S,
+      //                                                             lambda_LM / (1 + lambda_LM) on S)
+      // (exact, no approximation): O(n m^2) instead of O(n^3); m counts the closed and sliding
+      // contacts' active columns, so open contacts and frictionless tangents cost nothing.
+      const Scalar w_S = damping / (1 + damping);
+      for (Index i = 0; i < n; ++i) b_[i] = free_[i] ? w_S * r_[i] : r_[i];  // W r
+      normal_matrix(problem, m, w_S);
+      H_.topLeftCorner(m, m).diagonal().array() += damping;
+      if (!detail::cholesky_in_place(H_, m, 1e-15)) {
         damping *= s.damping_step;
         if (damping > s.damping_max && !restart()) break;
         continue;
       }
-      dx_.head(n) = -g_.head(n);
-      detail::cholesky_solve_in_place(H_, n, dx_);
+      v_.head(m).noalias() = -JN.transpose() * b_.head(n);
+      detail::cholesky_solve_in_place(H_, m, v_);
+      Jdx_.head(n).noalias() = JN * v_.head(m);  // J_N dx_N
+      for (Index i = 0; i < n; ++i) {
+        if (!free_[i]) continue;
+        dx_[i] = (r_[i] + Jdx_[i]) / (1 + damping);
+        Jdx_[i] -= dx_[i];  // J dx = J_N dx_N - E_S dx_S
+      }
+      for (Index k = 0; k < m; ++k) dx_[cols_[k]] = v_[k];
       x_trial_.head(n) = x_.head(n) + dx_.head(n);
       const Scalar psi_trial = residual(problem, x_trial_, f_trial_, r_trial_);
       // reduction factor: actual / predicted decrease of the quadratic model q = |r + J dx|^2/2
-      Jdx_.head(n).noalias() = J * dx_.head(n);
       const Scalar predicted = g_.head(n).dot(dx_.head(n)) + 0.5 * Jdx_.head(n).squaredNorm();
       const Scalar rho = predicted < 0 ? (psi_trial - psi) / predicted : Scalar(-1);
       if (rho < s.r_min) damping *= s.damping_step;
@@ -365,7 +578,9 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
       if (damping > s.damping_max && !restart()) break;  // no descent even along the gradient
     } else {
       // sec. 5.2: least squares [J; sqrt(lambda_LM) I] dx = [-r; 0]
-      H_.topLeftCorner(n, n) = J;
+      H_.topLeftCorner(n, n).setZero();
+      H_.topLeftCorner(n, n).diagonal().setConstant(-1);  // the columns -e_j ...
+      for (Index k = 0; k < m; ++k) H_.col(cols_[k]).head(n) = JN.col(k);  // ... and the others
       H_.block(n, 0, n, n).setZero();
       H_.block(n, 0, n, n).diagonal().setConstant(std::sqrt(damping));
       b_.head(n) = -r_.head(n);
@@ -392,6 +607,10 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
       }
       if (!accepted && !restart()) break;  // stalled
     }
+  }
+  if (result.status == SolverStatus::MaxIterations && lowest < psi) {
+    x_.head(n) = x_best_.head(n);
+    psi = residual(problem, x_, f_, r_);
   }
   if (result.status == SolverStatus::MaxIterations &&
       (psi < s.tolerance || at_rounding_level(x_, f_, r_))) {

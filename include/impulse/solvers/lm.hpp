@@ -5,6 +5,8 @@
 // See src/solvers/lm.cpp.
 #pragma once
 
+#include <vector>
+
 #include "impulse/solvers/contact_solver.hpp"
 
 namespace impulse {
@@ -20,6 +22,13 @@ struct LmSettings {
   // limit row), so that impulse and velocity parts of x have the same units (m/s). The solution
   // set is unchanged; false gives Todorov's unscaled r(x) = (G - I) f(x) - x + c.
   bool scale = true;
+  // Proximal weight rho of the step (lm.cpp, "Departures"): once the watchdog first sees psi
+  // stall, each linear solve uses the Jacobian of r(x) + rho (f(x) - f(x_k)), the residual of
+  // the problem with G + rho K and the impulse pulled towards the current one. Same solutions
+  // (the term vanishes at x = x_k); the step no longer vanishes where G is singular (more
+  // contact rows than the bodies' dofs: piles, stacks), where the plain Gauss-Newton step stalls
+  // on a plateau of psi. 0: the paper's step throughout.
+  Scalar proximal = 1e-4;
   Index max_iterations = 100;  // linear solves (accepted or rejected)
   Scalar tolerance = 1e-30;    // stop when psi = |r|^2 / 2 < tolerance (sec. 5: eps = 1e-30)
   // Also stop when |r|_inf <= roundoff * (|c| + |x| + |G| |f|): the residual is at rounding
@@ -46,7 +55,9 @@ struct LmSettings {
   bool kink_search = true;
   // Watchdog restart (after the paper's remark in sec. 5.2): when psi has not halved within
   // `watchdog` solves, or lambda_LM exceeds damping_max, take restart_sweeps projected
-  // Gauss-Seidel sweeps from lambda = K^-1 f(x) and restart from there (at most max_restarts).
+  // Gauss-Seidel sweeps from lambda = K^-1 f(x) and restart from there (at most max_restarts,
+  // and no more once a restart has not halved the lowest psi: the iteration then stops as
+  // MaxIterations with the lowest-psi point).
   Index watchdog = 4;  // 0: off
   Index restart_sweeps = 100;
   Index max_restarts = 10;
@@ -78,8 +89,16 @@ class LmSolver final : public ContactSolver {
   // Todorov's f(x) (eq. 49-50) into f, and r(x) = G K^-1 f(x) - f(x) - x + c (eq. 55-56) into r.
   // Returns psi = |r|^2 / 2.
   Scalar residual(const ContactProblem& problem, const VecX& x, VecX& f, VecX& r);
-  // Jacobian eq. 58-59: J = (G K^-1 - I) dF/dx - I, into J_.
-  void jacobian(const ContactProblem& problem, const VecX& x);
+  // Jacobian eq. 58-59 with the proximal term, J = (G K^-1 - (1 - rho) I) dF/dx - I: its
+  // columns that are not -e_j into J_.col(0 .. m-1) (their indices in cols_, free_[j] = 1 for
+  // the others); returns m.
+  Index jacobian(const ContactProblem& problem, const VecX& x);
+  // The neighbour lists of the row blocks (nbr_begin_, nbr_) from the zero pattern of G.
+  void build_pattern(const ContactProblem& problem);
+  // y += G(:, rows of block b) w, over b's neighbours only.
+  void add_block_column(const ContactProblem& problem, Index b, const Scalar* w, Scalar* y) const;
+  // Lower triangle of H_(0:m, 0:m) = J_N^T W J_N, W = diag(w_S on the rows of the -e_j columns, 1).
+  void normal_matrix(const ContactProblem& problem, Index m, Scalar w_S);
   // Cold start point into x_ (sticking_start); uses H_ as workspace.
   void cold_start(const ContactProblem& problem);
   // `sweeps` projected Gauss-Seidel sweeps from lambda_ = K^-1 f_, then the warm-start map
@@ -90,8 +109,13 @@ class LmSolver final : public ContactSolver {
   Scalar kink_search(const ContactProblem& problem, Scalar psi, Scalar slope);
 
   LmSettings settings_;
-  VecX x_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, scaled_f_, lambda_;
+  VecX x_, x_best_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, lambda_;
+  Scalar prox_ = 0;  // the proximal weight of the current solve (0, then settings_.proximal)
   MatX J_, H_;
+  Eigen::Matrix<Index, Eigen::Dynamic, 1> cols_;
+  Eigen::Matrix<unsigned char, Eigen::Dynamic, 1> free_;
+  Eigen::Matrix<Index, Eigen::Dynamic, 1> col_begin_;  // stored columns of each block
+  std::vector<Index> nbr_begin_, nbr_;                 // neighbours of each block (sorted)
 };
 
 }  // namespace impulse
