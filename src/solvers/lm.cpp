@@ -67,24 +67,26 @@
 //     contact reaching its cone edge, which no Gauss-Newton direction finds. The sweeps move
 //     the impulse distribution along null(G) and so off the plateau. A restart after which psi
 //     has not reached half the lowest psi seen before it ends the iteration (MaxIterations).
-//   * Proximal step (LmSettings::proximal, rho = 1e-4; not in the papers): after the watchdog's
-//     first stall (before any restart) the linear solves use J~ = J + rho dF/dx, the Jacobian of
-//     r(x) + rho (f(x) - f(x_k)) at x_k, i.e. of the problem with G + rho K and c - rho f(x_k) (a
-//     proximal-point regularization centred at the current impulse), and lambda_LM starts again
-//     from its initial value. The extra term vanishes at x_k, so the residual, psi and the
-//     solutions are those of the original problem; only the direction changes. On closed contacts
-//     J~ = -(G + rho K) K^-1 instead of -G K^-1, so a residual in null(G) (the plateau above, which
-//     the piles of spheres hit on most steps: an island of 52 contacts has rank(G) = 137 of 156)
-//     still gives a step, towards the contacts opening that the plateau needs. Along it psi may
-//     stay flat until a contact changes piece, so in this phase the kink search also takes the
-//     point just past the kink with the lowest psi when no point decreases psi. Measured on 20
-//     islands of the 216-sphere pile (steps 300-450): 2 of 20 converged without, 20 of 20 with rho
-//     = 1e-4 from the first solve (before the restart rule below; 1e-5: 14, 1e-3: 15: rho too large
-//     spoils the Gauss-Newton step). It starts only at a stall because near a solution it slows
-//     Newton's convergence (2 solves become 4 on the easy islands of a smaller pile). Over 1 200
-//     steps of the pile with LM (10 482 island solves) 4 185 solves end unconverged without it and
-//     3 148 with it, most of them at a residual floor (below), for 53 818 and 59 881 linear solves.
-//     The reduction ratio and the Armijo slope use J~ (the model of the proximal problem).
+//   * Proximal step (LmSettings::proximal, rho = 1e-4; not in the papers): at the first stall after
+//     a restart (or at the first stall when no restart is available) the linear solves switch to J~
+//     = J + rho dF/dx, the Jacobian of r(x) + rho (f(x) - f(x_k)) at x_k, i.e. of the problem with
+//     G + rho K and c - rho f(x_k) (a proximal-point regularization centred at the current
+//     impulse), and lambda_LM starts again from its initial value. The extra term vanishes at x_k,
+//     so the residual, psi and the solutions are those of the original problem; only the direction
+//     changes. On closed contacts J~ = -(G + rho K) K^-1 instead of -G K^-1, so a residual in
+//     null(G) (the plateau above, which the piles of spheres hit on most steps: an island of 52
+//     contacts has rank(G) = 137 of 156) still gives a step, towards the contacts opening that the
+//     plateau needs. Along it psi may stay flat until a contact changes piece, so in this phase the
+//     kink search also takes the point just past the kink with the lowest psi when no point
+//     decreases psi. Measured on 20 islands of the 216-sphere pile (steps 300-450): 2 of 20
+//     converged without, 20 of 20 with rho = 1e-4 from the first solve (before the restart rule
+//     below; 1e-5: 14, 1e-3: 15: rho too large spoils the Gauss-Newton step). It waits for a
+//     restart because near a solution it slows Newton's convergence (2 solves become 4 on the easy
+//     islands of a smaller pile), and a first restart is what Todorov-like problems with a plateau
+//     need (tests/solvers: 16 contacts, mu = 1). Over 1 200 steps of the pile with LM (10 482
+//     island solves) 4 185 solves end unconverged without it and 2 392 with it, most of them at a
+//     residual floor (below), for 53 818 and 50 697 linear solves. The reduction ratio and the
+//     Armijo slope use J~ (the model of the proximal problem).
 //   * Reduced normal equations (exact; not in the papers): the columns of J where dF/dx is zero
 //     (open contacts, the tangents of frictionless contacts, open limit rows) are -e_j, and
 //     eliminating them leaves a system in the m other columns only (solve_impl), O(n m^2) or
@@ -515,7 +517,9 @@ SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda)
       best = psi;
       progress = solves;
     } else if (s.watchdog > 0 && solves - progress >= s.watchdog) {
-      if (prox_ == 0 && s.proximal > 0) {  // first stall: proximal steps from here on
+      const bool can_restart = s.restart_sweeps > 0 && restarts < s.max_restarts;
+      if (prox_ == 0 && s.proximal > 0 && (restarts > 0 || !can_restart)) {
+        // a stall after a restart (or with none available): proximal steps from here on
         prox_ = s.proximal;
         damping = damping_0;  // the stall has raised it: the proximal step needs it small
         best = psi;

@@ -22,8 +22,8 @@ struct LmSettings {
   // limit row), so that impulse and velocity parts of x have the same units (m/s). The solution
   // set is unchanged; false gives Todorov's unscaled r(x) = (G - I) f(x) - x + c.
   bool scale = true;
-  // Proximal weight rho of the step (lm.cpp, "Departures"): once the watchdog first sees psi
-  // stall, each linear solve uses the Jacobian of r(x) + rho (f(x) - f(x_k)), the residual of
+  // Proximal weight rho of the step (lm.cpp, "Departures"): once psi stalls again after a
+  // watchdog restart (or at the first stall when no restart is available), each linear solve uses the Jacobian of r(x) + rho (f(x) - f(x_k)), the residual of
   // the problem with G + rho K and the impulse pulled towards the current one. Same solutions
   // (the term vanishes at x = x_k); the step no longer vanishes where G is singular (more
   // contact rows than the bodies' dofs: piles, stacks), where the plain Gauss-Newton step stalls
