@@ -23,11 +23,12 @@ struct LmSettings {
   // set is unchanged; false gives Todorov's unscaled r(x) = (G - I) f(x) - x + c.
   bool scale = true;
   // Proximal weight rho of the step (lm.cpp, "Departures"): once psi stalls again after a
-  // watchdog restart (or at the first stall when no restart is available), each linear solve uses the Jacobian of r(x) + rho (f(x) - f(x_k)), the residual of
-  // the problem with G + rho K and the impulse pulled towards the current one. Same solutions
-  // (the term vanishes at x = x_k); the step no longer vanishes where G is singular (more
-  // contact rows than the bodies' dofs: piles, stacks), where the plain Gauss-Newton step stalls
-  // on a plateau of psi. 0: the paper's step throughout.
+  // watchdog restart (or at the first stall when no restart is available), each linear solve
+  // uses the Jacobian of r(x) + rho (f(x) - f(x_k)), the residual of the problem with G + rho K
+  // and the impulse pulled towards the current one. Same solutions (the term vanishes at
+  // x = x_k); the step no longer vanishes where G is singular (more contact rows than the
+  // bodies' dofs: piles, stacks), where the plain Gauss-Newton step stalls on a plateau of psi.
+  // 0: the paper's step throughout.
   Scalar proximal = 1e-4;
   Index max_iterations = 100;  // linear solves (accepted or rejected)
   Scalar tolerance = 1e-30;    // stop when psi = |r|^2 / 2 < tolerance (sec. 5: eps = 1e-30)
