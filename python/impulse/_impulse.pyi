@@ -134,6 +134,7 @@ class LmVariant(enum.Enum):
 class LmSettings:
     variant: LmVariant
     scale: bool
+    proximal: float
     max_iterations: int
     tolerance: float
     roundoff: float

@@ -123,6 +123,7 @@ void bind_solvers(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("variant", &L::variant)
       .def_readwrite("scale", &L::scale)
+      .def_readwrite("proximal", &L::proximal)
       .def_readwrite("max_iterations", &L::max_iterations)
       .def_readwrite("tolerance", &L::tolerance)
       .def_readwrite("roundoff", &L::roundoff)
@@ -144,7 +145,7 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("max_line_search", &L::max_line_search)
       .def("__repr__", [](py::handle s) {
         return settings_repr<L>("LmSettings", s,
-                                {"variant", "scale", "max_iterations", "tolerance", "roundoff", "damping",
+                                {"variant", "scale", "proximal", "max_iterations", "tolerance", "roundoff", "damping",
                                  "damping_step", "damping_min", "damping_max", "r_min", "r_max", "sticking_start",
                                  "sticking_regularization", "kink_search", "watchdog", "restart_sweeps",
                                  "max_restarts", "plm_damping", "armijo", "backtrack", "max_line_search"});

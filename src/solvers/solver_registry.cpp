@@ -101,6 +101,8 @@ void validate_solver_settings(const SolverSettings& s) {
     count(n, "max_iterations", s.lm.max_iterations);
     positive(n, "tolerance", s.lm.tolerance);
     positive(n, "damping", s.lm.damping);
+    IMPULSE_CHECK(std::isfinite(s.lm.proximal) && s.lm.proximal >= 0 && s.lm.proximal < 1,
+                  "solver 'lm': proximal must be in [0, 1), got ", s.lm.proximal);
   } else if (s.name == "noslip") {
     positive(n, "tolerance", s.noslip.tolerance);
     positive(n, "rank_tolerance", s.noslip.rank_tolerance);

@@ -142,6 +142,12 @@ TEST_CASE("solver registry: names, settings validation, and settings read back f
   CHECK(back.pgs.max_iterations == 17);
   s.pgs.tolerance = -1;
   CHECK_THROWS_WITH(make_contact_solver(s), Catch::Contains("solver 'pgs': tolerance must be finite and > 0, got -1"));
+  SolverSettings l;
+  l.name = "lm";
+  l.lm.proximal = 1;
+  CHECK_THROWS_WITH(make_contact_solver(l), Catch::Contains("solver 'lm': proximal must be in [0, 1), got 1"));
+  l.lm.proximal = 0;
+  CHECK(solver_settings_of(*make_contact_solver(l)).lm.proximal == 0);
   CHECK_THROWS_WITH(make_contact_solver("simplex"),
                     Catch::Contains("unknown contact solver 'simplex'; valid names are: bisection, pgs, lm, noslip"));
 }
