@@ -20,6 +20,8 @@
 //     lambda_j <- clamp(lambda_j - v_j / G_jj, -b_j, b_j) (the row's own problem given the others;
 //     no relaxation is needed for one scalar) and add |delta lambda_j| to the error.
 //   * A row with G_zz <= 0 (cannot move) keeps lambda = 0.
+//   * A frictionless contact (mu = 0) with zero tangent impulses reads and updates its normal
+//     row only: its disc has radius 0, so the tangential update would return 0 anyway.
 //   * Optional Anderson acceleration of the sweeps (PgsSettings::anderson_memory, off by default;
 //     solvers/anderson.hpp), as in the bisection solver.
 #include "impulse/solvers/pgs.hpp"
@@ -45,6 +47,19 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {
       const Index k = 3 * i;
+      if (!(problem.mu[i] > 0) && lambda[k] == 0 && lambda[k + 1] == 0) {
+        // Frictionless contact: the disc has radius 0, so the tangent impulses are and stay 0;
+        // only the normal row is read and updated (a third of the work), same arithmetic below.
+        const Scalar G_zz = problem.diagonal(k + 2);
+        const Scalar v_z = c[k + 2] + product_.row(k + 2, lambda);
+        const Scalar lambda_z = G_zz > 0 ? std::max<Scalar>(0, lambda[k + 2] - (s.alpha / G_zz) * v_z) : Scalar(0);
+        const Scalar d_z = lambda_z - lambda[k + 2];
+        anderson_.track(i, lambda_z <= 0 ? 0 : 2);
+        lambda[k + 2] = lambda_z;
+        product_.add_row(k + 2, d_z);
+        error += std::abs(d_z) + std::max<Scalar>(0, -(v_z + G_zz * d_z));
+        continue;
+      }
       // v_i = G_i: lambda + c_i (factored G: from the velocity change of i's bodies), G_ii its block
       const Vec3 v = c.segment<3>(k) + product_.contact(i, lambda);
       const Mat3 G_ii = problem.contact_block(i);

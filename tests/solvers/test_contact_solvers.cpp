@@ -408,3 +408,31 @@ TEST_CASE("on sliding contacts bisection agrees with PGS and LM (Coulomb's law)"
   CHECK(slipping >= 10);
   CHECK(worse == 0);
 }
+
+TEST_CASE("frictionless contacts: the one-row sweeps of bisection and PGS solve the normal LCP",
+          "[solvers][bisection]") {
+  // mu = 0 everywhere: bisection and PGS read and update only the normal row of each contact.
+  // The normal rows form an LCP with a regular G here (10 normal and limit rows, 24 DOF), so
+  // its solution is unique: both must reach it, agree with LM, and keep the tangents at 0, also
+  // from a warm start whose tangents are not 0 (the first sweep takes the full 3-row update).
+  std::mt19937 rng(77);
+  for (int seed = 0; seed < 10; ++seed) {
+    const test::OwnedProblem p = test::make_physical_problem(rng, 8, 2, 24, 0, 0);
+    const ContactProblem problem = p.view();
+    VecX reference = VecX::Zero(problem.size());
+    REQUIRE(make_tight_solver("lm")->solve(problem, reference).converged());
+    for (const char* name : {"bisection", "pgs"}) {
+      for (const bool tangent_warm_start : {false, true}) {
+        VecX lambda = VecX::Zero(problem.size());
+        for (Index i = 0; tangent_warm_start && i < problem.nc; ++i) lambda.segment<2>(3 * i) << 0.3, -0.2;
+        const SolverResult r = make_tight_solver(name)->solve(problem, lambda);
+        INFO("seed " << seed << ", " << name << (tangent_warm_start ? ", tangents warm-started" : "") << ": "
+                     << to_string(r.status) << " after " << r.iterations);
+        REQUIRE(r.converged());
+        check_promises(name, evaluate_residuals(problem, lambda));
+        for (Index i = 0; i < problem.nc; ++i) CHECK(lambda.segment<2>(3 * i).norm() == 0);
+        CHECK((lambda - reference).norm() <= 1e-7 * (1 + reference.norm()));
+      }
+    }
+  }
+}

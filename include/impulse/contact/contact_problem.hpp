@@ -124,7 +124,7 @@ class DelassusProduct {
     const ContactProblem& p = *problem_;
     if (!p.factored) return p.G.row(r).dot(lambda);
     const Index nc = p.nc;
-    return r < 3 * nc ? read(r / 3)[r % 3] : read(r - 2 * nc).x();
+    return r < 3 * nc ? read_row(r / 3, r % 3) : read_row(r - 2 * nc, 0);
   }
   // lambda_i (contact i) or lambda_r (row r) was changed by delta.
   void add_contact(Index i, const Vec3& delta) {
@@ -133,10 +133,8 @@ class DelassusProduct {
   void add_row(Index r, Scalar delta) {
     if (!problem_->factored) return;
     const Index nc = problem_->nc;
-    if (r >= 3 * nc) return update(r - 2 * nc, Vec3(delta, 0, 0));
-    Vec3 d = Vec3::Zero();
-    d[r % 3] = delta;
-    update(r / 3, d);
+    if (r >= 3 * nc) return update_row(r - 2 * nc, 0, delta);
+    update_row(r / 3, r % 3, delta);
   }
   // y = G x for the bound problem (rebinds at x).
   void multiply(const ContactProblem& problem, const VecXcref& x, VecXref y);
@@ -146,6 +144,10 @@ class DelassusProduct {
  private:
   inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded
   inline void update(Index g, const Vec3& delta);
+  // One row r of group g only (a third of the work of a contact's three): one-row constraints and
+  // the normal row of a frictionless contact.
+  inline Scalar read_row(Index g, Index r) const;
+  inline void update_row(Index g, Index r, Scalar delta);
 
   const ContactProblem* problem_ = nullptr;
   VecX z_;
@@ -198,6 +200,43 @@ inline void DelassusProduct::update(Index g, const Vec3& delta) {
         for (Index r = 0; r < p.nrows; ++r) acc += DY[3 * t + r] * delta[r];
         zs[dofs[t]] += acc;
       }
+    }
+  }
+}
+
+// G(row r of group g, :) lambda.
+inline Scalar DelassusProduct::read_row(Index g, Index r) const {
+  const FactoredG* F = problem_->factored;
+  Scalar v = 0;
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* Y = F->Y + 3 * p.y + r;
+    const Scalar* zs = z_.data() + p.z;
+    if (detail::free_body_piece(p, dofs)) {
+      const Scalar* z6 = zs + dofs[0];
+      v += Y[0] * z6[0] + Y[3] * z6[1] + Y[6] * z6[2] + Y[9] * z6[3] + Y[12] * z6[4] + Y[15] * z6[5];
+    } else {
+      for (Index t = 0; t < p.len; ++t) v += Y[3 * t] * zs[dofs[t]];
+    }
+  }
+  return v;
+}
+
+// z += D^-1 Y_p(:, r) delta for g's pieces.
+inline void DelassusProduct::update_row(Index g, Index r, Scalar delta) {
+  const FactoredG* F = problem_->factored;
+  for (Index k = F->begin[g]; k < F->begin[g + 1]; ++k) {
+    const FactoredPiece& p = F->piece[k];
+    const Index* dofs = F->dofs + p.y;
+    const Scalar* DY = F->DY + 3 * p.y + r;
+    Scalar* zs = z_.data() + p.z;
+    if (detail::free_body_piece(p, dofs)) {
+      Scalar* z6 = zs + dofs[0];
+      z6[0] += DY[0] * delta, z6[1] += DY[3] * delta, z6[2] += DY[6] * delta;
+      z6[3] += DY[9] * delta, z6[4] += DY[12] * delta, z6[5] += DY[15] * delta;
+    } else {
+      for (Index t = 0; t < p.len; ++t) zs[dofs[t]] += DY[3 * t] * delta;
     }
   }
 }

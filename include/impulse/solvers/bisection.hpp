@@ -99,6 +99,7 @@ class BisectionSolver final : public ContactSolver {
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
   std::vector<unsigned char> locked_;
+  std::vector<Scalar> G_zz_;  // G_ii(2, 2) before regularization (frictionless contacts)
   AndersonAcceleration anderson_;
   DelassusProduct product_;  // G lambda through the sweeps
 };
