@@ -2,7 +2,10 @@
 // union-find through contacts (static geometry joins nothing), block-sparse and dense island G
 // equal and solved to the same impulses, the contact cap reported, no allocation in steady state,
 // and the memory of a World with one ANYmal.
+#include <algorithm>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/pgs.hpp"
@@ -160,6 +163,47 @@ TEST_CASE("islands: a pile is one factored island; its G matches its dense globa
     CHECK_ALL_CLOSE(product.contact(j, xs), Vec3(Gl.middleRows<3>(3 * j) * xs), 1e-11, 1e-11);
     CHECK(std::abs(product.row(r, xs) - Gl.row(r).dot(xs)) <= 1e-11 * (1 + std::abs(Gl.row(r).dot(xs))));
   }
+}
+
+TEST_CASE("islands: the non-finite guard reads every entry of a factored G", "[stepper][islands][sparse]") {
+  std::mt19937 rng(7);
+  World w;
+  w.add_ground();
+  add_pile(w, 3, 3, 3, rng);
+  for (int i = 0; i < 5; ++i) w.integrate();
+  const IslandView isl = w.assembler().island(0);
+  REQUIRE(isl.problem.is_factored());
+  CHECK(problem_is_finite(isl.problem));
+  // a copy of the factored storage, so single entries can be corrupted
+  const FactoredG& F = *isl.problem.factored;
+  const Index ng = isl.problem.nc + isl.problem.nl + isl.problem.nb;
+  Index entries = 0;
+  for (Index k = F.begin[0]; k < F.begin[ng]; ++k) entries = std::max(entries, F.piece[k].y + F.piece[k].len);
+  std::vector<Scalar> Y(F.Y, F.Y + 3 * entries), DY(F.DY, F.DY + 3 * entries);
+  std::vector<Mat3> diag(F.diag, F.diag + ng);
+  FactoredG copy = F;
+  copy.Y = Y.data();
+  copy.DY = DY.data();
+  copy.diag = diag.data();
+  const auto view = [&]() { return ContactProblem(copy, isl.problem.c, isl.problem.mu, isl.problem.nc, isl.problem.nl); };
+  CHECK(problem_is_finite(view()));
+  REQUIRE(F.piece[F.begin[0]].nrows == 3);
+  REQUIRE(F.piece[F.begin[0]].y == 0);
+  const FactoredPiece& last = F.piece[F.begin[ng] - 1];
+  const Index y_entry = 3 * (last.y + last.len - 1) + last.nrows - 1;  // the last entry in use
+  for (const Scalar bad : {std::numeric_limits<Scalar>::quiet_NaN(), std::numeric_limits<Scalar>::infinity()}) {
+    Y[y_entry] = bad;
+    CHECK_FALSE(problem_is_finite(view()));
+    Y[y_entry] = F.Y[y_entry];
+    DY[5] = bad;
+    CHECK_FALSE(problem_is_finite(view()));
+    DY[5] = F.DY[5];
+    diag[ng - 1](1, 2) = bad;
+    CHECK_FALSE(problem_is_finite(view()));
+    diag[ng - 1] = F.diag[ng - 1];
+  }
+  Y[0] = Y[3] = 1e308;  // the sum overflows; every entry is finite
+  CHECK(problem_is_finite(view()));
 }
 
 TEST_CASE("contact cap: a scene above max_contacts reports the dropped contacts", "[stepper][islands]") {
