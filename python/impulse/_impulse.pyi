@@ -108,6 +108,7 @@ class BisectionSettings:
     alpha_min: float
     anderson_memory: int
     anderson_start: int
+    qp_start: int
     stall_window: int
     beta1: float
     beta2: float

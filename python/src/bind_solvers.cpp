@@ -89,6 +89,8 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("anderson_memory", &B::anderson_memory,
                      "Sweeps mixed by Anderson acceleration (0, the default: off; at most 8).")
       .def_readwrite("anderson_start", &B::anderson_start, "Plain sweeps before Anderson mixing starts.")
+      .def_readwrite("qp_start", &B::qp_start, "Frictionless problems (every mu = 0): sweeps before MPRGP "
+                     "(conjugate gradients with bounds) solves them; 0: never.")
       .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
                      "before stopping; 0: never.")
       .def_readwrite("beta1", &B::beta1)
@@ -101,7 +103,7 @@ void bind_solvers(py::module_& m) {
       .def("__repr__", [](py::handle s) {
         return settings_repr<B>("BisectionSettings", s,
                                 {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "anderson_memory",
-                                 "anderson_start", "stall_window", "beta1",
+                                 "anderson_start", "qp_start", "stall_window", "beta1",
                                  "beta2", "beta3", "bisection_tolerance", "max_bisection_steps", "illinois",
                                  "regularization"});
       });

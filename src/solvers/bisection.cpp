@@ -367,7 +367,29 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   M_ii_.resize(max_contacts);
   locked_.resize(max_contacts);
   G_zz_.resize(max_contacts);
+  qp_rows_.resize(static_cast<std::size_t>(max_rows));
+  qp_.reserve(max_rows);
   anderson_.reserve(max_rows, settings_.anderson_memory);
+}
+
+// The frictionless problem as a QP (bound_qp.hpp): the normal and limit rows are its variables,
+// the tangent impulses are 0 (a frictionless contact's cone is a ray). Its products with G use
+// the rest of the sweep budget and count as sweeps; returns the sweep count after them.
+Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it) {
+  const BisectionSettings& s = settings_;
+  const Index nc = problem.nc, n = problem.size();
+  Scalar min_diag = 1;  // the sweep error adds |lambda* - lambda| = |v_r| / G_rr per row
+  for (Index r = 0; r < n; ++r) {
+    const bool var = r >= 3 * nc || r % 3 == 2;
+    qp_rows_[static_cast<std::size_t>(r)] = var ? 1 : 0;
+    if (!var) lambda[r] = 0;
+    if (var && problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
+  }
+  const BoundQpResult qp = solve_bound_qp(problem, qp_rows_.data(), lambda, s.tolerance * std::min<Scalar>(min_diag, 1) / 2,
+                                          s.max_iterations - it - 1, product_, qp_);
+  product_.reset(problem, lambda);
+  anderson_.begin(problem, s.anderson_memory);  // (its history belongs to the sweeps before)
+  return it + qp.products;
 }
 
 SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
@@ -384,6 +406,10 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
     M_ii_[i] = pc.M;
     locked_[i] = pc.locked ? 1 : 0;
   }
+
+  // a frictionless problem is a convex QP with bounds: MPRGP after qp_start sweeps (below)
+  bool frictionless = s.qp_start > 0 && problem.nb == 0;
+  for (Index i = 0; frictionless && i < nc; ++i) frictionless = !(problem.mu[i] > 0);
 
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
@@ -463,6 +489,10 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
     if (monitor.stop(result, it, error)) return result;
+    if (frictionless && it == s.qp_start && it < s.max_iterations) {
+      it = solve_frictionless_qp(problem, lambda, it);
+      continue;  // (the sweeps go on from the QP's solution; the next one measures its error)
+    }
     // (the mixed point moves every contact: G lambda is rebuilt)
     if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) product_.reset(problem, lambda);
   }

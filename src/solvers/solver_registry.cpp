@@ -89,6 +89,7 @@ void validate_solver_settings(const SolverSettings& s) {
     }
     nonnegative(n, "regularization", b.regularization);
     anderson(n, b.anderson_memory, b.anderson_start);
+    IMPULSE_CHECK(b.qp_start >= 0 && b.qp_start <= 100000000, "solver 'bisection': qp_start must be in [0, 1e8], got ", b.qp_start);
     IMPULSE_CHECK(b.alpha <= 2 && b.gamma <= 1 && b.alpha_min <= b.alpha, "solver 'bisection': need 0 < alpha_min <= alpha <= 2 and 0 < gamma <= 1, got alpha_min ",
                   b.alpha_min, ", alpha ", b.alpha, ", gamma ", b.gamma);
   } else if (s.name == "pgs") {

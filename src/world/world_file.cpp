@@ -318,7 +318,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
   }
   if (s.name == "bisection") {
     check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1", "beta2", "beta3",
-                         "bisection_tolerance", "regularization", "anderson_memory", "anderson_start"});
+                         "bisection_tolerance", "regularization", "anderson_memory", "anderson_start", "qp_start"});
     BisectionSettings& b = s.bisection;
     b.max_iterations = count(e, "max_iterations", b.max_iterations);
     b.tolerance = positive(e, "tolerance", b.tolerance);
@@ -332,6 +332,7 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
     b.regularization = nonnegative(e, "regularization", b.regularization);
     b.anderson_memory = integer_in(e, "anderson_memory", b.anderson_memory, 0, AndersonAcceleration::kMaxMemory);
     b.anderson_start = integer_in(e, "anderson_start", b.anderson_start, 0, 100000000);
+    b.qp_start = integer_in(e, "qp_start", b.qp_start, 0, 100000000);
   } else if (s.name == "pgs") {
     check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "anderson_memory", "anderson_start"});
     PgsSettings& p = s.pgs;

@@ -51,6 +51,7 @@ std::unique_ptr<ContactSolver> solver(const std::string& name, Index memory, Ind
   s.bisection.tolerance = s.pgs.tolerance = 1e-9;
   s.bisection.anderson_memory = s.pgs.anderson_memory = memory;
   s.bisection.anderson_start = s.pgs.anderson_start = start;
+  s.bisection.qp_start = 0;  // the sweeps alone (frictionless problems would switch to MPRGP)
   return make_contact_solver(s);
 }
 

@@ -148,6 +148,11 @@ TEST_CASE("solver registry: names, settings validation, and settings read back f
   CHECK_THROWS_WITH(make_contact_solver(l), Catch::Contains("solver 'lm': proximal must be in [0, 1), got 1"));
   l.lm.proximal = 0;
   CHECK(solver_settings_of(*make_contact_solver(l)).lm.proximal == 0);
+  SolverSettings b;
+  b.bisection.qp_start = -1;
+  CHECK_THROWS_WITH(make_contact_solver(b), Catch::Contains("solver 'bisection': qp_start must be in [0, 1e8], got -1"));
+  b.bisection.qp_start = 0;
+  CHECK(solver_settings_of(*make_contact_solver(b)).bisection.qp_start == 0);
   CHECK_THROWS_WITH(make_contact_solver("simplex"),
                     Catch::Contains("unknown contact solver 'simplex'; valid names are: bisection, pgs, lm, noslip"));
 }

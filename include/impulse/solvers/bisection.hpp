@@ -5,6 +5,7 @@
 #pragma once
 
 #include "impulse/solvers/anderson.hpp"
+#include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 
 namespace impulse {
@@ -40,6 +41,14 @@ struct BisectionSettings {
   // not the default yet because it changes the outcome of marginal scenes (see anderson.cpp).
   Index anderson_memory = 0;
   Index anderson_start = 10;
+
+  // Frictionless problems (every contact mu = 0, no box rows: a convex QP with bounds; not in the
+  // paper): after qp_start sweeps without convergence, the problem is solved by MPRGP (conjugate
+  // gradients with bound projections, src/solvers/bound_qp.hpp), whose products with G count as
+  // sweeps, then the sweeps go on from its solution. Stacks and piles of frictionless bodies
+  // converge where the sweeps crawl; problems solved within qp_start sweeps are untouched.
+  // 0: never.
+  Index qp_start = 20;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
   Scalar beta1 = 0.1;                  // first angular step, rad
@@ -94,12 +103,15 @@ class BisectionSolver final : public ContactSolver {
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
 
  private:
+  Index solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it);
   BisectionSettings settings_;
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
   std::vector<unsigned char> locked_;
   std::vector<Scalar> G_zz_;  // G_ii(2, 2) before regularization (frictionless contacts)
+  std::vector<unsigned char> qp_rows_;  // the QP's variables: normal and limit rows
+  BoundQpWorkspace qp_;
   AndersonAcceleration anderson_;
   DelassusProduct product_;  // G lambda through the sweeps
 };
