@@ -91,6 +91,12 @@
 //     anderson_start sweeps without convergence, each sweep's impulses are mixed with the last
 //     anderson_memory sweeps'. Stacks (Kapla tower, resting boxes) converge in 5-10x fewer sweeps;
 //     problems that converge within anderson_start sweeps are untouched.
+//   * Frictionless problems (every mu = 0, no box rows) are a convex QP with bounds. After
+//     qp_start sweeps without convergence they are handed to MPRGP (solvers/bound_qp.hpp:
+//     conjugate gradients with bound projections), whose products with G count as sweeps; the
+//     sweeps then go on from its solution and measure the error above. On the islands of a
+//     settling pile of spheres (rank-deficient G, ~50-80 contacts) Gauss-Seidel took 1 000 to
+//     5 000+ sweeps, MPRGP 130-340 products.
 //   * One-row limit constraints are solved exactly in the same sweep: lambda* = max(0, lambda -
 //     v / G_jj), relaxed with the same alpha.
 //   * One-row box rows (joint Coulomb friction, |lambda_j| <= b_j; contact_problem.hpp) likewise:
