@@ -375,6 +375,7 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   G_zz_.resize(max_contacts);
   qp_rows_.resize(static_cast<std::size_t>(max_rows));
   qp_.reserve(max_rows);
+  if (qp_start_lambda_.size() < max_rows) qp_start_lambda_.resize(max_rows);
   anderson_.reserve(max_rows, settings_.anderson_memory);
 }
 
@@ -391,11 +392,15 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
     if (!var) lambda[r] = 0;
     if (var && problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
   }
+  // at most half the sweeps left, and stop on a slow tail (the sweeps may finish it better)
+  qp_start_lambda_.head(n) = lambda;
+  const Index budget = s.max_iterations - it - 1;
   const BoundQpResult qp = solve_bound_qp(problem, qp_rows_.data(), lambda, s.tolerance * std::min<Scalar>(min_diag, 1) / 2,
-                                          s.max_iterations - it - 1, product_, qp_);
+                                          budget, budget, product_, qp_);
+  if (!(qp.projected_gradient < qp.start_projected_gradient)) lambda = qp_start_lambda_.head(n);  // no progress
   product_.reset(problem, lambda);
   anderson_.begin(problem, s.anderson_memory);  // (its history belongs to the sweeps before)
-  return it + qp.products;
+  return std::min(it + qp.products, s.max_iterations - 1);  // (at least one sweep measures it)
 }
 
 SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {

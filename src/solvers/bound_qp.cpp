@@ -9,10 +9,14 @@
 namespace impulse {
 
 BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
-                             Index max_products, DelassusProduct& product, BoundQpWorkspace& ws) {
+                             Index max_products, Index stall_products, DelassusProduct& product,
+                             BoundQpWorkspace& ws) {
   const Index n = problem.size();
   ws.reserve(n);
   auto g = ws.g.head(n), p = ws.p.head(n), Ap = ws.Ap.head(n), phi = ws.phi.head(n), w = ws.w.head(n);
+  auto best = ws.best.head(n);
+  Scalar best_gp = std::numeric_limits<Scalar>::infinity(), mark_gp = best_gp;
+  Index mark = 0;  // products when the lowest projected gradient last halved
   BoundQpResult result;
   auto multiply = [&](const VecXcref& in, VecXref out) {
     product.multiply(problem, in, out);
@@ -31,7 +35,7 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
     norm_G = std::max(norm_G, p.dot(w));  // Rayleigh quotient: a lower bound of |G|
     p = w;
   }
-  if (!(norm_G > 0)) return result;  // nothing can move
+  if (!(norm_G > 0)) return result;  // nothing can move (x unchanged)
   const Scalar alpha_bar = 1 / norm_G;
 
   for (Index r = 0; r < n; ++r) x[r] = var[r] ? std::max<Scalar>(0, x[r]) : x[r];
@@ -56,9 +60,14 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
         beta2 += g[r] * g[r];
       }
     }
-    result.projected_gradient = gp;
-    if (!std::isfinite(gp) || gp < tol) break;
-    if (result.products >= max_products) break;
+    if (!std::isfinite(gp)) break;
+    if (result.start_projected_gradient == 0) result.start_projected_gradient = gp;
+    if (gp < best_gp) {
+      best_gp = gp;
+      best = x;
+      if (gp < 0.5 * mark_gp) mark_gp = gp, mark = result.products;
+    }
+    if (gp < tol || result.products >= max_products || result.products - mark > stall_products) break;
     if (beta2 <= phit_phi) {
       // conjugate gradient step along p, or its feasible part and an expansion step
       multiply(p, Ap);
@@ -102,7 +111,9 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
       p = phi;
     }
   }
-  result.converged = result.projected_gradient < tol;
+  if (std::isfinite(best_gp)) x = best;
+  result.projected_gradient = best_gp;
+  result.converged = best_gp < tol;
   return result;
 }
 

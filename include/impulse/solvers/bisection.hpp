@@ -48,7 +48,7 @@ struct BisectionSettings {
   // sweeps, then the sweeps go on from its solution. Stacks and piles of frictionless bodies
   // converge where the sweeps crawl; problems solved within qp_start sweeps are untouched.
   // 0: never.
-  Index qp_start = 20;
+  Index qp_start = 50;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
   Scalar beta1 = 0.1;                  // first angular step, rad
@@ -112,6 +112,7 @@ class BisectionSolver final : public ContactSolver {
   std::vector<Scalar> G_zz_;  // G_ii(2, 2) before regularization (frictionless contacts)
   std::vector<unsigned char> qp_rows_;  // the QP's variables: normal and limit rows
   BoundQpWorkspace qp_;
+  VecX qp_start_lambda_;  // the impulses before the QP (restored if it made no progress)
   AndersonAcceleration anderson_;
   DelassusProduct product_;  // G lambda through the sweeps
 };

@@ -34,22 +34,27 @@
 namespace impulse {
 
 struct BoundQpWorkspace {
-  VecX g, p, Ap, phi, w;
+  VecX g, p, Ap, phi, w, best;
   void reserve(Index n) {
-    for (VecX* v : {&g, &p, &Ap, &phi, &w})
+    for (VecX* v : {&g, &p, &Ap, &phi, &w, &best})
       if (v->size() < n) v->resize(n);
   }
 };
 
 struct BoundQpResult {
-  Index products = 0;            // products with G
-  Scalar projected_gradient = 0;  // max |g^P| at exit (m/s)
-  bool converged = false;         // projected_gradient < tol
+  Index products = 0;                   // products with G
+  Scalar start_projected_gradient = 0;  // max |g^P| at the (clamped) start (m/s)
+  Scalar projected_gradient = 0;        // max |g^P| at the returned point (m/s)
+  bool converged = false;               // projected_gradient < tol
 };
 
-// x: start on entry (rows in var clamped to >= 0 here), solution on exit. `product` is used for
-// the products with G and is left bound to the problem at an unspecified point (reset it).
+// x: start on entry (rows in var clamped to >= 0 here); on exit the iterate with the lowest
+// projected gradient. Stops below tol, after max_products products (a step may take one more),
+// or when the lowest projected gradient has not halved within the last stall_products
+// products (a slow tail, or a problem without solution: then f is unbounded below). `product`
+// is used for the products with G and is left bound to the problem at an unspecified point.
 BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
-                             Index max_products, DelassusProduct& product, BoundQpWorkspace& ws);
+                             Index max_products, Index stall_products, DelassusProduct& product,
+                             BoundQpWorkspace& ws);
 
 }  // namespace impulse
