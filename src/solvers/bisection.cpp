@@ -62,7 +62,7 @@
 //     G_ii vanishes (G_zz <= eps max_eig) no impulse can change v_z: the contact is Locked and
 //     gets lambda = 0. mu = 0 is solved in closed form (lambda_z = -c_z / G_zz); in the sweep a
 //     frictionless contact whose tangent impulses are 0 reads and updates its normal row only
-//     (one row of G lambda instead of three; the same arithmetic for lambda_z).
+//     (one row of G lambda instead of three; the same closed form for lambda_z).
 //   * Termination of Algorithm 2 (the paper only says "exact violations of the physical
 //     constraints"): during each sweep, for every contact before its update we add
 //     max(0,-v_z) + max(0,-lambda_z) + min(lambda_z+, v_z+) + cone violation + |lambda* - lambda|,
@@ -392,7 +392,7 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
     if (!var) lambda[r] = 0;
     if (var && problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
   }
-  // at most half the sweeps left, and stop on a slow tail (the sweeps may finish it better)
+  // the rest of the budget but one sweep; its best point, or the start if it made no progress
   qp_start_lambda_.head(n) = lambda;
   const Index budget = s.max_iterations - it - 1;
   const BoundQpResult qp = solve_bound_qp(problem, qp_rows_.data(), lambda, s.tolerance * std::min<Scalar>(min_diag, 1) / 2,
