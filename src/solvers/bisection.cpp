@@ -385,7 +385,7 @@ void BisectionSolver::reserve_impl(Index max_rows) {
 Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it) {
   const BisectionSettings& s = settings_;
   const Index nc = problem.nc, n = problem.size();
-  Scalar min_diag = 1;  // the sweep error adds |lambda* - lambda| = |v_r| / G_rr per row
+  Scalar min_diag = 1;  // min(1, G_rr): the sweep error adds |lambda* - lambda| = |v_r| / G_rr per row
   for (Index r = 0; r < n; ++r) {
     const bool var = r >= 3 * nc || r % 3 == 2;
     qp_rows_[static_cast<std::size_t>(r)] = var ? 1 : 0;
@@ -395,8 +395,8 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
   // the rest of the budget but one sweep; its best point, or the start if it made no progress
   qp_start_lambda_.head(n) = lambda;
   const Index budget = s.max_iterations - it - 1;
-  const BoundQpResult qp = solve_bound_qp(problem, qp_rows_.data(), lambda, s.tolerance * std::min<Scalar>(min_diag, 1) / 2,
-                                          budget, budget, product_, qp_);
+  const BoundQpResult qp = solve_bound_qp(problem, qp_rows_.data(), lambda, s.tolerance * min_diag / 2, budget,
+                                          product_, qp_);
   if (!(qp.projected_gradient < qp.start_projected_gradient)) lambda = qp_start_lambda_.head(n);  // no progress
   product_.reset(problem, lambda);
   anderson_.begin(problem, s.anderson_memory);  // (its history belongs to the sweeps before)

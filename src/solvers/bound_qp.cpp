@@ -9,14 +9,12 @@
 namespace impulse {
 
 BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
-                             Index max_products, Index stall_products, DelassusProduct& product,
-                             BoundQpWorkspace& ws) {
+                             Index max_products, DelassusProduct& product, BoundQpWorkspace& ws) {
   const Index n = problem.size();
   ws.reserve(n);
   auto g = ws.g.head(n), p = ws.p.head(n), Ap = ws.Ap.head(n), phi = ws.phi.head(n), w = ws.w.head(n);
   auto best = ws.best.head(n);
-  Scalar best_gp = std::numeric_limits<Scalar>::infinity(), mark_gp = best_gp;
-  Index mark = 0;  // products when the lowest projected gradient last halved
+  Scalar best_gp = std::numeric_limits<Scalar>::infinity();
   BoundQpResult result;
   auto multiply = [&](const VecXcref& in, VecXref out) {
     product.multiply(problem, in, out);
@@ -62,12 +60,8 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
     }
     if (!std::isfinite(gp)) break;
     if (result.start_projected_gradient == 0) result.start_projected_gradient = gp;
-    if (gp < best_gp) {
-      best_gp = gp;
-      best = x;
-      if (gp < 0.5 * mark_gp) mark_gp = gp, mark = result.products;
-    }
-    if (gp < tol || result.products >= max_products || result.products - mark > stall_products) break;
+    if (gp < best_gp) best_gp = gp, best = x;
+    if (gp < tol || result.products >= max_products) break;
     if (beta2 <= phit_phi) {
       // conjugate gradient step along p, or its feasible part and an expansion step
       multiply(p, Ap);

@@ -38,45 +38,21 @@ void ContactSolver::reserve(Index max_rows) {
   capacity_ = max_rows;
 }
 
-namespace {
-
-// Entry-wise test of a factored G (diagonal blocks, Y and D^-1 Y of every piece).
-bool factored_entries_finite(const FactoredG& F, Index ng) {
-  for (Index g = 0; g < ng; ++g) {
-    if (!F.diag[g].allFinite()) return false;
-    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {  // (one-row pieces: 1 of 3)
-      const FactoredPiece& p = F.piece[k];
-      const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len), DY(F.DY + 3 * p.y, 3, p.len);
-      if (!Y.topRows(p.nrows).allFinite() || !DY.topRows(p.nrows).allFinite()) return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 bool problem_is_finite(const ContactProblem& problem) {
   // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();
   if (problem.is_factored()) {  // the diagonal blocks and the pieces' Y and D^-1 Y
-    // As for dense G below: one sum over every entry in use (one-row pieces use 1 of 3 rows) is
-    // non-finite if any entry is; the entry-wise test decides only when the sum overflowed.
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
-    Scalar s = 0;
-    for (Index g = 0; g < ng; ++g) {
-      s += F.diag[g].sum();
-      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+    bool finite = true;
+    for (Index g = 0; finite && g < ng; ++g) {
+      finite = F.diag[g].allFinite();
+      for (Index k = F.begin[g]; finite && k < F.begin[g + 1]; ++k) {  // (one-row pieces: 1 of 3)
         const FactoredPiece& p = F.piece[k];
-        const Scalar *Y = F.Y + 3 * p.y, *DY = F.DY + 3 * p.y;
-        if (p.nrows == 3) {  // 3 len contiguous entries: a vectorized sum
-          s += Eigen::Map<const VecX>(Y, 3 * p.len).sum() + Eigen::Map<const VecX>(DY, 3 * p.len).sum();
-        } else {
-          for (Index t = 0; t < 3 * p.len; t += 3) s += Y[t] + DY[t];
-        }
+        const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len), DY(F.DY + 3 * p.y, 3, p.len);
+        finite = Y.topRows(p.nrows).allFinite() && DY.topRows(p.nrows).allFinite();
       }
     }
-    const bool finite = std::isfinite(s) || factored_entries_finite(F, ng);
     return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok && finite;
   }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a

@@ -44,7 +44,7 @@ TEST_CASE("MPRGP: frictionless problems with a regular G reach the unique LM sol
     const ContactProblem problem = p.view();
     const std::vector<unsigned char> var = qp_rows(problem);
     VecX x = VecX::Zero(problem.size());
-    const BoundQpResult r = solve_bound_qp(problem, var.data(), x, 1e-11, 10000, 10000, product, ws);
+    const BoundQpResult r = solve_bound_qp(problem, var.data(), x, 1e-11, 10000, product, ws);
     INFO("seed " << seed << ": " << r.products << " products, projected gradient " << r.projected_gradient);
     REQUIRE(r.converged);
     CHECK(signorini_violation(problem, x) <= 1e-10);
@@ -70,7 +70,7 @@ TEST_CASE("MPRGP: more contacts than degrees of freedom (singular G): unique vel
     VecX x = VecX::Zero(problem.size()), y = VecX::Zero(problem.size());
     for (Index i = 0; i < problem.nc; ++i) y[3 * i + 2] = test::uniform(rng, 0, 2);
     for (VecX* start : {&x, &y}) {
-      const BoundQpResult r = solve_bound_qp(problem, var.data(), *start, 1e-11, 20000, 20000, product, ws);
+      const BoundQpResult r = solve_bound_qp(problem, var.data(), *start, 1e-11, 20000, product, ws);
       INFO("seed " << seed << ": " << r.products << " products, projected gradient " << r.projected_gradient);
       REQUIRE(r.converged);
       CHECK(signorini_violation(problem, *start) <= 1e-10);

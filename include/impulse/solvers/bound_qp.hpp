@@ -19,7 +19,8 @@
 //   proportional:  conjugate gradient step along p; if it would leave x >= 0, the feasible part
 //                  of it and then an expansion step x <- P(x - alpha_bar phi(x)), p <- phi
 //   otherwise:     proportioning step along beta (exact line search), p <- phi
-// alpha_bar in (0, 2 / |G|] is 1 / (a power-iteration estimate of |G| on the rows in var).
+// alpha_bar (the paper wants (0, 2 / |G|]) is 1 / (8 power iterations' Rayleigh quotient, a lower
+// bound of |G| on the rows in var, close enough to stay within 2 / |G| on contact problems).
 // Conjugate gradients reach the solution of a consistent singular G in the range of G, where
 // projected Gauss-Seidel crawls: on islands of a settling pile of spheres (50-55 contacts,
 // rank(G_NN) 47-50) MPRGP needed 130-340 products with G where block Gauss-Seidel had not
@@ -49,12 +50,11 @@ struct BoundQpResult {
 };
 
 // x: start on entry (rows in var clamped to >= 0 here); on exit the iterate with the lowest
-// projected gradient. Stops below tol, after max_products products (a step may take one more),
-// or when the lowest projected gradient has not halved within the last stall_products
-// products (a slow tail, or a problem without solution: then f is unbounded below). `product`
-// is used for the products with G and is left bound to the problem at an unspecified point.
+// projected gradient (on a slow tail, or a problem without solution, where f is unbounded
+// below, the iterates need not improve). Stops below tol or after max_products products (a
+// step may take one more). `product` is used for the products with G and is left bound to the
+// problem at an unspecified point.
 BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
-                             Index max_products, Index stall_products, DelassusProduct& product,
-                             BoundQpWorkspace& ws);
+                             Index max_products, DelassusProduct& product, BoundQpWorkspace& ws);
 
 }  // namespace impulse
