@@ -735,8 +735,13 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
         const Scalar* Yp = Y_.data() + 3 * p.offset;
         const Scalar* Dinv = systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
         Scalar* DYp = DY_.data() + 3 * p.offset;
-        for (Index t = 0; t < p.len; ++t) {
-          for (Index r = 0; r < p.nrows; ++r) DYp[3 * t + r] = Dinv[dp[t]] * Yp[3 * t + r];
+        if (p.nrows == 3) {  // (a contact side: 3 contiguous values per path entry)
+          for (Index t = 0; t < p.len; ++t) {
+            const Scalar di = Dinv[dp[t]];
+            for (int r = 0; r < 3; ++r) DYp[3 * t + r] = di * Yp[3 * t + r];
+          }
+        } else {
+          for (Index t = 0; t < p.len; ++t) DYp[3 * t] = Dinv[dp[t]] * Yp[3 * t];
         }
         for (int b = a; b < 2; ++b) {
           const Index pb = group_pieces_[static_cast<std::size_t>(2 * g + b)];
@@ -864,10 +869,12 @@ void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecX
       const Piece& p = pieces_[static_cast<std::size_t>(pi)];
       const Index* dofs = dofs_.data() + p.offset;
       const Scalar* Y = Y_.data() + 3 * p.offset;
-      for (Index t = 0; t < p.len; ++t) {
-        Scalar acc = 0;
-        for (Index i = 0; i < p.nrows; ++i) acc += Y[3 * t + i] * lambda[p.row + i];
-        r[dofs[t]] += acc;
+      if (p.nrows == 3) {  // a contact side
+        const Scalar l0 = lambda[p.row], l1 = lambda[p.row + 1], l2 = lambda[p.row + 2];
+        for (Index t = 0; t < p.len; ++t) r[dofs[t]] += (Y[3 * t] * l0 + Y[3 * t + 1] * l1) + Y[3 * t + 2] * l2;
+      } else {
+        const Scalar l0 = lambda[p.row];
+        for (Index t = 0; t < p.len; ++t) r[dofs[t]] += Y[3 * t] * l0;
       }
     }
     r.array() *= d.Dinv.array();

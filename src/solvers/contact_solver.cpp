@@ -38,21 +38,42 @@ void ContactSolver::reserve(Index max_rows) {
   capacity_ = max_rows;
 }
 
+namespace {
+// Adds x[0] * 0, x[stride] * 0, ..., x[(n-1) stride] * 0 to the four sums s: a NaN or an
+// infinity times zero is NaN, any finite value times zero is zero (no overflow is possible), so
+// the sums stay zero exactly when every entry is finite. Four independent sums keep the adds off
+// one dependent chain, and one test at the end keeps the loop free of branches: a sixth of the
+// instructions of Eigen's allFinite() on the many small blocks of a factored G (the guard was 7 %
+// of a 216-sphere pile's step).
+inline void add_zero_times(const Scalar* x, Index n, Index stride, Scalar (&s)[4]) {
+  Index i = 0;
+  if (stride == 1) {
+    for (; i + 4 <= n; i += 4) {
+      for (int k = 0; k < 4; ++k) s[k] += x[i + k] * 0.0;
+    }
+  }
+  for (; i < n; ++i) s[0] += x[i * stride] * 0.0;
+}
+}  // namespace
+
 bool problem_is_finite(const ContactProblem& problem) {
   // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();
-  if (problem.is_factored()) {  // the diagonal blocks and the pieces' Y and D^-1 Y
+  if (problem.is_factored()) {  // the diagonal blocks and every entry in use of Y and D^-1 Y
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
-    bool finite = true;
-    for (Index g = 0; finite && g < ng; ++g) {
-      finite = F.diag[g].allFinite();
-      for (Index k = F.begin[g]; finite && k < F.begin[g + 1]; ++k) {  // (one-row pieces: 1 of 3)
+    Scalar s[4] = {0, 0, 0, 0};
+    if (ng > 0) {
+      add_zero_times(F.diag[0].data(), 9 * ng, 1, s);
+      for (Index k = F.begin[0]; k < F.begin[ng]; ++k) {
         const FactoredPiece& p = F.piece[k];
-        const Eigen::Map<const MatX> Y(F.Y + 3 * p.y, 3, p.len), DY(F.DY + 3 * p.y, 3, p.len);
-        finite = Y.topRows(p.nrows).allFinite() && DY.topRows(p.nrows).allFinite();
+        // a contact side's 3 rows are contiguous; a one-row piece uses 1 value of every 3
+        const Index n = p.nrows == 3 ? 3 * p.len : p.len, stride = p.nrows == 3 ? 1 : 3;
+        add_zero_times(F.Y + 3 * p.y, n, stride, s);
+        add_zero_times(F.DY + 3 * p.y, n, stride, s);
       }
     }
+    const bool finite = (s[0] + s[1]) + (s[2] + s[3]) == 0;
     return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok && finite;
   }
   // One vectorized pass over G: a NaN or Inf entry makes the column sums non-finite; a
