@@ -25,7 +25,10 @@ namespace {
 
 // y <- L^-T y for y supported on one root path (dofs[0..len), root first; nr of the 3 values per
 // dof used): RBDA Table 6.4 first half restricted to the path, whose ancestors of dofs[t] are
-// exactly dofs[0..t).
+// exactly dofs[0..t). Zero entries of L are skipped: within a free joint the translation dofs
+// never couple (their mass block is m 1), nor do they couple with the rotation when the body's
+// origin is its centre of mass, so a sphere's or a box's factor is (nearly) the identity; this
+// loop was 7 % of a 216-sphere pile's step.
 template <int NR>
 void solve_LT_path(const MatX& L, const Index* dofs, Index len, Scalar* Y) {
   const Index n = L.rows();
@@ -35,6 +38,7 @@ void solve_LT_path(const MatX& L, const Index* dofs, Index len, Scalar* Y) {
     const Scalar* yk = Y + 3 * t;
     for (Index s = t - 1; s >= 0; --s) {
       const Scalar l = Ld[k + dofs[s] * n];  // L(k, dofs[s])
+      if (l == 0) continue;
       Scalar* ys = Y + 3 * s;
       for (int r = 0; r < NR; ++r) ys[r] -= l * yk[r];
     }
