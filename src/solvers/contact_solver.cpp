@@ -63,8 +63,8 @@ bool problem_is_finite(const ContactProblem& problem) {
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
     Scalar s[4] = {0, 0, 0, 0};
+    for (Index g = 0; g < ng; ++g) add_zero_times(F.diag[g].data(), 9, 1, s);
     if (ng > 0) {
-      add_zero_times(F.diag[0].data(), 9 * ng, 1, s);
       for (Index k = F.begin[0]; k < F.begin[ng]; ++k) {
         const FactoredPiece& p = F.piece[k];
         // a contact side's 3 rows are contiguous; a one-row piece uses 1 value of every 3
