@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 2: installs what is missing, builds with tests and runs the whole suite.
 # SANITIZE=1 builds Debug (at -O1, see CMakeLists.txt) with AddressSanitizer +
-# UndefinedBehaviorSanitizer in build-asan/, with clang++ when it is there (unless CXX says otherwise): it compiles this Debug build about 2.8x
-# faster than g++ (a heavy test file: 22 s against 62 s), which keeps CI under its time budget.
+# UndefinedBehaviorSanitizer in build-asan/, with clang++ when it is there (unless CXX says
+# otherwise): it compiles this Debug build about 2.8x faster than g++ (a heavy test file: 22 s
+# against 62 s), which keeps CI closer to its time budget.
 # With clang the same build also makes the libFuzzer targets (build-asan/bin/fuzz_*, run by .ci/run),
 # so CI compiles the library once for the tests and the fuzzers.
 set -euo pipefail

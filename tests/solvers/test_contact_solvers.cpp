@@ -126,7 +126,7 @@ TEST_CASE("contact solvers report non-finite input as NumericalIssue", "[solvers
     CHECK_FALSE(problem_is_finite(q.view()));
   }
   test::OwnedProblem huge = clean;
-  huge.G(0, 1) = huge.G(1, 0) = 1e308;  // the column sums overflow; every entry is finite
+  huge.G(0, 1) = huge.G(1, 0) = 1e308;  // huge but finite entries are finite
   CHECK(problem_is_finite(huge.view()));
 }
 
