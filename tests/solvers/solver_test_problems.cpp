@@ -72,5 +72,18 @@ OwnedProblem make_sticking_problem(std::mt19937& rng, Index nc, Index nl, Index 
   return p;
 }
 
+struct LeastSquares::Factor {
+  Eigen::CompleteOrthogonalDecomposition<MatX> cod;
+};
+
+LeastSquares::LeastSquares(const MatX& A, Scalar threshold) : factor_(std::make_unique<Factor>()) {
+  factor_->cod.setThreshold(threshold);
+  factor_->cod.compute(A);
+}
+
+LeastSquares::~LeastSquares() = default;
+
+VecX LeastSquares::solve(const VecX& b) const { return factor_->cod.solve(b); }
+
 }  // namespace test
 }  // namespace impulse

@@ -6,6 +6,7 @@
 // mostly the complete orthogonal decomposition (12 s on its own).
 #pragma once
 
+#include <memory>
 #include <random>
 
 #include "impulse/contact/contact_problem.hpp"
@@ -41,6 +42,19 @@ OwnedProblem make_physical_problem(std::mt19937& rng, Index nc, Index nl, Index 
 // limits active): c = -G lambda_star, so v = 0 at lambda_star. Needs 3 nc + nl <= dof.
 OwnedProblem make_sticking_problem(std::mt19937& rng, Index nc, Index nl, Index dof,
                                    VecX& lambda_star);
+
+// Minimum-norm least-squares solutions x of A x = b for one matrix A (a complete orthogonal
+// decomposition whose rank is decided with `threshold`, relative to the largest pivot).
+class LeastSquares {
+ public:
+  LeastSquares(const MatX& A, Scalar threshold);
+  ~LeastSquares();
+  VecX solve(const VecX& b) const;
+
+ private:
+  struct Factor;
+  std::unique_ptr<Factor> factor_;
+};
 
 }  // namespace test
 }  // namespace impulse

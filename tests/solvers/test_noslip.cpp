@@ -6,7 +6,6 @@
 // independent certificate of which normal targets no zero-slip impulse can meet.
 #include <catch2/catch.hpp>
 
-#include <Eigen/QR>
 #include <cmath>
 #include <random>
 
@@ -178,8 +177,7 @@ TEST_CASE("no-slip on ANYmal problems with torso and shank contacts: zero slip, 
           c_T[2 * i + t] = p.c[3 * i + t];
         }
       }
-      Eigen::CompleteOrthogonalDecomposition<MatX> cod(G_T);
-      cod.setThreshold(1e-10);
+      const test::LeastSquares cod(G_T, 1e-10);
       const VecX v = p.G * lambda + p.c;
       for (Index i = 0; i < nc; ++i) {
         const Index j = 3 * i + 2;
