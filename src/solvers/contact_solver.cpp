@@ -63,16 +63,19 @@ bool problem_is_finite(const ContactProblem& problem) {
   if (problem.is_factored()) {  // the diagonal blocks and every entry in use of Y and D^-1 Y
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
-    for (Index g = 0; g < ng; ++g) add_zero_times(F.diag[g].data(), 9, 1, s);
-    for (Index k = ng > 0 ? F.begin[0] : 0; k < (ng > 0 ? F.begin[ng] : 0); ++k) {
-      const FactoredPiece& p = F.piece[k];
-      // a contact side's 3 rows are contiguous; a one-row piece uses 1 value of every 3
-      const Index n = p.nrows == 3 ? 3 * p.len : p.len, stride = p.nrows == 3 ? 1 : 3;
-      add_zero_times(F.Y + 3 * p.y, n, stride, s);
-      add_zero_times(F.DY + 3 * p.y, n, stride, s);
+    for (Index g = 0; g < ng; ++g) {
+      add_zero_times(F.diag[g].data(), 9, 1, s);
+      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        // a contact side's 3 rows are contiguous; a one-row piece uses 1 value of every 3
+        const Index n = p.nrows == 3 ? 3 * p.len : p.len, stride = p.nrows == 3 ? 1 : 3;
+        add_zero_times(F.Y + 3 * p.y, n, stride, s);
+        add_zero_times(F.DY + 3 * p.y, n, stride, s);
+      }
     }
   } else {
-    for (Index j = 0; j < problem.G.cols(); ++j) add_zero_times(problem.G.col(j).data(), problem.G.rows(), 1, s);
+    for (Index j = 0; j < problem.G.cols(); ++j)
+      add_zero_times(problem.G.col(j).data(), problem.G.rows(), 1, s);
   }
   return problem.c.allFinite() && problem.mu.head(problem.nc).allFinite() && box_ok &&
          (s[0] + s[1]) + (s[2] + s[3]) == 0;

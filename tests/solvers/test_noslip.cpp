@@ -177,11 +177,11 @@ TEST_CASE("no-slip on ANYmal problems with torso and shank contacts: zero slip, 
           c_T[2 * i + t] = p.c[3 * i + t];
         }
       }
-      const test::LeastSquares cod(G_T, 1e-10);
+      const test::LeastSquares least_squares(G_T, 1e-10);
       const VecX v = p.G * lambda + p.c;
       for (Index i = 0; i < nc; ++i) {
         const Index j = 3 * i + 2;
-        const VecX alpha = cod.solve(p.G.col(j));
+        const VecX alpha = least_squares.solve(p.G.col(j));
         const bool in_span = (G_T * alpha - p.G.col(j)).norm() <= 1e-9 * p.G.col(j).norm();
         INFO("contact " << i << ": v_n " << v[j] << ", lambda_n " << lambda[j] << ", in span " << in_span);
         if (in_span) {
