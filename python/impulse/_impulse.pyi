@@ -502,11 +502,16 @@ class LocomotionSettings:
     min_uprightness: float
     air_time_weight: float
     air_time_target: float
+    orientation_weight: float
+    base_height_weight: float
+    base_height_target: float
+    only_positive_rewards: bool
     def __init__(self) -> None: ...
 
 class LocomotionTask:
     obs_size: int
     action_size: int
+    privileged_size: int
     num_envs: int
     num_threads: int
     control_dt: float
@@ -516,6 +521,7 @@ class LocomotionTask:
     def step(self, actions: FloatArray, obs: FloatArray, reward: FloatArray, terminated: BoolArray,
              truncated: BoolArray, final_obs: FloatArray, episode_return: FloatArray,
              episode_length: FloatArray) -> None: ...
+    def privileged(self, out: FloatArray, final_out: FloatArray) -> None: ...
     def world(self, index: int) -> World: ...
     def command(self, index: int) -> FloatArray: ...
     def bench(self, steps: int) -> float: ...

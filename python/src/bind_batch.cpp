@@ -65,7 +65,11 @@ void bind_batch(py::module_& m) {
       .def_readwrite("min_base_height", &LocomotionSettings::min_base_height)
       .def_readwrite("min_uprightness", &LocomotionSettings::min_uprightness)
       .def_readwrite("air_time_weight", &LocomotionSettings::air_time_weight)
-      .def_readwrite("air_time_target", &LocomotionSettings::air_time_target);
+      .def_readwrite("air_time_target", &LocomotionSettings::air_time_target)
+      .def_readwrite("orientation_weight", &LocomotionSettings::orientation_weight)
+      .def_readwrite("base_height_weight", &LocomotionSettings::base_height_weight)
+      .def_readwrite("base_height_target", &LocomotionSettings::base_height_target)
+      .def_readwrite("only_positive_rewards", &LocomotionSettings::only_positive_rewards);
 
   using BoolRef = Eigen::Ref<LocomotionTask::BoolVec>;
   py::class_<LocomotionTask>(m, "LocomotionTask",
@@ -74,6 +78,7 @@ void bind_batch(py::module_& m) {
            py::arg("num_threads") = 0, py::arg("first_env") = 0)
       .def_property_readonly_static("obs_size", [](py::object) { return LocomotionTask::kObs; })
       .def_property_readonly_static("action_size", [](py::object) { return LocomotionTask::kAct; })
+      .def_property_readonly_static("privileged_size", [](py::object) { return LocomotionTask::kPriv; })
       .def_property_readonly("num_envs", &LocomotionTask::num_envs)
       .def_property_readonly("num_threads", &LocomotionTask::num_threads)
       .def_property_readonly("control_dt", &LocomotionTask::control_dt)
@@ -89,6 +94,10 @@ void bind_batch(py::module_& m) {
           py::arg("actions"), py::arg("obs"), py::arg("reward"), py::arg("terminated"), py::arg("truncated"),
           py::arg("final_obs"), py::arg("episode_return"), py::arg("episode_length"),
           py::call_guard<py::gil_scoped_release>(), "One control step of every environment into the given arrays.")
+      .def("privileged", [](const LocomotionTask& t, Rref out, Rref final_out) { t.privileged(out, final_out); },
+           py::arg("out"), py::arg("final_out"),
+           "Privileged observation (N x privileged_size) of the current state into out, and of the last state of "
+           "the environments that finished in the last step into final_out (other rows untouched).")
       .def("world", &LocomotionTask::world, py::arg("index"), py::return_value_policy::reference_internal)
       .def("command", &LocomotionTask::command, py::arg("index"))
       .def(

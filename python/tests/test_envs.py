@@ -75,6 +75,32 @@ def test_auto_reset_and_final_observation():
     assert not trunc.any()
 
 
+def test_privileged_observation():
+    env = AnymalLocomotion(2, num_threads=1, seed=3, max_episode_steps=2)
+    with pytest.raises(impulse.Error, match="reset"):
+        env.privileged_observation()
+    env.reset()
+    p, f = env.privileged_observation()
+    assert p.shape == f.shape == (2, env.privileged_size) == (2, 8)
+    np.testing.assert_array_equal(p[:, 3], 0.56)  # base height at reset
+    env.step(np.zeros((2, 12)))
+    p, f = env.privileged_observation()
+    assert np.isnan(f).all()  # no episode has ended yet
+    for i in range(2):  # base velocity in the base frame * 2
+        r = env.task.world(i).system(0)
+        w, x, y, z = r.q[3:7]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        np.testing.assert_allclose(p[i, :3], 2 * R.T @ r.u[:3], atol=1e-12)
+        assert p[i, 3] == r.q[2]
+    height = p[:, 3].copy()
+    env.step(np.zeros((2, 12)))  # time limit: reset
+    p, f = env.privileged_observation()
+    assert np.isfinite(f).all() and np.all(np.abs(f[:, 3] - height) < 0.01)  # the old episode's end
+    np.testing.assert_array_equal(p[:, 3], 0.56)  # the new episode
+
+
 def test_actions_are_validated():
     env = AnymalLocomotion(2, num_threads=1)
     with pytest.raises(impulse.Error, match="reset"):

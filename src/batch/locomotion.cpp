@@ -17,6 +17,10 @@ constexpr const char* kFeet[4] = {"LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"};
 // standing pose: front legs HFE +0.4, KFE -0.8; hind legs mirrored (models/worlds/anymal_stand.xml)
 constexpr Scalar kNominal[LocomotionTask::kAct] = {0, 0.4, -0.8, 0, 0.4, -0.8, 0, -0.4, 0.8, 0, -0.4, 0.8};
 
+// N s: a contact whose impulse in the last physics step is smaller does not count as touching
+// (1e-6 N s is 0.5 mN over a 2 ms step; the solvers leave open contacts at exactly 0)
+constexpr Scalar kTouchImpulse = 1e-6;
+
 // splitmix64 (Steele et al. 2014): decorrelates the per-environment seeds
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -48,6 +52,8 @@ struct LocomotionTask::Env {
   bool base_contact = false;
   Index steps = 0;
   Scalar episode_return = 0;
+  bool finished = false;            // terminated or truncated in the last step()
+  Scalar final_priv[kPriv] = {};    // privileged observation of the last state, when finished
   VecX q_target, u_target, q0, u0;  // sized once
   Index index = 0;                  // global environment index (first_env + i)
 };
@@ -65,6 +71,9 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   require(s.command_vy_max >= 0 && s.command_yaw_max >= 0, "command ranges must be >= 0");
   require(std::isfinite(s.air_time_weight) && std::isfinite(s.air_time_target) && s.air_time_target >= 0,
           "air_time_weight must be finite and air_time_target >= 0");
+  require(std::isfinite(s.orientation_weight) && std::isfinite(s.base_height_weight) &&
+              std::isfinite(s.base_height_target),
+          "orientation_weight, base_height_weight and base_height_target must be finite");
 
   // One immutable Model for every environment: its memory and its cache lines are shared, and
   // every World reads it each physics step.
@@ -181,6 +190,29 @@ void LocomotionTask::observe(const Env& e, Eigen::Ref<Eigen::Matrix<Scalar, 1, E
   for (int f = 0; f < 4; ++f) o[45 + f] = e.foot_contact[static_cast<std::size_t>(f)] ? 1 : 0;
 }
 
+void LocomotionTask::observe_privileged(const Env& e, Scalar* o) {
+  const VecX& q = e.robot->q();
+  const VecX& u = e.robot->u();
+  const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();  // base to world
+  const Vec3 v = R.transpose() * u.segment<3>(0);
+  for (int k = 0; k < 3; ++k) o[k] = 2 * v[k];
+  o[3] = q[2];
+  for (std::size_t f = 0; f < 4; ++f) o[4 + f] = e.air_time[f];
+}
+
+void LocomotionTask::privileged(RowMatXref out, RowMatXref final_out) const {
+  const Index n = num_envs();
+  if (out.rows() != n || out.cols() != kPriv || final_out.rows() != n || final_out.cols() != kPriv)
+    throw InvalidArgument("LocomotionTask::privileged: out and final_out must have shape (" + std::to_string(n) +
+                          ", " + std::to_string(kPriv) + ")");
+  for (Index i = 0; i < n; ++i) {
+    const Env& e = *envs_[static_cast<std::size_t>(i)];
+    observe_privileged(e, out.row(i).data());
+    if (e.finished)
+      for (Index k = 0; k < kPriv; ++k) final_out(i, k) = e.final_priv[k];
+  }
+}
+
 void LocomotionTask::reset(std::uint64_t seed, RowMatXref obs) {
   if (obs.rows() != num_envs() || obs.cols() != kObs)
     throw InvalidArgument("LocomotionTask::reset: obs must have shape (" + std::to_string(num_envs()) + ", 49), got (" +
@@ -189,6 +221,7 @@ void LocomotionTask::reset(std::uint64_t seed, RowMatXref obs) {
   pool_.parallel_for(num_envs(), [&](Index i) {
     Env& e = *envs_[static_cast<std::size_t>(i)];
     e.rng.seed(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(e.index))));
+    e.finished = false;
     reset_env(e);
     observe(e, obs.row(i));
   });
@@ -228,10 +261,12 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       const StepStatus st = e.world->integrate();
       failed = failed || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;
     }
-    // contacts of the last physics step: feet and base
+    // contacts of the last physics step that carried an impulse: feet and base (the contact set
+    // also holds pairs within the collision margin, which a swinging foot skims without touching)
     e.foot_contact.fill(false);
     e.base_contact = false;
     for (const BodyContactImpulse& c : robot.contact_impulses()) {
+      if (!(c.impulse.squaredNorm() > kTouchImpulse * kTouchImpulse)) continue;
       if (c.body == 0) e.base_contact = true;
       for (int f = 0; f < 4; ++f)
         if (c.body == foot_body_[static_cast<std::size_t>(f)]) e.foot_contact[static_cast<std::size_t>(f)] = true;
@@ -260,9 +295,11 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       if (e.foot_contact[f]) e.air_time[f] = 0;
     }
     if (e.command.head<2>().norm() < 0.1) air = 0;  // standing still is not a reason to step
-    const Scalar r = 1.0 * std::exp(-lin_err / 0.25) + 0.5 * std::exp(-yaw_err / 0.25) - 2.0 * v[2] * v[2] -
-                     0.05 * w.head<2>().squaredNorm() - 1.0 * g.head<2>().squaredNorm() - 1e-5 * tau2 -
-                     0.01 * (e.action - e.prev_action).squaredNorm() + s.air_time_weight * air;
+    Scalar r = 1.0 * std::exp(-lin_err / 0.25) + 0.5 * std::exp(-yaw_err / 0.25) - 2.0 * v[2] * v[2] -
+               0.05 * w.head<2>().squaredNorm() - s.orientation_weight * g.head<2>().squaredNorm() - 1e-5 * tau2 -
+               0.01 * (e.action - e.prev_action).squaredNorm() + s.air_time_weight * air -
+               s.base_height_weight * (q[2] - s.base_height_target) * (q[2] - s.base_height_target);
+    if (s.only_positive_rewards) r = std::max(r, Scalar(0));
     reward[i] = std::isfinite(r) ? r * dt_c : 0;
     e.episode_return += reward[i];
     ++e.steps;
@@ -272,8 +309,10 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     const bool trunc = !term && e.steps >= s.max_episode_steps;
     terminated[i] = term;
     truncated[i] = trunc;
-    if (term || trunc) {
+    e.finished = term || trunc;
+    if (e.finished) {
       observe(e, final_obs.row(i));
+      observe_privileged(e, e.final_priv);
       episode_return[i] = e.episode_return;
       episode_length[i] = static_cast<Scalar>(e.steps);
       reset_env(e);

@@ -129,6 +129,28 @@ TEST_CASE("LocomotionTask: zero action stands; truncation resets with the final 
   CHECK(b.ret.allFinite());
 }
 
+TEST_CASE("LocomotionTask: a foot within the contact margin but not touching is not in contact", "[batch]") {
+  LocomotionSettings s = settings();
+  s.substeps = 1;  // a control step of one 2 ms physics step
+  LocomotionTask task(s, 1, 1);
+  Buffers b(1);
+  task.reset(2, b.obs);
+  for (int k = 0; k < 500; ++k) b.step(task);  // settle on the ground
+  REQUIRE(b.obs.row(0).segment<4>(45).sum() == 4);
+  // lift the standing robot by 4 mm, at rest: within 2 ms it falls 0.02 mm and its unloaded legs
+  // extend by less than the rest, so its feet stay within the 5 mm collision margin (contacts
+  // are generated) but do not touch (zero impulses)
+  ArticulatedSystem& r = task.world(0).system(0);
+  VecX q = r.q();
+  q[2] += 0.004;
+  r.set_state(q, VecX::Zero(r.nv()));
+  b.step(task);
+  CHECK(task.world(0).contacts().size() == 4);
+  for (const BodyContactImpulse& c : r.contact_impulses()) CHECK(c.impulse.norm() == 0);
+  CHECK(b.obs.row(0).segment<4>(45).sum() == 0);
+  CHECK(b.term[0] == false);
+}
+
 TEST_CASE("LocomotionTask: a robot thrown upside down terminates", "[batch]") {
   LocomotionSettings s = settings();
   s.init_height = 0.8;
@@ -149,11 +171,81 @@ TEST_CASE("LocomotionTask: a robot thrown upside down terminates", "[batch]") {
   CHECK(b.final_obs(0, 2) > 0);  // gravity points up in the base frame: upside down
 }
 
+TEST_CASE("LocomotionTask: privileged observation of the current and of the final state", "[batch]") {
+  // Two tasks on the same seed step the same trajectories; one ends its episodes after 3 control
+  // steps, so its final privileged observation at step 3 is the other's current one.
+  LocomotionSettings s = settings();
+  const Index n = 3, kp = LocomotionTask::kPriv;
+  LocomotionTask longer(s, n, 1);
+  s.max_episode_steps = 3;
+  LocomotionTask shorter(s, n, 2);
+  Buffers a(n), b(n);
+  longer.reset(4, a.obs);
+  shorter.reset(4, b.obs);
+  RowMatX pa(n, kp), pb(n, kp), fa(n, kp), fb = RowMatX::Constant(n, kp, -7.0);
+  for (Index k = 0; k < 3; ++k) {
+    fill_actions(a.actions, k, 0);
+    fill_actions(b.actions, k, 0);
+    a.step(longer);
+    b.step(shorter);
+    longer.privileged(pa, fa);
+    shorter.privileged(pb, fb);
+    if (k < 2) CHECK(fb == RowMatX::Constant(n, kp, -7.0));  // no episode ended: rows untouched
+  }
+  REQUIRE(b.trunc.count() == n);
+  CHECK(fb == pa);  // bit for bit
+  // the current state: base velocity in the base frame * 2, height, swing times in [0, 0.03]
+  for (Index i = 0; i < n; ++i) {
+    const ArticulatedSystem& r = longer.world(i).system(0);
+    const VecX& q = r.q();
+    const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();
+    CHECK((pa.row(i).head<3>().transpose() - 2 * R.transpose() * r.u().head<3>()).norm() < 1e-14);
+    CHECK(pa(i, 3) == q[2]);
+    CHECK(pa.row(i).tail<4>().minCoeff() >= 0);
+    CHECK(pa.row(i).tail<4>().maxCoeff() <= 0.03 + 1e-12);
+  }
+  // shorter reset its episodes: its current state is a fresh start at the reset height
+  for (Index i = 0; i < n; ++i) CHECK(pb(i, 3) == Approx(s.init_height));
+  RowMatX wrong(n + 1, kp);
+  CHECK_THROWS_WITH(longer.privileged(wrong, fa), Catch::Contains("must have shape (3, 8)"));
+}
+
+TEST_CASE("LocomotionTask: only_positive_rewards clips each step's reward at 0", "[batch]") {
+  // Rewards do not act on the physics, so both tasks step the same trajectories; large random
+  // actions make the action-rate penalty exceed the tracking terms on some steps.
+  LocomotionSettings s = settings();
+  s.only_positive_rewards = false;
+  const Index n = 4;
+  LocomotionTask raw(s, n, 1);
+  s.only_positive_rewards = true;
+  LocomotionTask clipped(s, n, 2);
+  Buffers a(n), b(n);
+  raw.reset(5, a.obs);
+  clipped.reset(5, b.obs);
+  Index negative = 0;
+  for (Index k = 0; k < 20; ++k) {
+    fill_actions(a.actions, k, 0);
+    a.actions *= 4;
+    b.actions = a.actions;
+    a.step(raw);
+    b.step(clipped);
+    REQUIRE(a.obs == b.obs);
+    for (Index i = 0; i < n; ++i) {
+      CHECK(b.reward[i] == std::max(a.reward[i], 0.0));
+      negative += a.reward[i] < 0 ? 1 : 0;
+    }
+  }
+  CHECK(negative > 0);  // the clip was exercised
+}
+
 TEST_CASE("LocomotionTask: bad settings and shapes raise InvalidArgument", "[batch]") {
   LocomotionSettings s = settings();
   CHECK_THROWS_WITH(LocomotionTask(s, 0, 1), Catch::Contains("num_envs must be >= 1"));
   s.substeps = 0;
   CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("substeps must be >= 1"));
+  s = settings();
+  s.orientation_weight = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("orientation_weight, base_height_weight and base_height_target must be finite"));
   s = settings();
   s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/pendulum.urdf";
   CHECK_THROWS_AS(LocomotionTask(s, 1, 1), Error);

@@ -16,21 +16,29 @@
 //   [18, 30) joint velocities * 0.05
 //   [30, 42) previous action
 //   [42, 45) command: forward and lateral velocity (m/s) * 2, yaw rate (rad/s) * 0.25, base frame
-//   [45, 49) foot contact flags LF RF LH RH (contact impulse on the foot in the last physics step)
+//   [45, 49) foot contact flags LF RF LH RH (a contact impulse on the foot in the last physics
+//            step; a foot within the collision margin but not touching is not in contact)
 // Reward (per control step, times control_dt; weights after Rudin et al. 2022, legged_gym):
 //   1.0 exp(-|v_cmd,xy - v_xy|^2 / 0.25) + 0.5 exp(-(w_cmd,z - w_z)^2 / 0.25)
-//   - 2 v_z^2 - 0.05 |w_xy|^2 - 1.0 |g_xy|^2 - 1e-5 |tau|^2 - 0.01 |a - a_prev|^2
+//   - 2 v_z^2 - 0.05 |w_xy|^2 - orientation_weight |g_xy|^2 - 1e-5 |tau|^2 - 0.01 |a - a_prev|^2
+//   - base_height_weight (h - base_height_target)^2
 //   + air_time_weight sum_feet (t_air - air_time_target) [the foot lands this control step]
+// clipped at 0 when only_positive_rewards (legged_gym's default: a negative sum would make ending
+// the episode early, by falling, the best a young policy can do).
 // The last term (legged_gym's feet_air_time, only while a velocity is commanded) rewards steps
 // longer than air_time_target seconds and penalizes shuffling: without it PPO finds a crawl or
 // a shuffle that slides the feet before it finds a gait.
 // with v, w the base velocities in the base frame, g the gravity direction in the base frame and
 // tau the joint torque the engine applied in the last physics step (ArticulatedSystem::
 // applied_torque: the PD torque at the end of the step within the URDF effort limits).
+// Privileged observation (kPriv, for an asymmetric actor-critic: the critic may see what the
+// robot's sensors do not): base linear velocity in the base frame * 2 (3), base height (1), the
+// swing time of each foot LF RF LH RH in s (4). privileged() gives it for the current state and
+// for the last state of the environments that finished in the last step().
 // Reset: World::reset() to the state marked at construction (standing PD targets, time 0, no
 // warm-start memory), then a random base heading and velocity and joint positions.
 // Terminated: base below min_base_height, tilted by more than acos(min_uprightness), base touching
-// the ground, or a non-finite step. Truncated: max_episode_steps control steps.
+// the ground (a contact impulse on it), or a non-finite step. Truncated: max_episode_steps control steps.
 //
 // Randomness: each environment has its own generator seeded from (seed, first_env + i), so
 // environment k gets the same initial states and commands whatever the number of threads and
@@ -71,12 +79,18 @@ struct LocomotionSettings {
   Scalar min_uprightness = 0.5;      // cos of the largest tilt
   Scalar air_time_weight = 1.0;      // reward per second of a foot's swing beyond air_time_target
   Scalar air_time_target = 0.5;      // s
+  Scalar orientation_weight = 5.0;   // penalty on the base tilt |g_xy|^2 (legged_gym's flat ANYmal)
+  // penalty on the base height h (m) away from the standing height (0.50-0.52 m under zero
+  // action): without it the policy learns to walk crouched, a hand's width above min_base_height
+  Scalar base_height_weight = 20.0, base_height_target = 0.5;
+  bool only_positive_rewards = true; // clip each control step's reward at 0 (legged_gym)
 };
 
 class LocomotionTask {
  public:
   static constexpr Index kObs = 49;
   static constexpr Index kAct = 12;
+  static constexpr Index kPriv = 8;
   using BoolVec = Eigen::Matrix<bool, Eigen::Dynamic, 1>;
 
   // Throws InvalidArgument for bad settings, ModelError for a bad URDF.
@@ -98,6 +112,11 @@ class LocomotionTask {
   void step(const RowMatXcref& actions, RowMatXref obs, VecXref reward, Eigen::Ref<BoolVec> terminated,
             Eigen::Ref<BoolVec> truncated, RowMatXref final_obs, VecXref episode_return, VecXref episode_length);
 
+  // Privileged observation (N x kPriv, see above) of the current state into `out`, and into
+  // `final_out` for the environments that finished in the last step() (their last state before
+  // the reset; the other rows of final_out are left as they are).
+  void privileged(RowMatXref out, RowMatXref final_out) const;
+
   // Inspection: the World of environment i, its command (vx, vy, yaw rate).
   World& world(Index i);
   Vec3 command(Index i) const;
@@ -106,6 +125,7 @@ class LocomotionTask {
   struct Env;
   void reset_env(Env& e);
   void observe(const Env& e, Eigen::Ref<Eigen::Matrix<Scalar, 1, Eigen::Dynamic>> obs) const;
+  static void observe_privileged(const Env& e, Scalar* out);
 
   LocomotionSettings settings_;
   ThreadPool pool_;

@@ -53,7 +53,10 @@ class AnymalLocomotion:
     joint positions - standing pose (12), joint velocities * 0.05 (12), previous action (12),
     command (vx * 2, vy * 2, yaw rate * 0.25) (3), foot contact flags LF RF LH RH (4).
     Action (12): joint PD targets = standing pose + action_scale * action (clipped to +-action_clip).
-    Reward: velocity tracking minus penalties (see include/impulse/batch/locomotion.hpp), times control_dt.
+    Reward: velocity tracking minus penalties (see include/impulse/batch/locomotion.hpp), clipped at 0
+    (``only_positive_rewards``), times control_dt.
+    Privileged observation (8, for a critic: ``privileged_observation()``): base linear velocity in
+    the base frame * 2 (3), base height (1), swing time of each foot (4).
 
     Args:
         num_envs: number of environments.
@@ -95,6 +98,9 @@ class AnymalLocomotion:
         self._ep_length = np.zeros(n)
         self._done = np.zeros(n, dtype=bool)
         self._actions = np.zeros((n, _impulse.LocomotionTask.action_size))
+        self.privileged_size: int = _impulse.LocomotionTask.privileged_size
+        self._priv = np.zeros((n, self.privileged_size))
+        self._final_priv = np.full((n, self.privileged_size), np.nan)
         self._needs_reset = True
 
     @property
@@ -134,6 +140,18 @@ class AnymalLocomotion:
                     "episode": {"r": np.where(done, self._ep_return, 0.0), "l": np.where(done, self._ep_length, 0)},
                     "_episode": done}
         return self._obs, self._reward, self._terminated, self._truncated, info
+
+    def privileged_observation(self) -> Tuple[np.ndarray, np.ndarray]:
+        """State the robot's sensors do not give, for a critic (asymmetric actor-critic): base linear
+        velocity in the base frame * 2 (3), base height (1), swing time of each foot in s (4).
+
+        Returns (current, final): the current state of every environment (after the automatic
+        reset, like the observation), and the last state of the environments that finished in the
+        last step (rows of the others are stale). Both arrays are reused by the next call."""
+        if self._needs_reset:
+            raise _impulse.Error("AnymalLocomotion.privileged_observation: call reset() first")
+        self._task.privileged(self._priv, self._final_priv)
+        return self._priv, self._final_priv
 
     def close(self) -> None:
         self._task = None
