@@ -5,7 +5,10 @@
     mpirun -n 2 /usr/bin/python3 examples/python/train_anymal.py --mpi --iterations 300
 
 PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, KL-adaptive learning
-rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). With --mpi, K ranks each step num_envs / K of the
+rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). The critic
+is asymmetric (Pinto et al. 2018): it sees the policy's observation and the environment's
+privileged observation (base velocity and height, feet swing times), which the robot's sensors do
+not give; the policy sees the observation only (--no-privileged-critic: the critic too). With --mpi, K ranks each step num_envs / K of the
 environments (environment k is the same on every split: seeded by its global index), draw their
 slice of one global action-noise tensor, and average gradients with allreduce; advantage
 statistics and the KL are global too. So K ranks compute the same update as one process with the
@@ -51,12 +54,15 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--minibatches", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--gamma", type=float, default=0.99, help="discount per control step")
+    p.add_argument("--gamma", type=float, default=0.995,
+                   help="discount per control step (0.995 at 100 Hz: a 2 s horizon, legged_gym's 0.99 at 50 Hz)")
     p.add_argument("--entropy", type=float, default=0.005, help="entropy bonus coefficient")
     p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
     p.add_argument("--eval-envs", type=int, default=16, help="environments of the final evaluation (0: none)")
     p.add_argument("--out", default="", help="directory for policy.pt and train_log.csv (rank 0)")
     p.add_argument("--time-limit", type=float, default=0, help="stop after this many seconds (0: none)")
+    p.add_argument("--no-privileged-critic", dest="privileged_critic", action="store_false",
+                   help="the critic sees the policy's observation only")
     return p.parse_args(argv)
 
 
@@ -96,14 +102,14 @@ def mlp(sizes, out, act=nn.ELU):
 
 
 class ActorCritic(nn.Module):
-    def __init__(self, obs_size, act_size, hidden):
+    def __init__(self, obs_size, act_size, hidden, critic_obs_size=None):
         super().__init__()
         self.actor = mlp([obs_size] + hidden, act_size)
-        self.critic = mlp([obs_size] + hidden, 1)
+        self.critic = mlp([critic_obs_size or obs_size] + hidden, 1)
         self.log_std = nn.Parameter(torch.zeros(act_size))
 
-    def value(self, obs):
-        return self.critic(obs).squeeze(-1)
+    def value(self, critic_obs):
+        return self.critic(critic_obs).squeeze(-1)
 
     def dist(self, obs):
         return torch.distributions.Normal(self.actor(obs), self.log_std.exp().expand(obs.shape[0], -1))
@@ -132,8 +138,9 @@ def evaluate(policy, args, seed):
         obs, _, term, trunc, _ = env.step(a)
         alive &= ~term
         alive &= ~trunc  # an episode ends at the time limit: stop measuring
-    return {"fell": int(n - np.sum(speed_n >= steps)), "envs": n,
-            "speed": float(np.mean(speed_sum / np.maximum(speed_n, 1))), "command": float(np.mean(cmd))}
+    speed = speed_sum / np.maximum(speed_n, 1)
+    return {"fell": int(n - np.sum(speed_n >= steps)), "envs": n, "speed": float(np.mean(speed)),
+            "command": float(np.mean(cmd)), "error": float(np.mean(np.abs(speed - cmd)))}
 
 
 def main(argv=None):
@@ -150,7 +157,13 @@ def main(argv=None):
 
     env = AnymalLocomotion(n_local, num_threads=threads, seed=args.seed, first_env=lo)
     obs_size, act_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
-    policy = ActorCritic(obs_size, act_size, list(args.hidden)).to(dtype)
+    priv_size = env.privileged_size if args.privileged_critic else 0
+    cobs_size = obs_size + priv_size
+
+    def critic_obs(o, p):  # the critic's input: observation, then the privileged observation
+        return torch.from_numpy(np.concatenate([o, p], axis=1) if priv_size else o).to(dtype)
+
+    policy = ActorCritic(obs_size, act_size, list(args.hidden), cobs_size).to(dtype)
     opt = torch.optim.Adam(policy.parameters(), lr=args.lr)
     noise_gen = torch.Generator().manual_seed(args.seed + 1)  # one global noise stream, sliced per rank
     perm_gen = torch.Generator().manual_seed(args.seed + 2)
@@ -158,6 +171,7 @@ def main(argv=None):
     gamma, lam, clip, vcoef, ecoef, kl_target, max_grad = args.gamma, 0.95, 0.2, 1.0, args.entropy, 0.01, 1.0
     T, N = args.steps, n_local
     buf_obs = torch.zeros(T, N, obs_size, dtype=dtype)
+    buf_cobs = torch.zeros(T, N, cobs_size, dtype=dtype)
     buf_act = torch.zeros(T, N, act_size, dtype=dtype)
     buf_logp = torch.zeros(T, N, dtype=dtype)
     buf_mu = torch.zeros(T, N, act_size, dtype=dtype)
@@ -168,6 +182,7 @@ def main(argv=None):
 
     obs_np, _ = env.reset(seed=args.seed)
     obs = torch.tensor(obs_np, dtype=dtype)
+    cobs = critic_obs(obs_np, env.privileged_observation()[0])
     running_return = np.zeros(N)
     recent_returns = []  # (iteration, return) of finished episodes, this rank
     log_rows, lr = [], args.lr
@@ -181,16 +196,17 @@ def main(argv=None):
                 dist = policy.dist(obs)
                 noise = torch.randn(args.num_envs, act_size, generator=noise_gen, dtype=dtype)[lo:hi]
                 act = dist.mean + dist.stddev * noise
-                buf_obs[t], buf_act[t] = obs, act
+                buf_obs[t], buf_cobs[t], buf_act[t] = obs, cobs, act
                 buf_logp[t] = dist.log_prob(act).sum(-1)
                 buf_mu[t], buf_std[t] = dist.mean, dist.stddev[0]
-                buf_val[t] = policy.value(obs)
+                buf_val[t] = policy.value(cobs)
                 o, r, term, trunc, info = env.step(act.numpy())
+                priv, final_priv = env.privileged_observation()
                 rew = torch.tensor(r, dtype=dtype)
                 running_return += r
                 if trunc.any():  # time limit: bootstrap with the value of the final observation
                     idx = np.nonzero(trunc)[0]
-                    fin = torch.from_numpy(info["final_observation"][idx]).to(dtype)
+                    fin = critic_obs(info["final_observation"][idx], final_priv[idx])
                     rew[idx] += gamma * policy.value(fin)
                 done = np.logical_or(term, trunc)
                 for i in np.nonzero(done)[0]:
@@ -199,7 +215,8 @@ def main(argv=None):
                 buf_rew[t] = rew
                 buf_done[t] = torch.from_numpy(done.astype(np.float64)).to(dtype)
                 obs = torch.tensor(o, dtype=dtype)
-            buf_val[T] = policy.value(obs)
+                cobs = critic_obs(o, priv)
+            buf_val[T] = policy.value(cobs)
             # GAE per environment (independent of the split over ranks)
             adv = torch.zeros(T, N, dtype=dtype)
             last = torch.zeros(N, dtype=dtype)
@@ -231,7 +248,7 @@ def main(argv=None):
                 ratio = torch.exp(logp - buf_logp[ts].reshape(-1))
                 adv_mb = adv[ts].reshape(-1)
                 surr = torch.max(-adv_mb * ratio, -adv_mb * torch.clamp(ratio, 1 - clip, 1 + clip))
-                v = policy.value(o_mb)
+                v = policy.value(buf_cobs[ts].reshape(-1, cobs_size))
                 vloss = (v - ret[ts].reshape(-1)) ** 2
                 ent = dist.entropy().sum(-1)
                 # sums over this rank's samples divided by the global minibatch size: the
@@ -286,7 +303,7 @@ def main(argv=None):
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             torch.save({"policy": policy.state_dict(), "hidden": list(args.hidden), "obs_size": obs_size,
-                        "act_size": act_size, "args": vars(args)}, os.path.join(args.out, "policy.pt"))
+                        "critic_obs_size": cobs_size, "act_size": act_size, "args": vars(args)}, os.path.join(args.out, "policy.pt"))
             with open(os.path.join(args.out, "train_log.csv"), "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=list(log_rows[0].keys()))
                 w.writeheader()
@@ -294,7 +311,8 @@ def main(argv=None):
         if args.eval_envs > 0:
             e = evaluate(policy, args, args.seed)
             print(f"eval: {e['envs']} envs, 10 s episodes, command {e['command']:.2f} m/s, "
-                  f"mean forward speed {e['speed']:.2f} m/s, fell {e['fell']}", flush=True)
+                  f"mean forward speed {e['speed']:.2f} m/s, mean |speed - command| {e['error']:.3f} m/s, "
+                  f"fell {e['fell']}", flush=True)
         print(f"final: return={ep_return:.6f} params={params_sum:.10g}", flush=True)
 
 
