@@ -2,8 +2,10 @@
 
     python3 -m impulse_viz.plot run.imprec --out plots/
 
-Inputs: a recording (docs/recording.md) or a CSV log of `impulse run --csv` (docs/world-format.md)
-or `impulse demo --csv`. Figures (only those the input has data for):
+Inputs: a recording (docs/recording.md), a CSV log of `impulse run --csv` (docs/world-format.md)
+or `impulse demo --csv`, or the training log of examples/python/train_anymal.py (train_log.csv:
+one figure, training.png, of the episode return, the reward per step and the policy's action
+noise over the run). Figures of a run (only those the input has data for):
     base_trajectory.png  base position of every floating system over time, and x-y path
     velocities.png       base linear and angular velocity (from u)
     contact_forces.png   contact count and total normal force
@@ -197,6 +199,46 @@ def plot_run(r: Run, out: str) -> list:
     return written
 
 
+# columns of train_anymal.py's train_log.csv that the training figure needs
+TRAINING_COLUMNS = ("iteration", "time_s", "episode_return", "mean_reward", "action_std")
+
+
+def is_training_log(path: str) -> bool:
+    """Whether `path` is a CSV whose header names the training log's columns."""
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), [])
+    except (UnicodeDecodeError, csv.Error):
+        return False
+    return all(c in header for c in TRAINING_COLUMNS)
+
+
+def plot_training(path: str, out: str) -> list:
+    """training.png of a train_log.csv: return, reward per step and action noise over wall time."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise RecordingError(f"training log '{path}': no data rows")
+    try:
+        col = {c: np.array([float(r[c]) for r in rows]) for c in TRAINING_COLUMNS}
+    except (TypeError, ValueError) as e:
+        raise RecordingError(f"training log '{path}': a row is not numeric ({e})") from None
+    t = col["time_s"] / 60
+    fig, ax = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
+    ax[0].plot(t, col["episode_return"], color="#1d3557")
+    ax[0].set_ylabel("episode return")
+    ax[1].plot(t, col["mean_reward"], color="#2a9d8f", lw=0.8)
+    ax[1].set_ylabel("reward per step")
+    ax[2].plot(t, col["action_std"], color="#e76f51")
+    ax[2].set_ylabel("action noise (std)"), ax[2].set_xlabel("training time (min)")
+    ax[0].set_title(f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}: training, "
+                    f"{len(rows)} iterations")
+    os.makedirs(out, exist_ok=True)
+    written: list = []
+    _save(fig, out, "training.png", written)
+    return written
+
+
 def load(path: str) -> Run:
     with open(path, "rb") as f:
         head = f.read(8)
@@ -209,8 +251,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="plots")
     a = p.parse_args(argv)
     try:
-        run = load(a.input)
-        written = plot_run(run, a.out)
+        if is_training_log(a.input):
+            written = plot_training(a.input, a.out)
+        else:
+            run = load(a.input)
+            written = plot_run(run, a.out)
     except (OSError, RecordingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

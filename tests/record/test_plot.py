@@ -45,6 +45,20 @@ check_pngs(demo_csv, os.path.join(work, "demo_csv"), ["base_trajectory.png", "ve
 check_pngs(run_csv, os.path.join(work, "run_csv"), ["base_trajectory.png", "velocities.png", "contact_forces.png",
                                                     "energy.png", "penetration.png", "solver.png"])
 
+# the training log of examples/python/train_anymal.py (its columns, three iterations)
+train_csv = os.path.join(work, "train_log.csv")
+with open(train_csv, "w") as f:
+    f.write("iteration,time_s,rollout_s,update_s,mean_reward,episode_return,episodes,kl,lr,action_std\n")
+    for k in range(3):
+        f.write(f"{k},{0.6 * (k + 1)},0.3,0.3,{0.001 * k},{0.5 * k},{4 * k},0.01,0.001,{1 - 0.01 * k}\n")
+check_pngs(train_csv, os.path.join(work, "train"), ["training.png"])
+with open(train_csv, "a") as f:
+    f.write("3,2.4,0.3,0.3,nan-ish,1.5,12,0.01,0.001,0.97\n")
+r = subprocess.run([impulse, "plot", train_csv, "--out", os.path.join(work, "train_bad")], capture_output=True,
+                   text=True)
+assert r.returncode == 1 and "training log" in r.stderr and "not numeric" in r.stderr, r.stderr
+print("ok: a training log with a bad row fails with one error line")
+
 bad = os.path.join(work, "bad.csv")
 with open(bad, "w") as f:
     f.write("a,b\nx,y\n")
