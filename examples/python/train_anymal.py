@@ -15,7 +15,8 @@ statistics and the KL are global too. So K ranks compute the same update as one 
 same seed and total environment count; only the order of floating-point sums differs.
 
 Outputs (--out DIR, rank 0): policy.pt (state dicts and settings), train_log.csv (one row per
-iteration). The last line printed is
+iteration; `impulse plot DIR/train_log.csv` draws it) and walk.imprec (one evaluation episode of the
+final policy at 100 Hz; `impulse view DIR/walk.imprec` replays it). The last line printed is
     final: return=<mean episode return> params=<sum of all policy parameters>
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn
 
-import impulse  # noqa: E402,F401
+import impulse  # noqa: E402
 from impulse.envs import AnymalLocomotion
 
 
@@ -141,6 +142,22 @@ def evaluate(policy, args, seed):
     speed = speed_sum / np.maximum(speed_n, 1)
     return {"fell": int(n - np.sum(speed_n >= steps)), "envs": n, "speed": float(np.mean(speed)),
             "command": float(np.mean(cmd)), "error": float(np.mean(np.abs(speed - cmd)))}
+
+
+def record_episode(policy, args, seed, path):
+    """One 10 s episode of the deterministic policy on one robot, recorded for `impulse view`."""
+    env = AnymalLocomotion(1, num_threads=1, seed=seed + 1000003)
+    obs, _ = env.reset()
+    world = env.task.world(0)
+    with impulse.Recorder(path, world) as rec:
+        for _ in range(env.task.settings.max_episode_steps):
+            rec.record(world)  # the state at the start of the control step (the last one resets)
+            with torch.no_grad():
+                a = policy.actor(torch.tensor(obs, dtype=policy.log_std.dtype)).numpy()
+            obs, _, term, trunc, _ = env.step(a)
+            if term[0] or trunc[0]:
+                break
+        return rec.frames
 
 
 def main(argv=None):
@@ -308,6 +325,9 @@ def main(argv=None):
                 w = csv.DictWriter(f, fieldnames=list(log_rows[0].keys()))
                 w.writeheader()
                 w.writerows(log_rows)
+            frames = record_episode(policy, args, args.seed, os.path.join(args.out, "walk.imprec"))
+            print(f"recorded {frames} frames of one evaluation episode to {os.path.join(args.out, 'walk.imprec')}",
+                  flush=True)
         if args.eval_envs > 0:
             e = evaluate(policy, args, args.seed)
             print(f"eval: {e['envs']} envs, 10 s episodes, command {e['command']:.2f} m/s, "

@@ -21,6 +21,8 @@ Terrain and sensors: :class:`impulse.Heightfield` (``world.add_heightfield``), :
 :class:`impulse.JointSensor`, :class:`impulse.ContactSensor`, :class:`impulse.ForceTorqueSensor`,
 :class:`impulse.HeightScan`: call ``update()`` after each step, read the views.
 
+Recordings for `impulse view` and `impulse plot`: :class:`impulse.Recorder` (``record(world)`` per frame).
+
 Batched simulation: :class:`impulse.VecWorld` (N copies of a world on a C++ thread pool) and
 :mod:`impulse.envs` (vectorized environments in Gymnasium's conventions).
 """
@@ -50,6 +52,7 @@ from ._impulse import (  # noqa: F401
     PgsSettings,
     PositionCorrection,
     PositionUpdate,
+    Recorder,
     RestitutionLaw,
     SensorNoise,
     SlipModel,

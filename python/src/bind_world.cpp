@@ -5,6 +5,7 @@
 #include "bindings.hpp"
 #include "impulse/collision/heightfield.hpp"
 #include "impulse/core/file.hpp"
+#include "impulse/record/recording.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
@@ -370,6 +371,25 @@ void bind_world(py::module_& m) {
 
   m.def("load_world", [](const std::string& path) { return load_world(path); }, py::arg("path"),
         "Same as World.from_file.");
+
+  py::class_<Recorder>(m, "Recorder",
+                       "Writes a recording (docs/recording.md) of a World for `impulse view` and `impulse plot`: "
+                       "the scene when opened, then one frame per record() call.\nUse as a context manager, or "
+                       "call close().")
+      .def(py::init([](const std::string& path, World& world, long every) {
+             return std::make_unique<Recorder>(path, world, every);
+           }),
+           py::arg("path"), py::arg("world"), py::arg("every") = 1,
+           "Opens `path` and writes the header and the World's scene; every >= 1 keeps one record() call in "
+           "`every` (InvalidArgument otherwise). Raises impulse.Error naming the file when it cannot be written.")
+      .def("record", &Recorder::record, py::arg("world"),
+           "Appends a frame of the World's current state (the World the recording was opened with).")
+      .def("close", &Recorder::close, "Flushes and closes the file (idempotent); raises impulse.Error on a failed write.")
+      .def_property_readonly("frames", &Recorder::frames)
+      .def_property_readonly("bytes", &Recorder::bytes)
+      .def_property_readonly("path", &Recorder::path)
+      .def("__enter__", [](Recorder& r) -> Recorder& { return r; }, py::return_value_policy::reference)
+      .def("__exit__", [](Recorder& r, py::object, py::object, py::object) { r.close(); });
 }
 
 }  // namespace impulse::python

@@ -1,5 +1,6 @@
 """examples/python/train_anymal.py: two PPO iterations with 2 MPI ranks give the parameters of one
-process with the same seed and total environment count (to 1e-4 relative)."""
+process with the same seed and total environment count (to 1e-4 relative); --out writes what the
+plot and view tools read."""
 import os
 import re
 import shutil
@@ -45,3 +46,23 @@ def test_one_rank_equals_two_ranks():
     r2, p2 = final(two.stdout)
     assert abs(p2 - p1) <= 1e-4 * abs(p1), (p1, p2)
     assert abs(r2 - r1) <= 1e-4 * max(abs(r1), 1e-12), (r1, r2)
+
+
+def test_outputs_for_the_plot_and_view_tools(tmp_path):
+    """--out writes the policy, the training log that `impulse plot` draws and a recording of one
+    evaluation episode that `impulse view` replays."""
+    torch = pytest.importorskip("torch")
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, SCRIPT] + ARGS + ["--out", str(out)], env=env(), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    ck = torch.load(out / "policy.pt")
+    assert ck["obs_size"] == 49 and ck["critic_obs_size"] == 49 + 8 and ck["act_size"] == 12
+    sys.path.append(os.path.join(ROOT, "python"))  # the tools' readers (after the impulse under test)
+    from impulse_viz.plot import is_training_log
+    from impulse_viz.recording import Recording
+
+    assert is_training_log(str(out / "train_log.csv"))
+    rec = Recording(str(out / "walk.imprec"))
+    assert len(rec) >= 1 and rec.system(0).q.shape[1] == 19
+    assert f"recorded {len(rec)} frames" in r.stdout

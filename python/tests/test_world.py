@@ -253,3 +253,29 @@ def test_mimic_joints_are_coupled(tmp_path):
     assert w.stats().mimic_rows == 1
     assert g.q[1] == pytest.approx(-g.q[0] + 0.01, abs=1e-9)
     assert g.u[0] == pytest.approx(2.0 / (0.5 + 0.3) * 0.1, rel=1e-9)  # F / (m1 + m^2 m2) t
+
+
+def test_recorder_writes_a_recording_the_viewer_reads(stand_file, tmp_path):
+    import sys
+
+    # the recording reader of the viewer and plot tools (python/impulse_viz; appended, so that the
+    # `impulse` package under test stays the one already imported)
+    sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from impulse_viz.recording import Recording
+
+    w = impulse.World.from_file(stand_file)
+    path = str(tmp_path / "stand.imprec")
+    with impulse.Recorder(path, w, every=2) as rec:
+        for _ in range(10):
+            w.integrate()
+            rec.record(w)
+        assert rec.frames == 5 and rec.path == path
+    assert rec.bytes == os.path.getsize(path)
+    r = Recording(path)
+    assert len(r) == 5
+    s = r.system(0)
+    np.testing.assert_allclose(s.q[-1], w.system(0).q)  # the last frame is the World's state
+    with pytest.raises(impulse.InvalidArgument, match="every must be >= 1"):
+        impulse.Recorder(str(tmp_path / "x.imprec"), w, every=0)
+    with pytest.raises(impulse.Error, match="cannot open for writing"):
+        impulse.Recorder(str(tmp_path / "no" / "dir.imprec"), w)
