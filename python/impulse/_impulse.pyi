@@ -186,6 +186,7 @@ class BodyContactImpulse:
     position: FloatArray
     impulse: FloatArray
     contact: int
+    touching: bool
 
 class ArticulatedSystem:
     name: str

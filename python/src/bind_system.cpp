@@ -12,7 +12,10 @@ void bind_system(py::module_& m) {
       .def_readonly("body", &BodyContactImpulse::body)
       .def_readonly("position", &BodyContactImpulse::position)
       .def_readonly("impulse", &BodyContactImpulse::impulse, "N s, acting on this body.")
-      .def_readonly("contact", &BodyContactImpulse::contact, "Index in World.contacts().");
+      .def_readonly("contact", &BodyContactImpulse::contact, "Index in World.contacts().")
+      .def_property_readonly("touching", &BodyContactImpulse::touching,
+                             "Whether it carried an impulse (contacts within the margin that did not touch are "
+                             "listed with a zero impulse).");
 
   using S = ArticulatedSystem;
   py::class_<S>(m, "ArticulatedSystem",

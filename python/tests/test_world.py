@@ -128,6 +128,17 @@ def test_contact_impulses_carry_the_weight(stand_file):
     per_body = r.contact_impulses()
     assert len(per_body) == 4
     np.testing.assert_allclose(sum(b.impulse for b in per_body), total, atol=1e-12)
+    assert all(b.touching for b in per_body)  # standing: every foot carries weight
+    # a ball 3 mm above the ground, at rest: within the contact margin, listed, but not touching
+    w2 = impulse.World()
+    w2.add_ground()
+    ball = w2.add_sphere("ball", 0.1, 1.0)
+    q = ball.q.copy()
+    q[2] = 0.103
+    ball.set_q(q)
+    w2.integrate()
+    near = ball.contact_impulses()
+    assert len(near) == 1 and not near[0].touching and np.all(near[0].impulse == 0)
     for c in w.contacts():
         np.testing.assert_allclose(c.normal, [0, 0, 1], atol=1e-12)
         assert c.mu == pytest.approx(0.8)

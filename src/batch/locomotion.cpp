@@ -17,10 +17,6 @@ constexpr const char* kFeet[4] = {"LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"};
 // standing pose: front legs HFE +0.4, KFE -0.8; hind legs mirrored (models/worlds/anymal_stand.xml)
 constexpr Scalar kNominal[LocomotionTask::kAct] = {0, 0.4, -0.8, 0, 0.4, -0.8, 0, -0.4, 0.8, 0, -0.4, 0.8};
 
-// N s: a contact whose impulse in the last physics step is smaller does not count as touching
-// (1e-6 N s is 0.5 mN over a 2 ms step; the solvers leave open contacts at exactly 0)
-constexpr Scalar kTouchImpulse = 1e-6;
-
 // splitmix64 (Steele et al. 2014): decorrelates the per-environment seeds
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -266,7 +262,7 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     e.foot_contact.fill(false);
     e.base_contact = false;
     for (const BodyContactImpulse& c : robot.contact_impulses()) {
-      if (!(c.impulse.squaredNorm() > kTouchImpulse * kTouchImpulse)) continue;
+      if (!c.touching()) continue;
       if (c.body == 0) e.base_contact = true;
       for (int f = 0; f < 4; ++f)
         if (c.body == foot_body_[static_cast<std::size_t>(f)]) e.foot_contact[static_cast<std::size_t>(f)] = true;

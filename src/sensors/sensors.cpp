@@ -123,7 +123,7 @@ void ContactSensor::update() {
   force_.setZero();
   Vec3 n_sum = Vec3::Zero();
   for (const BodyContactImpulse& c : sys_.contact_impulses()) {
-    if (c.body != body_) continue;
+    if (c.body != body_ || !c.touching()) continue;  // (margin contacts do not touch)
     ++count_;
     force_ += c.impulse / dt;
     if (c.contact >= 0 && c.contact < world_.contacts().size()) {

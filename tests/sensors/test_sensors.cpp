@@ -115,6 +115,23 @@ TEST_CASE("Contact sensor: a resting box carries its weight along the ground nor
   CHECK((touch.normal() - Vec3::UnitZ()).norm() < 1e-9);
 }
 
+TEST_CASE("Contact sensor: a box within the contact margin but not touching is not in contact", "[sensors]") {
+  World world;
+  ArticulatedSystem& box = resting_box(world);
+  ContactSensor touch(world, box, "box");
+  VecX q = box.q();
+  q[2] = 0.1 + 0.003;  // 3 mm above the ground, at rest: it falls 5 um in the first 1 ms step
+  box.set_q(q);
+  world.integrate();
+  touch.update();
+  CHECK(world.contacts().size() >= 1);  // within the 5 mm margin: the contacts are generated
+  for (const BodyContactImpulse& c : box.contact_impulses()) CHECK_FALSE(c.touching());
+  CHECK_FALSE(touch.in_contact());
+  CHECK(touch.count() == 0);
+  CHECK(touch.force().norm() == 0);
+  CHECK(touch.normal().norm() == 0);
+}
+
 TEST_CASE("Force-torque and joint sensors: a held horizontal arm matches statics", "[sensors]") {
   World world;
   ArticulatedSystem& arm = world.add_articulated_system(load_urdf_string(kArm));

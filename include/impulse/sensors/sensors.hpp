@@ -88,6 +88,8 @@ class JointSensor {
 
 // Contacts of one body in the last step: total force (impulse / dt, world frame), the mean contact
 // normal weighted by the normal force, the number of contact points, and whether it touches.
+// Only contacts that carried an impulse count (BodyContactImpulse::touching): a body within the
+// collision margin of another, not touching it, is not in contact.
 class ContactSensor {
  public:
   ContactSensor(const World& world, const ArticulatedSystem& system, const std::string& body);

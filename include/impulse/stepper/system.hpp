@@ -12,12 +12,20 @@
 
 namespace impulse {
 
-// A contact impulse acting on one body of a system during the last step (world frame).
+// A contact impulse acting on one body of a system during the last step (world frame). Every
+// contact of the step is listed, also the pairs within the collision margin that did not touch
+// (a foot skimming the ground, a body about to land): their impulse is zero.
 struct BodyContactImpulse {
   Index body = -1;
   Vec3 position = Vec3::Zero();
   Vec3 impulse = Vec3::Zero();  // N s, acting on this body
   Index contact = -1;           // index in the step's ContactSet (World::contacts())
+
+  // Impulses up to this size do not count as touching: 1e-6 N s is 1 mN over a 1 ms step, far
+  // below what a robot's foot or a grasped object carries; open contacts are left at exactly 0.
+  static constexpr Scalar kTouchImpulse = 1e-6;
+  // Whether the contact carried an impulse, i.e. the bodies touched during the step.
+  bool touching() const { return impulse.squaredNorm() > kTouchImpulse * kTouchImpulse; }
 };
 
 // Pointers (named as the owner's members) and read accessors named as ArticulatedSystem's, so the
