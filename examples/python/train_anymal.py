@@ -8,11 +8,12 @@ PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, K
 rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). The critic
 is asymmetric (Pinto et al. 2018): it sees the policy's observation and the environment's
 privileged observation (base velocity and height, feet swing times), which the robot's sensors do
-not give; the policy sees the observation only (--no-privileged-critic: the critic too). With --mpi, K ranks each step num_envs / K of the
-environments (environment k is the same on every split: seeded by its global index), draw their
-slice of one global action-noise tensor, and average gradients with allreduce; advantage
-statistics and the KL are global too. So K ranks compute the same update as one process with the
-same seed and total environment count; only the order of floating-point sums differs.
+not give; the policy sees the observation only (--no-privileged-critic: the critic too).
+With --mpi, K ranks each step num_envs / K of the environments (environment k is the same on
+every split: seeded by its global index), draw their slice of one global action-noise tensor, and
+average gradients with allreduce; advantage statistics and the KL are global too. So K ranks
+compute the same update as one process with the same seed and total environment count; only the
+order of floating-point sums differs.
 
 Outputs (--out DIR, rank 0): policy.pt (state dicts and settings), train_log.csv (one row per
 iteration; `impulse plot DIR/train_log.csv` draws it) and walk.imprec (one evaluation episode of the
@@ -144,7 +145,7 @@ def evaluate(policy, args, seed):
             "command": float(np.mean(cmd)), "error": float(np.mean(np.abs(speed - cmd)))}
 
 
-def record_episode(policy, args, seed, path):
+def record_episode(policy, seed, path):
     """One 10 s episode of the deterministic policy on one robot, recorded for `impulse view`."""
     env = AnymalLocomotion(1, num_threads=1, seed=seed + 1000003)
     obs, _ = env.reset()
@@ -320,12 +321,13 @@ def main(argv=None):
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             torch.save({"policy": policy.state_dict(), "hidden": list(args.hidden), "obs_size": obs_size,
-                        "critic_obs_size": cobs_size, "act_size": act_size, "args": vars(args)}, os.path.join(args.out, "policy.pt"))
+                        "critic_obs_size": cobs_size, "act_size": act_size, "args": vars(args)},
+                       os.path.join(args.out, "policy.pt"))
             with open(os.path.join(args.out, "train_log.csv"), "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=list(log_rows[0].keys()))
                 w.writeheader()
                 w.writerows(log_rows)
-            frames = record_episode(policy, args, args.seed, os.path.join(args.out, "walk.imprec"))
+            frames = record_episode(policy, args.seed, os.path.join(args.out, "walk.imprec"))
             print(f"recorded {frames} frames of one evaluation episode to {os.path.join(args.out, 'walk.imprec')}",
                   flush=True)
         if args.eval_envs > 0:

@@ -376,15 +376,13 @@ void bind_world(py::module_& m) {
                        "Writes a recording (docs/recording.md) of a World for `impulse view` and `impulse plot`: "
                        "the scene when opened, then one frame per record() call.\nUse as a context manager, or "
                        "call close().")
-      .def(py::init([](const std::string& path, World& world, long every) {
-             return std::make_unique<Recorder>(path, world, every);
-           }),
-           py::arg("path"), py::arg("world"), py::arg("every") = 1,
+      .def(py::init<const std::string&, World&, long>(), py::arg("path"), py::arg("world"), py::arg("every") = 1,
            "Opens `path` and writes the header and the World's scene; every >= 1 keeps one record() call in "
            "`every` (InvalidArgument otherwise). Raises impulse.Error naming the file when it cannot be written.")
       .def("record", &Recorder::record, py::arg("world"),
            "Appends a frame of the World's current state (the World the recording was opened with).")
-      .def("close", &Recorder::close, "Flushes and closes the file (idempotent); raises impulse.Error on a failed write.")
+      .def("close", &Recorder::close,
+           "Flushes and closes the file (idempotent); raises impulse.Error on a failed write.")
       .def_property_readonly("frames", &Recorder::frames)
       .def_property_readonly("bytes", &Recorder::bytes)
       .def_property_readonly("path", &Recorder::path)

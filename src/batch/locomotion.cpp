@@ -30,6 +30,9 @@ Scalar uniform(std::mt19937_64& rng, Scalar lo, Scalar hi) {
   return lo + (hi - lo) * static_cast<Scalar>(rng() >> 11) * 0x1.0p-53;
 }
 
+// rotation base -> world of a floating base's q = [x y z qw qx qy qz ...]
+Mat3 base_rotation(const VecX& q) { return Quat(q[3], q[4], q[5], q[6]).toRotationMatrix(); }
+
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument("LocomotionTask: " + what);
 }
@@ -170,7 +173,7 @@ void LocomotionTask::reset_env(Env& e) {
 void LocomotionTask::observe(const Env& e, Eigen::Ref<Eigen::Matrix<Scalar, 1, Eigen::Dynamic>> o) const {
   const VecX& q = e.robot->q();
   const VecX& u = e.robot->u();
-  const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();  // base to world
+  const Mat3 R = base_rotation(q);
   const Vec3 g = R.transpose() * Vec3(0, 0, -1);
   const Vec3 w = R.transpose() * u.segment<3>(3);
   o.segment<3>(0) = g.transpose();
@@ -189,7 +192,7 @@ void LocomotionTask::observe(const Env& e, Eigen::Ref<Eigen::Matrix<Scalar, 1, E
 void LocomotionTask::observe_privileged(const Env& e, Scalar* o) {
   const VecX& q = e.robot->q();
   const VecX& u = e.robot->u();
-  const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();  // base to world
+  const Mat3 R = base_rotation(q);
   const Vec3 v = R.transpose() * u.segment<3>(0);
   for (int k = 0; k < 3; ++k) o[k] = 2 * v[k];
   o[3] = q[2];
@@ -270,7 +273,7 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     // reward (see the header)
     const VecX& q = robot.q();
     const VecX& u = robot.u();
-    const Mat3 R = Quat(q[3], q[4], q[5], q[6]).toRotationMatrix();
+    const Mat3 R = base_rotation(q);
     const Vec3 v = R.transpose() * u.segment<3>(0);
     const Vec3 w = R.transpose() * u.segment<3>(3);
     const Vec3 g = R.transpose() * Vec3(0, 0, -1);

@@ -245,7 +245,8 @@ TEST_CASE("LocomotionTask: bad settings and shapes raise InvalidArgument", "[bat
   CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("substeps must be >= 1"));
   s = settings();
   s.orientation_weight = std::numeric_limits<double>::quiet_NaN();
-  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("orientation_weight, base_height_weight and base_height_target must be finite"));
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1),
+                    Catch::Contains("orientation_weight, base_height_weight and base_height_target must be finite"));
   s = settings();
   s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/pendulum.urdf";
   CHECK_THROWS_AS(LocomotionTask(s, 1, 1), Error);
