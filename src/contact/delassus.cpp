@@ -28,18 +28,20 @@ namespace {
 // exactly dofs[0..t). Zero entries of L are skipped: within a free joint the translation dofs
 // never couple (their mass block is m 1), nor do they couple with the rotation when the body's
 // origin is its centre of mass, so a sphere's or a box's factor is (nearly) the identity; this
-// loop was 7 % of a 216-sphere pile's step.
+// loop was 7 % of a 216-sphere pile's step. L(k, .) is read from the packed row of k
+// (Data::L_anc: L(k, dofs[t-1]), L(k, dofs[t-2]), ... contiguous), not gathered one column apart.
 template <int NR>
-void solve_LT_path(const MatX& L, const Index* dofs, Index len, Scalar* Y) {
-  const Index n = L.rows();
-  const Scalar* Ld = L.data();
+void solve_LT_path(const Data& d, const Index* dofs, Index len, Scalar* Y) {
+  const Scalar* La = d.L_anc.data();
+  const Index* begin = d.anc_begin.data();
   for (Index t = len - 1; t > 0; --t) {
-    const Index k = dofs[t];
-    const Scalar* yk = Y + 3 * t;
-    for (Index s = t - 1; s >= 0; --s) {
-      const Scalar l = Ld[k + dofs[s] * n];  // L(k, dofs[s])
+    const Scalar* Lk = La + begin[dofs[t]];  // Lk[j] = L(dofs[t], dofs[t - 1 - j])
+    Scalar yk[NR];
+    for (int r = 0; r < NR; ++r) yk[r] = Y[3 * t + r];
+    for (Index j = 0; j < t; ++j) {
+      const Scalar l = Lk[j];
       if (l == 0) continue;
-      Scalar* ys = Y + 3 * s;
+      Scalar* ys = Y + 3 * (t - 1 - j);
       for (int r = 0; r < NR; ++r) ys[r] -= l * yk[r];
     }
   }
@@ -212,7 +214,7 @@ void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system,
     Y[3 * t] = 0;
   }
   Y[3 * (len - 1)] = sign;
-  solve_LT_path<1>(d.M, dofs, len, Y);
+  solve_LT_path<1>(d, dofs, len, Y);
 }
 
 Index DelassusAssembler::find(Index s) {
@@ -282,7 +284,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
           v[r] += Y[3 * t + r] * b;
         }
       }
-      solve_LT_path<3>(d.M, dofs, p.len, Y);
+      solve_LT_path<3>(d, dofs, p.len, Y);
     }
     c_.segment<3>(3 * i) = c;
     v_before_.segment<3>(3 * i) = v;

@@ -41,6 +41,14 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
     const Index end = e < nb ? model.idx_v[e] : nv;
     for (Index k = model.idx_v[i]; k < model.idx_v[i] + model.nv_joint[i]; ++k) dof_subtree_end[k] = end;
   }
+  anc_begin.assign(nv + 1, 0);
+  anc.clear();
+  for (Index k = 0; k < nv; ++k) {
+    anc_begin[k] = static_cast<Index>(anc.size());
+    for (Index a = model.dof_parent[k]; a >= 0; a = model.dof_parent[a]) anc.push_back(a);
+  }
+  anc_begin[nv] = static_cast<Index>(anc.size());
+  L_anc = VecX::Zero(static_cast<Index>(anc.size()));
 
   ov.assign(nb, Vec6::Zero());
   oc.assign(nb, Vec6::Zero());
@@ -73,6 +81,9 @@ void Data::prefetch_step() const {
   prefetch_data(Dinv);
   prefetch_data(ltdl_tmp);
   prefetch_data(dof_subtree_end);
+  prefetch_data(anc_begin);
+  prefetch_data(anc);
+  prefetch_data(L_anc);
 }
 
 }  // namespace impulse

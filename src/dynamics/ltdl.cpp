@@ -18,7 +18,9 @@ bool ltdl_factor(const Model& model, Data& data) {
   // diagonal) is read, so a previous factor left in the lower triangle needs no clearing.
   const Index n = model.nv;
   Scalar* H = data.M.data();  // H(r, c) = H[r + c n] (column major)
-  const Index* lambda = model.dof_parent.data();
+  const Index* anc = data.anc.data();
+  const Index* anc_begin = data.anc_begin.data();
+  Scalar* L_anc = data.L_anc.data();
   Scalar* DL = data.ltdl_tmp.data();
   bool positive_definite = true;
   for (Index j = n - 1; j >= 0; --j) {
@@ -37,11 +39,14 @@ bool ltdl_factor(const Model& model, Data& data) {
     data.D[j] = Dj;
     data.Dinv[j] = Djinv;
     H[j + j * n] = Dj;
-    for (Index i = lambda[j]; i >= 0; i = lambda[i]) {
+    // the ancestors i of j from the packed list (Data::anc), not by walking lambda: a chain of
+    // dependent loads
+    for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
+      const Index i = anc[a];
       const Scalar* Li = H + b + i * n;  // L_ki, k in desc(j)
       Scalar s = H[i + j * n];           // M_ij
       for (Index t = 0; t < nd; ++t) s -= Li[t] * DL[t];
-      H[j + i * n] = s * Djinv;  // L_ji
+      H[j + i * n] = L_anc[a] = s * Djinv;  // L_ji, also in the packed row of j
     }
   }
   return positive_definite;
@@ -49,20 +54,24 @@ bool ltdl_factor(const Model& model, Data& data) {
 
 namespace {
 
-// Single-vector kernels (contiguous x).
-void solve_LT_vec(const Model& model, const MatX& L, Scalar* x) {
-  const Index* lambda = model.dof_parent.data();
+// Single-vector kernels (contiguous x), on the packed rows of L (Data::anc, Data::L_anc).
+void solve_LT_vec(const Model& model, const Data& data, Scalar* x) {
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
+  const Scalar* La = data.L_anc.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
     const Scalar xk = x[k];
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) x[i] -= L(k, i) * xk;
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) x[anc[a]] -= La[a] * xk;
   }
 }
 
-void solve_L_vec(const Model& model, const MatX& L, Scalar* x) {
-  const Index* lambda = model.dof_parent.data();
+void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
+  const Scalar* La = data.L_anc.data();
   for (Index k = 0; k < model.nv; ++k) {
     Scalar xk = x[k];
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) xk -= L(k, i) * x[i];
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) xk -= La[a] * x[anc[a]];
     x[k] = xk;
   }
 }
@@ -73,7 +82,7 @@ void solve_L_vec(const Model& model, const MatX& L, Scalar* x) {
 void ltdl_solve_LT(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
   const MatX& L = data.M;
-  if (X.cols() == 1) return solve_LT_vec(model, L, X.data());
+  if (X.cols() == 1) return solve_LT_vec(model, data, X.data());
   const Index* lambda = model.dof_parent.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
     for (Index i = lambda[k]; i >= 0; i = lambda[i]) X.row(i) -= L(k, i) * X.row(k);
@@ -84,7 +93,7 @@ void ltdl_solve_LT(const Model& model, const Data& data, MatXref X) {
 void ltdl_solve_L(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
   const MatX& L = data.M;
-  if (X.cols() == 1) return solve_L_vec(model, L, X.data());
+  if (X.cols() == 1) return solve_L_vec(model, data, X.data());
   const Index* lambda = model.dof_parent.data();
   for (Index k = 0; k < model.nv; ++k) {
     for (Index i = lambda[k]; i >= 0; i = lambda[i]) X.row(k) -= L(k, i) * X.row(i);
@@ -94,9 +103,9 @@ void ltdl_solve_L(const Model& model, const Data& data, MatXref X) {
 void ltdl_solve(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
   if (X.cols() == 1) {
-    solve_LT_vec(model, data.M, X.data());
+    solve_LT_vec(model, data, X.data());
     for (Index k = 0; k < model.nv; ++k) X(k, 0) *= data.Dinv[k];
-    solve_L_vec(model, data.M, X.data());
+    solve_L_vec(model, data, X.data());
     return;
   }
   ltdl_solve_LT(model, data, X);

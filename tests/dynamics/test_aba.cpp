@@ -62,6 +62,22 @@ TEST_CASE("ltdl: solves match a dense Cholesky; half solves give J M^-1 J^T", "[
     MatX L = data.M.triangularView<Eigen::StrictlyLower>();
     L.diagonal().setOnes();
     CHECK(rel_err(MatX(L.transpose() * data.D.asDiagonal() * L), Mmod) < 1e-13);
+    // the packed rows (Data::anc, Data::L_anc) are the ancestors of each dof, nearest first, and
+    // hold exactly the lower triangle's L at them; every other entry of row k of L is zero
+    for (Index k = 0; k < model.nv; ++k) {
+      Index a = data.anc_begin[static_cast<std::size_t>(k)];
+      for (Index i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i], ++a) {
+        REQUIRE(a < data.anc_begin[static_cast<std::size_t>(k) + 1]);
+        CHECK(data.anc[static_cast<std::size_t>(a)] == i);
+        CHECK(data.L_anc[a] == data.M(k, i));
+      }
+      CHECK(a == data.anc_begin[static_cast<std::size_t>(k) + 1]);
+      for (Index i = 0; i < k; ++i) {
+        const auto* b = data.anc.data() + data.anc_begin[static_cast<std::size_t>(k)];
+        const auto* e = data.anc.data() + data.anc_begin[static_cast<std::size_t>(k) + 1];
+        if (std::find(b, e, i) == e) CHECK(data.M(k, i) == 0.0);
+      }
+    }
     // vector and matrix solves
     const Eigen::LLT<MatX> llt_mod(Mmod);
     const VecX b = random_vector(model.nv, rng);

@@ -104,6 +104,14 @@ class Data {
   VecX ltdl_tmp;           // nv: scratch (D_k L_kj over the descendants k of dof j)
   std::vector<Index> dof_subtree_end;  // nv: the descendants of dof j are j+1 .. end_j - 1
                                        //     (constant, from the Model)
+  // Row k of L over the ancestors of dof k, packed: entries anc_begin[k] .. anc_begin[k+1] - 1 hold
+  // the ancestors lambda(k), lambda(lambda(k)), ... (anc, constant, from the Model) and L(k, .)
+  // at them (L_anc, written by ltdl_factor, equal to the lower triangle of M). The solves and the
+  // Delassus path solves read these contiguous rows instead of walking lambda and gathering
+  // L(k, i) one column apart: a chain of dependent loads per ancestor.
+  std::vector<Index> anc_begin;        // nv + 1
+  std::vector<Index> anc;              // sum over dofs of their depth
+  VecX L_anc;                          // same size as anc
 
   // --- aba (world-frame variant of RBDA Table 7.1) -------------------------------------------
   Vec6Vector ov;           // nb: twist of body i, world frame
