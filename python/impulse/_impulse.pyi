@@ -278,6 +278,7 @@ class StepSettings:
     contact: ContactSettings
     warm_start: bool
     max_contacts: int
+    stage_timing: bool
 
 class WarningKind(enum.Enum):
     ContactOverflow = ...
@@ -335,6 +336,7 @@ class World:
     contact_settings: ContactSettings
     settings: StepSettings
     max_contacts: int
+    stage_timing: bool
     contact_solver: str
     solver_settings: SolverSettings
     has_initial_state: bool

@@ -22,6 +22,14 @@ def test_load_world_file_and_step(stand_file):
     s = w.stats()
     assert s.contacts == 4 and s.solver.converged and s.times.total > 0
     assert 0.5 < r.q[2] < 0.56  # standing
+    # stage timers off: the times read 0 and the motion is the same to the bit
+    w2 = impulse.World.from_file(stand_file)
+    assert w2.stage_timing and w2.settings.stage_timing
+    w2.stage_timing = False
+    assert not w2.settings.stage_timing
+    assert w2.integrate(300) == impulse.StepStatus.Ok
+    assert w2.stats().times.total == 0
+    assert np.array_equal(w2.system("anymal").q, r.q) and np.array_equal(w2.system("anymal").u, r.u)
 
 
 def test_state_arrays_are_read_only_views(stand_file):

@@ -24,14 +24,26 @@ const char* to_string(StepStatus s) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Microseconds from t0 to now; t0 becomes now, the start of the next stage (one clock read per
-// stage boundary: the reads cost about 2 % of a robot's step).
-double lap(Clock::time_point& t0) {
-  const Clock::time_point t = Clock::now();
-  const double us = std::chrono::duration<double, std::micro>(t - t0).count();
-  t0 = t;
-  return us;
-}
+// Stage times: lap() returns the microseconds since the last boundary and starts the next stage
+// (one clock read per stage boundary: the reads cost about 2 % of a robot's step); with timing
+// off (StepSettings::stage_timing) no clock is read and every stage reads 0.
+class StageClock {
+ public:
+  explicit StageClock(bool on) : on_(on) {
+    if (on_) t0_ = Clock::now();
+  }
+  double lap() {
+    if (!on_) return 0;
+    const Clock::time_point t = Clock::now();
+    const double us = std::chrono::duration<double, std::micro>(t - t0_).count();
+    t0_ = t;
+    return us;
+  }
+
+ private:
+  bool on_;
+  Clock::time_point t0_;
+};
 
 // Dynamics stage of one system: Jacobians and poses at q, M~ factored, u_free.
 //   M~ = M + dt (Kd + D) + dt^2 Kp           (implicit PD and joint damping D, DESIGN.md sec. 2)
@@ -150,11 +162,22 @@ void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const 
 Scalar swept_margin(const Model& m, const Data& d, const VecX& u_free, Scalar reach, Scalar dt, Vec6Vector& V) {
   Scalar v2 = 0, w2 = 0;
   for (Index b = 0; b < m.nb; ++b) {
-    Vec6 Vb = m.parent[b] >= 0 ? V[static_cast<std::size_t>(m.parent[b])] : Vec6(Vec6::Zero());
-    for (Index k = m.idx_v[b]; k < m.idx_v[b] + m.nv_joint[b]; ++k) Vb += d.J.col(k) * u_free[k];
-    V[static_cast<std::size_t>(b)] = Vb;
-    const Vec3 w = Vb.tail<3>();
-    const Vec3 v = Vb.head<3>() + w.cross(d.oMi[static_cast<std::size_t>(b)].p);
+    // the linear and angular parts as 3-vectors throughout: the angular part read back from a
+    // Vec6 (offset 3, across two 16-byte stores) stalled on store forwarding, 11 % of the
+    // stepper's own time
+    Vec3 vO = Vec3::Zero(), w = Vec3::Zero();
+    if (m.parent[b] >= 0) {
+      const Vec6& Vp = V[static_cast<std::size_t>(m.parent[b])];
+      vO = Vp.head<3>();
+      w = Vp.tail<3>();
+    }
+    for (Index k = m.idx_v[b]; k < m.idx_v[b] + m.nv_joint[b]; ++k) {
+      vO += d.J.col(k).head<3>() * u_free[k];
+      w += d.J.col(k).tail<3>() * u_free[k];
+    }
+    V[static_cast<std::size_t>(b)].head<3>() = vO;
+    V[static_cast<std::size_t>(b)].tail<3>() = w;
+    const Vec3 v = vO + w.cross(d.oMi[static_cast<std::size_t>(b)].p);
     v2 = std::max(v2, v.squaredNorm());
     w2 = std::max(w2, w.squaredNorm());
   }
@@ -234,14 +257,14 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
                       const StepSettings& st) {
   stats_ = StepStats();
   // 1. dynamics
-  auto t0 = Clock::now();
+  StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const bool midpoint = st.contact.position_update == PositionUpdate::Midpoint;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, midpoint && (s.kp_->array() != 0).any()};
   }
-  stats_.times.dynamics = lap(t0);
+  stats_.times.dynamics = clock.lap();
 
   // 2. collision
   for (const StepperSystem& s : systems) {
@@ -252,7 +275,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     collision.update(s.object_, s.data_->oMi);
   }
   collision.detect(contacts_);
-  stats_.times.collision = lap(t0);
+  stats_.times.collision = clock.lap();
 
   // 3. Delassus assembly, per island
   assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
@@ -265,7 +288,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
   assembler_.assemble(views_, object_system_, contacts_, st.dt, st.contact);
-  stats_.times.delassus = lap(t0);
+  stats_.times.delassus = clock.lap();
   stats_.contacts = assembler_.num_contacts();
   stats_.limits = assembler_.num_limits();
   stats_.friction_rows = assembler_.num_friction_rows();
@@ -283,7 +306,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st) {
   // 4. solve, island by island (global lambda: warm start in, solution out)
-  auto t0 = Clock::now();
+  StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
   grow(n, stats_.largest_island_rows);
   auto lambda = lambda_.head(n);
@@ -323,7 +346,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
   }
-  stats_.times.solve = lap(t0);
+  stats_.times.solve = clock.lap();
 
   // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
@@ -381,7 +404,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (finite) {
     for (const StepperSystem& s : systems) s.clear_external_forces();
   }
-  stats_.times.integrate = lap(t0);
+  stats_.times.integrate = clock.lap();
   stats_.status = status;
   prepared_ = false;
   return status;

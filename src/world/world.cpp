@@ -77,6 +77,11 @@ void World::set_max_contacts(Index n) {
   record([n](const World&, World& w) { w.set_max_contacts(n); });
 }
 
+void World::set_stage_timing(bool on) {
+  settings_.stage_timing = on;
+  record([on](const World&, World& w) { w.set_stage_timing(on); });
+}
+
 void World::set_contact_solver(const std::string& name) { set_contact_solver(make_contact_solver(name)); }
 
 void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {

@@ -188,8 +188,9 @@ TEST_CASE("World setters validate input and leave the World unchanged", "[world]
 
 namespace {
 // A short drop of ANYmal with PD and a random throw; returns the final state.
-VecX anymal_run(unsigned seed, int steps, const std::string& solver) {
+VecX anymal_run(unsigned seed, int steps, const std::string& solver, bool stage_timing = true) {
   World w;
+  w.set_stage_timing(stage_timing);
   w.add_ground();
   w.set_contact_solver(solver);
   ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
@@ -205,7 +206,16 @@ VecX anymal_run(unsigned seed, int steps, const std::string& solver) {
   VecX target = q;
   for (int k = 7; k < 19; ++k) target[k] += 0.5 * n(rng);
   robot.set_pd_targets(target, VecX::Zero(18));
-  for (int k = 0; k < steps; ++k) w.integrate();
+  for (int k = 0; k < steps; ++k) {
+    w.integrate();
+    // the stage times are measured (the total is positive) exactly when asked for
+    const StageTimes& t = w.stats().times;
+    if (stage_timing) {
+      REQUIRE(t.total() > 0);
+    } else {
+      REQUIRE((t.dynamics == 0 && t.collision == 0 && t.delassus == 0 && t.solve == 0 && t.integrate == 0));
+    }
+  }
   VecX out(37);
   out << robot.q(), robot.u();
   return out;
@@ -217,6 +227,7 @@ TEST_CASE("stepping is deterministic and worlds are independent across threads",
   const VecX b = anymal_run(3, 400, "bisection");
   CHECK(a == b);  // bit-identical
   CHECK(a.allFinite());
+  CHECK(anymal_run(3, 400, "bisection", false) == a);  // the stage timers change nothing else
   std::vector<VecX> results(4);
   std::vector<std::thread> threads;
   const char* solvers[4] = {"bisection", "pgs", "lm", "noslip"};

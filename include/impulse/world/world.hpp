@@ -127,6 +127,8 @@ class World {
   void set_contact_settings(const DelassusSettings& s);
   const StepSettings& settings() const { return settings_; }
   void set_max_contacts(Index n);
+  // Wall time of each step's stages in stats().times (on by default); off saves the clock reads.
+  void set_stage_timing(bool on);
 
   // contact solver by name ("bisection", "pgs", "lm", "noslip"), or a configured instance
   void set_contact_solver(const std::string& name);
