@@ -185,6 +185,29 @@ Scalar swept_margin(const Model& m, const Data& d, const VecX& u_free, Scalar re
   return std::isfinite(extra) ? extra : Scalar(0);
 }
 
+// Requests the memory the dynamics stage of system s reads and writes (its state, its Data and
+// the Model arrays the passes walk), while the previous system is being computed: in a World of
+// many robots each one's memory is cold when its turn comes. 100 ANYmals in one World: 6-9 %
+// less time per robot (in-process A/B, 200 alternations of 5 steps; docs/benchmarks.md).
+void prefetch_system(const StepperSystem& s) {
+  for (const VecX* v : std::initializer_list<const VecX*>{s.q_, s.u_, s.tau_, s.kp_, s.kd_, s.q_target_, s.u_target_,
+                                                          s.u_free_, s.rhs_, s.tau_clamp_})
+    prefetch_data(*v);
+  s.data_->prefetch_step();
+  const Model& m = *s.model_;
+  prefetch_data(m.parent);
+  prefetch_data(m.joint_type);
+  prefetch_data(m.joint_placement);
+  prefetch_data(m.joint_axis);
+  prefetch_data(m.idx_q);
+  prefetch_data(m.idx_v);
+  prefetch_data(m.nv_joint);
+  prefetch_data(m.subtree_end);
+  prefetch_data(m.inertia);
+  prefetch_data(m.dof_parent);
+  for (const VecX* v : {&m.velocity_limit, &m.effort_limit, &m.damping, &m.armature}) prefetch_data(*v);
+}
+
 }  // namespace
 
 Stepper::Stepper() : solver_(make_contact_solver("bisection")) {}
@@ -260,6 +283,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
+    if (i + 1 < systems.size()) prefetch_system(systems[i + 1]);
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const bool midpoint = st.contact.position_update == PositionUpdate::Midpoint;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, midpoint && (s.kp_->array() != 0).any()};
