@@ -321,6 +321,7 @@ struct CollisionWorld::Impl {
       const Index gid = static_cast<Index>(shapes.size());
       s.fco->setUserData(reinterpret_cast<void*>(static_cast<std::intptr_t>(gid)));
       obj.shapes.push_back(gid);
+      obj.reach = std::max(obj.reach, s.X_BS.p.norm() + s.bound);
       shapes.push_back(std::move(s));
     }
     objects.push_back(std::move(obj));
@@ -615,13 +616,8 @@ void CollisionWorld::set_speculative_margin(Index object, Scalar extra) {
 }
 
 Scalar CollisionWorld::reach(Index object) const {
-  const Impl& w = *impl_;
-  Scalar r = 0;
-  for (const Index id : w.objects[static_cast<std::size_t>(w.check_object(object))].shapes) {
-    const Shape& s = w.shapes[static_cast<std::size_t>(id)];
-    r = std::max(r, s.X_BS.p.norm() + s.bound);
-  }
-  return r;
+  // computed when the object is added (its shapes are fixed then): the stepper asks every step
+  return impl_->objects[static_cast<std::size_t>(impl_->check_object(object))].reach;
 }
 void CollisionWorld::prefetch_step() const {
   const Impl& w = *impl_;

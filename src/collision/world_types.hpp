@@ -82,6 +82,7 @@ struct Object {
   std::vector<Index> shapes;             // global shape ids
   std::vector<SE3> X_WB;                 // last poses
   Scalar speculative = 0;                // m: extra margin of this step (swept bound, >= 0)
+  Scalar reach = 0;                      // m: max over its shapes of |body origin to shape| + bound
 };
 
 inline bool filters_match(const CollisionFilter& a, const CollisionFilter& b) {
