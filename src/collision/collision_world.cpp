@@ -42,6 +42,14 @@ struct CollisionWorld::Impl {
   fcl::DynamicAABBTreeCollisionManagerd manager;         // moving shapes
   fcl::DynamicAABBTreeCollisionManagerd static_manager;  // static shapes
   std::vector<fcl::CollisionObjectd*> moved;             // queued shapes' FCL objects
+  // The pairs of shapes whose fat AABBs overlap, in the trees' traversal order (moving vs moving,
+  // then static vs moving from `first_static_pair`), recorded by one traversal and reused until a
+  // tree changes (a shape reinserted, or refresh()). A World at rest, or whose shapes stay in
+  // their fat AABBs, then skips the traversal (Box2D v3 keeps its pairs the same way); the pairs
+  // and their order are what the traversal gives, so the contacts are the same.
+  std::vector<std::pair<Index, Index>> fat_pairs;
+  std::size_t first_static_pair = 0;
+  bool fat_pairs_valid = false;
   MeshCache mesh_cache;
   FclNarrow fcl_narrow;  // capsule, cylinder and mesh pairs (FCL's algorithms, no allocation)
   ContactSet* out = nullptr;
@@ -119,6 +127,7 @@ struct CollisionWorld::Impl {
     moved.clear();
     manager.setup();
     static_manager.setup();
+    fat_pairs_valid = false;
   }
 
   // World AABB (inflated by margin / 2 on each side) and transform of a shape's FCL object.
@@ -296,19 +305,27 @@ struct CollisionWorld::Impl {
     push(a, b.object, body_b, b.local, b.material, pts, k, false);
   }
 
-  static bool broadphase_callback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data) {
+  // Records a pair of the traversal (fat AABBs overlap) that the filters allow (they change only
+  // through refresh(), which drops the list); never stops the traversal.
+  static bool record_fat_pair(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data) {
     Impl* w = static_cast<Impl*>(data);
-    Index i = static_cast<Index>(reinterpret_cast<std::intptr_t>(o1->getUserData()));
-    Index j = static_cast<Index>(reinterpret_cast<std::intptr_t>(o2->getUserData()));
-    // the trees hold fat AABBs: test the shapes' own AABBs first
-    if (!w->aabb_overlap(w->shapes[static_cast<std::size_t>(i)], w->shapes[static_cast<std::size_t>(j)])) return false;
-    if (!w->pair_allowed(i, j)) return false;
+    const Index i = static_cast<Index>(reinterpret_cast<std::intptr_t>(o1->getUserData()));
+    const Index j = static_cast<Index>(reinterpret_cast<std::intptr_t>(o2->getUserData()));
+    if (w->pair_allowed(i, j)) w->fat_pairs.emplace_back(i, j);
+    return false;
+  }
+
+  // The narrow phase of a recorded pair; true when the contact set overflowed (stop).
+  bool broadphase_pair(Index i, Index j) {
+    // the trees hold fat AABBs: test the shapes' own AABBs first (the filters were applied when
+    // the pair was recorded)
+    if (!aabb_overlap(shapes[static_cast<std::size_t>(i)], shapes[static_cast<std::size_t>(j)])) return false;
     // a static shape is B; otherwise the shape added first is A
-    const bool si = w->shapes[static_cast<std::size_t>(i)].is_static;
-    const bool sj = w->shapes[static_cast<std::size_t>(j)].is_static;
+    const bool si = shapes[static_cast<std::size_t>(i)].is_static;
+    const bool sj = shapes[static_cast<std::size_t>(j)].is_static;
     if (si || (!sj && j < i)) std::swap(i, j);
-    w->narrow(w->shapes[static_cast<std::size_t>(i)], w->shapes[static_cast<std::size_t>(j)]);
-    return w->out->overflow();
+    narrow(shapes[static_cast<std::size_t>(i)], shapes[static_cast<std::size_t>(j)]);
+    return out->overflow();
   }
 
   // Appends an object and its shapes (already validated), then refreshes the filters.
@@ -626,6 +643,7 @@ void CollisionWorld::prefetch_step() const {
   prefetch_data(w.shapes);
   prefetch_data(w.planes);
   prefetch_data(w.plane_pairs);
+  prefetch_data(w.fat_pairs);
   for (const Object& o : w.objects) {
     if (o.is_static) continue;
     prefetch_data(o.shapes);
@@ -676,10 +694,22 @@ void CollisionWorld::detect(ContactSet& contacts) {
         w.shapes[static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(o->getUserData()))].queued = false;
       }
       w.moved.clear();
+      w.fat_pairs_valid = false;
     }
-    w.manager.collide(&w, &Impl::broadphase_callback);  // moving vs moving
-    if (w.static_manager.size() > 0 && w.manager.size() > 0 && !contacts.overflow()) {
-      w.static_manager.collide(&w.manager, &w, &Impl::broadphase_callback);  // static vs moving
+    if (!w.fat_pairs_valid) {  // (the list keeps its capacity: no allocation once its size was seen)
+      w.fat_pairs.clear();
+      w.manager.collide(&w, &Impl::record_fat_pair);  // moving vs moving
+      w.first_static_pair = w.fat_pairs.size();
+      if (w.static_manager.size() > 0 && w.manager.size() > 0) {
+        w.static_manager.collide(&w.manager, &w, &Impl::record_fat_pair);  // static vs moving
+      }
+      w.fat_pairs_valid = true;
+    }
+    for (std::size_t k = 0; k < w.first_static_pair; ++k) {
+      if (w.broadphase_pair(w.fat_pairs[k].first, w.fat_pairs[k].second)) break;
+    }
+    for (std::size_t k = w.first_static_pair; k < w.fat_pairs.size() && !contacts.overflow(); ++k) {
+      if (w.broadphase_pair(w.fat_pairs[k].first, w.fat_pairs[k].second)) break;
     }
   }
   w.out = nullptr;

@@ -272,7 +272,42 @@ TEST_CASE("world: parent-child never collide; self-collision switch; group and m
     world.set_shape_filter(a, 0, f);
     world.detect(contacts);
     CHECK(contacts.size() == 0);
+    // allowed again: the pair comes back (the recorded pairs are dropped with every filter change)
+    world.set_shape_filter(a, 0, CollisionFilter());
+    world.detect(contacts);
+    CHECK(contacts.size() == 1);
     (void)b;
+  }
+  SECTION("the broadphase pairs recorded while shapes stay in their fat AABBs follow the motion") {
+    // Pairs are recorded by a tree traversal and reused until a shape leaves its fat AABB: a step
+    // inside the slack must still see contacts appear and disappear, and repeated detections of an
+    // unchanged scene give the same contacts.
+    CollisionWorld world;
+    const Index a = world.add_free_body("a", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    const Index b = world.add_free_body("b", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    world.update(b, at(0, 0, 0));
+    const Scalar far = 1.0 + world.margin() + 1e-3;  // just out of the margin
+    world.update(a, at(far, 0, 0));
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+    for (int k = 0; k < 3; ++k) {
+      world.update(a, at(0.99, 0, 0));  // 1 cm into b (within the fat AABB's slack of 5 cm)
+      world.detect(contacts);
+      REQUIRE(contacts.size() == 1);
+      CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
+      world.detect(contacts);  // unchanged scene: the same contact
+      REQUIRE(contacts.size() == 1);
+      CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
+      world.update(a, at(far, 0, 0));
+      world.detect(contacts);
+      CHECK(contacts.size() == 0);
+    }
+    world.update(a, at(5, 0, 0));  // far out of its fat AABB: reinserted, pairs recorded again
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
+    world.update(a, at(0.99, 0, 0));
+    world.detect(contacts);
+    CHECK(contacts.size() == 1);
   }
 }
 
