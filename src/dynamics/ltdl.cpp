@@ -81,22 +81,22 @@ void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
 // Table 6.4 (first half): L^T z = x, k = n..1: x_lambda(k) -= L_k,lambda(k) x_k along the chain
 void ltdl_solve_LT(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
-  const MatX& L = data.M;
   if (X.cols() == 1) return solve_LT_vec(model, data, X.data());
-  const Index* lambda = model.dof_parent.data();
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) X.row(i) -= L(k, i) * X.row(k);
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) X.row(anc[a]) -= data.L_anc[a] * X.row(k);
   }
 }
 
 // Table 6.4 (second half): L y = x, k = 1..n: x_k -= sum over the chain of L_ki x_i
 void ltdl_solve_L(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
-  const MatX& L = data.M;
   if (X.cols() == 1) return solve_L_vec(model, data, X.data());
-  const Index* lambda = model.dof_parent.data();
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
   for (Index k = 0; k < model.nv; ++k) {
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) X.row(k) -= L(k, i) * X.row(i);
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) X.row(k) -= data.L_anc[a] * X.row(anc[a]);
   }
 }
 
@@ -121,11 +121,12 @@ Index branch_last_dof(const Model& model, Index body) {
 }
 
 void ltdl_solve_LT_branch(const Model& model, const Data& data, VecXref x, Index body) {
-  const MatX& L = data.M;
   const Index* lambda = model.dof_parent.data();
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
   for (Index k = branch_last_dof(model, body); k >= 0; k = lambda[k]) {
     const Scalar xk = x[k];
-    for (Index i = lambda[k]; i >= 0; i = lambda[i]) x[i] -= L(k, i) * xk;
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) x[anc[a]] -= data.L_anc[a] * xk;
   }
 }
 

@@ -302,12 +302,23 @@ TEST_CASE("world: parent-child never collide; self-collision switch; group and m
       world.detect(contacts);
       CHECK(contacts.size() == 0);
     }
-    world.update(a, at(5, 0, 0));  // far out of its fat AABB: reinserted, pairs recorded again
+  }
+  SECTION("a pair that did not exist when the pairs were recorded is found after a reinsertion") {
+    // a starts 5 m from b (no fat overlap: nothing recorded), then jumps into b, out of its fat
+    // AABB: it is reinserted and the pairs must be recorded again, or the contact is missed
+    CollisionWorld world;
+    const Index a = world.add_free_body("a", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    const Index b = world.add_free_body("b", {shape(ShapeType::Sphere, Vec3(0.5, 0, 0))});
+    world.update(b, at(0, 0, 0));
+    world.update(a, at(5, 0, 0));
+    world.detect(contacts);
+    CHECK(contacts.size() == 0);
     world.detect(contacts);
     CHECK(contacts.size() == 0);
     world.update(a, at(0.99, 0, 0));
     world.detect(contacts);
-    CHECK(contacts.size() == 1);
+    REQUIRE(contacts.size() == 1);
+    CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
   }
 }
 
