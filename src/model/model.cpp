@@ -86,3 +86,64 @@ VecX Model::random_configuration(std::mt19937& rng) const {
 }
 
 }  // namespace impulse
+
+namespace impulse {
+
+namespace {
+// Exact, value-for-value comparisons (a Model is a description: two loads of one file give the
+// same bits, and anything else is a different description).
+bool eq(const Vec3& a, const Vec3& b) { return a == b; }
+bool eq(const Vec4& a, const Vec4& b) { return a == b; }
+bool eq(const VecX& a, const VecX& b) { return a.size() == b.size() && a == b; }
+bool eq(const SE3& a, const SE3& b) { return a.R == b.R && a.p == b.p; }
+bool eq(const Inertia& a, const Inertia& b) { return a.m == b.m && a.c == b.c && a.Ic == b.Ic; }
+bool eq(const Frame& a, const Frame& b) {
+  return a.name == b.name && a.type == b.type && a.body == b.body && eq(a.X_BF, b.X_BF);
+}
+bool eq(const MimicJoint& a, const MimicJoint& b) {
+  return a.joint == b.joint && a.master == b.master && a.multiplier == b.multiplier && a.offset == b.offset;
+}
+bool eq(const CollisionShape& a, const CollisionShape& b) {
+  return a.name == b.name && a.link == b.link && a.body == b.body && a.type == b.type && eq(a.size, b.size) &&
+         eq(a.X_BS, b.X_BS) && a.mesh_path == b.mesh_path && a.material == b.material;
+}
+bool eq(const VisualShape& a, const VisualShape& b) {
+  return a.name == b.name && a.link == b.link && a.body == b.body && a.type == b.type && eq(a.size, b.size) &&
+         eq(a.X_BS, b.X_BS) && a.mesh_path == b.mesh_path && a.mesh_uri == b.mesh_uri && a.material == b.material &&
+         eq(a.rgba, b.rgba);
+}
+template <typename T>
+bool eq(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!eq(a[i], b[i])) return false;
+  return true;
+}
+
+// A member added to one of these structs must be added to the comparisons above: the sizes of
+// the layouts they were written for (libstdc++, x86-64, Eigen's default 16-byte alignment) catch
+// a forgotten one at compile time.
+#if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG) && EIGEN_MAX_STATIC_ALIGN_BYTES == 16
+static_assert(sizeof(Frame) == 136, "Frame changed: update eq(Frame) in model.cpp");
+static_assert(sizeof(MimicJoint) == 24, "MimicJoint changed: update eq(MimicJoint) in model.cpp");
+static_assert(sizeof(CollisionShape) == 256, "CollisionShape changed: update eq(CollisionShape) in model.cpp");
+static_assert(sizeof(VisualShape) == 320, "VisualShape changed: update eq(VisualShape) in model.cpp");
+static_assert(sizeof(Model) == 832, "Model changed: update Model::operator== in model.cpp");
+#endif
+}  // namespace
+
+bool Model::operator==(const Model& o) const {
+  // cheap members first: different robots differ in their sizes or their name
+  return nq == o.nq && nv == o.nv && nb == o.nb && floating_base == o.floating_base && name == o.name &&
+         eq(gravity, o.gravity) && parent == o.parent && joint_type == o.joint_type &&
+         eq(joint_placement, o.joint_placement) && eq(joint_axis, o.joint_axis) && idx_q == o.idx_q &&
+         idx_v == o.idx_v && nq_joint == o.nq_joint && nv_joint == o.nv_joint && children == o.children &&
+         subtree_end == o.subtree_end && eq(inertia, o.inertia) && dof_parent == o.dof_parent &&
+         dof_body == o.dof_body && eq(lower_position, o.lower_position) && eq(upper_position, o.upper_position) &&
+         eq(velocity_limit, o.velocity_limit) && eq(effort_limit, o.effort_limit) && eq(damping, o.damping) &&
+         eq(friction, o.friction) && eq(armature, o.armature) && body_names == o.body_names &&
+         joint_names == o.joint_names && joint_urdf_types == o.joint_urdf_types && eq(frames, o.frames) &&
+         eq(collision, o.collision) && eq(visuals, o.visuals) && eq(mimic, o.mimic);
+}
+
+}  // namespace impulse

@@ -179,12 +179,29 @@ std::string World::unique_name(const std::string& base) const {
   }
 }
 
+// Many robots of one kind in a World hold one Model: a system whose description equals `model`
+// lends its copy. The descriptions are immutable, so sharing changes no result; it keeps one
+// set of Model arrays in the cache for all the robots (100 ANYmals: 0.89-0.90x the time per step
+// of 100 copies, docs/benchmarks.md). The comparison stops at the first differing size or name,
+// so a World of different robots pays little for it.
+std::shared_ptr<const Model> World::shared_model_equal_to(const Model& model) const {
+  for (const auto& s : systems_)
+    if (*s->model_ == model) return s->model_;
+  return nullptr;
+}
+
 ArticulatedSystem& World::add_articulated_system(const std::string& urdf_path, const SystemOptions& options) {
-  return add_articulated_system(std::make_shared<const Model>(load_urdf(urdf_path, options.urdf)), options);
+  // parsed every time, so the file's warnings and errors are reported as for any load
+  Model model = load_urdf(urdf_path, options.urdf);
+  std::shared_ptr<const Model> shared = shared_model_equal_to(model);
+  if (!shared) shared = std::make_shared<const Model>(std::move(model));
+  return add_articulated_system(std::move(shared), options);
 }
 
 ArticulatedSystem& World::add_articulated_system(const Model& model, const SystemOptions& options) {
-  return add_articulated_system(std::make_shared<const Model>(model), options);
+  std::shared_ptr<const Model> shared = shared_model_equal_to(model);
+  if (!shared) shared = std::make_shared<const Model>(model);
+  return add_articulated_system(std::move(shared), options);
 }
 
 ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> model, const SystemOptions& options) {

@@ -1,3 +1,4 @@
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -110,4 +111,92 @@ TEST_CASE("ModelBuilder rejects unphysical descriptions with named errors", "[mo
     CHECK(b.num_bodies() == 1);
     CHECK_NOTHROW(b.finalize());
   }
+}
+
+TEST_CASE("Model equality: equal builds are equal, and every kind of member tells them apart", "[model]") {
+  // a small robot with something in every member: limits, dynamics, frames, shapes, visuals, mimic
+  auto build = [](const std::function<void(ModelBuilder&, JointLimits&, CollisionShape&, VisualShape&)>& edit) {
+    ModelBuilder b("arm");
+    JointLimits lim;
+    lim.lower = -1.0;
+    lim.upper = 1.0;
+    lim.effort = 10.0;
+    lim.velocity = 3.0;
+    lim.damping = 0.1;
+    lim.friction = 0.2;
+    lim.armature = 0.01;
+    CollisionShape c;
+    c.type = ShapeType::Box;
+    c.size = Vec3(0.1, 0.2, 0.3);
+    c.body = 1;
+    c.name = "link1/0";
+    c.link = "link1";
+    VisualShape v;
+    v.type = ShapeType::Sphere;
+    v.size = Vec3(0.05, 0, 0);
+    v.body = 2;
+    v.name = "link2/visual/0";
+    v.link = "link2";
+    edit(b, lim, c, v);
+    const Index base = b.add_body(-1, "root", JointType::Fixed, SE3(), Vec3::Zero(), {}, "base", kBox);
+    const Index l1 = b.add_body(base, "j1", JointType::Revolute, SE3(Mat3::Identity(), Vec3(0, 0, 0.1)),
+                                Vec3::UnitZ(), lim, "link1", kBox);
+    const Index l2 = b.add_body(l1, "j2", JointType::Revolute, SE3(), Vec3::UnitY(), lim, "link2", kBox);
+    b.add_frame("tool", FrameType::User, l2, SE3(Mat3::Identity(), Vec3(0, 0, 0.2)));
+    b.add_collision(c);
+    b.add_visual(v);
+    MimicJoint m;
+    m.joint = l2;
+    m.master = l1;
+    m.multiplier = 0.5;
+    b.add_mimic(m);
+    return b.finalize();
+  };
+  const auto same = [](ModelBuilder&, JointLimits&, CollisionShape&, VisualShape&) {};
+  const Model a = build(same);
+  CHECK(a == build(same));
+  CHECK(a == Model(a));
+  CHECK_FALSE(a != build(same));
+  const std::vector<std::function<void(ModelBuilder&, JointLimits&, CollisionShape&, VisualShape&)>> edits = {
+      [](ModelBuilder& b, JointLimits&, CollisionShape&, VisualShape&) { b.set_gravity(Vec3(0, 0, -9.8)); },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.upper = 1.0 + 1e-15; },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.effort = 11.0; },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.velocity = 4.0; },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.damping = 0.0; },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.friction = 0.0; },
+      [](ModelBuilder&, JointLimits& l, CollisionShape&, VisualShape&) { l.armature = 0.0; },
+      [](ModelBuilder&, JointLimits&, CollisionShape& c, VisualShape&) { c.material = "rubber"; },
+      [](ModelBuilder&, JointLimits&, CollisionShape& c, VisualShape&) { c.size.z() = 0.31; },
+      [](ModelBuilder&, JointLimits&, CollisionShape& c, VisualShape&) { c.X_BS.p.x() = 1e-9; },
+      [](ModelBuilder&, JointLimits&, CollisionShape& c, VisualShape&) { c.name = "other"; },
+      [](ModelBuilder&, JointLimits&, CollisionShape&, VisualShape& v) { v.rgba.w() = 0.5; },
+      [](ModelBuilder&, JointLimits&, CollisionShape&, VisualShape& v) { v.material = "red"; },
+      [](ModelBuilder&, JointLimits&, CollisionShape&, VisualShape& v) { v.mesh_uri = "package://x/y.stl"; },
+  };
+  for (std::size_t k = 0; k < edits.size(); ++k) {
+    INFO("edit " << k);
+    CHECK(a != build(edits[k]));
+  }
+  // members set after the build: name, inertia, placement, frames, mimic
+  Model b = a;
+  b.name = "arm2";
+  CHECK(a != b);
+  b = a;
+  b.inertia[1].Ic(0, 1) = 1e-12;
+  CHECK(a != b);
+  b = a;
+  b.joint_placement[2].R = Eigen::AngleAxisd(1e-9, Vec3::UnitX()).toRotationMatrix();
+  CHECK(a != b);
+  b = a;
+  b.frames.back().X_BF.p.y() = 0.1;
+  CHECK(a != b);
+  b = a;
+  b.mimic[0].offset = 0.1;
+  CHECK(a != b);
+  b = a;
+  b.joint_axis[1] = -b.joint_axis[1];
+  CHECK(a != b);
+  b = a;
+  b.visuals.clear();
+  CHECK(a != b);
 }

@@ -377,3 +377,56 @@ TEST_CASE("World::set_gravity sets the systems' gravity and never writes their M
   const Vec3 x = a.q().head<3>();
   CHECK(a.potential_energy() == Approx(-1.0 * Vec3(1.0, 0, -2.0).dot(x)).epsilon(1e-12));
 }
+
+TEST_CASE("robots loaded from one description share one Model and step as separate copies do", "[world]") {
+  World shared, copies;
+  for (World* w : {&shared, &copies}) {
+    w->add_ground();
+    w->set_default_material(0.8, 0.0);
+  }
+  std::vector<ArticulatedSystem*> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(&shared.add_articulated_system(kAnymal));
+    // separate copies: the shared_ptr overload keeps the pointer it is given
+    b.push_back(&copies.add_articulated_system(std::make_shared<const Model>(a.back()->model())));
+  }
+  CHECK(a[1]->shared_model().get() == a[0]->shared_model().get());
+  CHECK(a[2]->shared_model().get() == a[0]->shared_model().get());
+  CHECK(b[1]->shared_model().get() != b[0]->shared_model().get());
+  {
+    // a Model value equal to a system's is shared too; a different description is not
+    World w;
+    const ArticulatedSystem& first = w.add_articulated_system(kAnymal);
+    CHECK(w.add_articulated_system(a[0]->model()).shared_model().get() == first.shared_model().get());
+    SystemOptions fixed;
+    fixed.urdf.fixed_base = true;
+    const ArticulatedSystem& welded = w.add_articulated_system(kAnymal, fixed);
+    CHECK(welded.shared_model().get() != first.shared_model().get());
+    CHECK(welded.model().nv == 12);
+    CHECK(w.add_articulated_system(kAnymal, fixed).shared_model().get() == welded.shared_model().get());
+  }
+  // the shared robots and the copies take the same steps, to the last bit
+  for (int i = 0; i < 3; ++i) {
+    VecX q = anymal_stand_q(*a[static_cast<std::size_t>(i)], 0.55);
+    q[0] = 2.0 * i;
+    q[1] = 0.1 * i;
+    for (ArticulatedSystem* s : {a[static_cast<std::size_t>(i)], b[static_cast<std::size_t>(i)]}) {
+      s->set_q(q);
+      VecX kp = VecX::Zero(s->nv()), kd = VecX::Zero(s->nv());
+      kp.tail(12).setConstant(300);
+      kd.tail(12).setConstant(8);
+      s->set_pd_gains(kp, kd);
+      s->set_pd_targets(q, VecX::Zero(s->nv()));
+    }
+  }
+  for (int k = 0; k < 300; ++k) {
+    shared.integrate();
+    copies.integrate();
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(a[i]->q() == b[i]->q());
+    CHECK(a[i]->u() == b[i]->u());
+  }
+  CHECK(shared.stats().contacts == copies.stats().contacts);
+  CHECK(shared.stats().contacts >= 12);
+}

@@ -95,6 +95,13 @@ class Model {
   // A random configuration: joints uniform within limits (or [-pi, pi]), unit quaternions.
   VecX random_configuration(std::mt19937& rng) const;
 
+  // Two descriptions are equal when every public member is equal, value for value (names,
+  // topology, placements, inertias, limits, frames, collision and visual shapes, mimic
+  // couplings). Equal Models are interchangeable: World::add_articulated_system uses this to
+  // hold one copy for many robots loaded from the same file (docs/benchmarks.md, "many robots").
+  bool operator==(const Model& other) const;
+  bool operator!=(const Model& other) const { return !(*this == other); }
+
  private:
   friend class ModelBuilder;
   std::unordered_map<std::string, Index> body_index_, joint_index_, frame_index_;

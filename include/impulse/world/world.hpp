@@ -154,7 +154,8 @@ class World {
   Index add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale, const SE3& pose,
                         const std::string& material = "default", const CollisionFilter& f = {});
 
-  // dynamic objects
+  // dynamic objects. Systems whose descriptions are equal (Model::operator==, e.g. one URDF
+  // loaded many times with the same options) share one Model: the World holds it once.
   ArticulatedSystem& add_articulated_system(const std::string& urdf_path, const SystemOptions& options = {});
   ArticulatedSystem& add_articulated_system(const Model& model, const SystemOptions& options = {});
   // The same without a copy of the Model: Worlds built from one shared Model (batched
@@ -207,6 +208,8 @@ class World {
   ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
   std::string unique_name(const std::string& base) const;
+  // the Model of a system whose description equals `model`, or null
+  std::shared_ptr<const Model> shared_model_equal_to(const Model& model) const;
   void reserve();
   void objects_changed();
   void save_state_into(WorldState& st) const;
