@@ -53,6 +53,12 @@ void bind_model(py::module_& m) {
       .def("total_mass", &Model::total_mass)
       .def("neutral_configuration", &Model::neutral_configuration,
            "Zero joints, identity base orientation, origin position.")
+      .def(
+          "__eq__", [](const Model& a, const Model& b) { return a == b; }, py::is_operator(),
+          "Equal descriptions (every member, value for value). A World shares one Model between the "
+          "systems whose descriptions are equal.")
+      .def(
+          "__ne__", [](const Model& a, const Model& b) { return a != b; }, py::is_operator())
       .def("__repr__", [](const Model& mo) {
         return "<impulse.Model '" + mo.name + "' nq=" + std::to_string(mo.nq) + " nv=" + std::to_string(mo.nv) +
                " bodies=" + std::to_string(mo.nb) + ">";

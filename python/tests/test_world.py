@@ -298,3 +298,13 @@ def test_recorder_writes_a_recording_the_viewer_reads(stand_file, tmp_path):
         impulse.Recorder(str(tmp_path / "x.imprec"), w, every=0)
     with pytest.raises(impulse.Error, match="cannot open for writing"):
         impulse.Recorder(str(tmp_path / "no" / "dir.imprec"), w)
+
+
+def test_models_compare_by_value(tmp_path):
+    f = tmp_path / "gripper.urdf"
+    f.write_text(GRIPPER)
+    a, b = impulse.load_urdf(str(f)), impulse.load_urdf(str(f))
+    assert a == b and not (a != b)
+    g = tmp_path / "gripper2.urdf"
+    g.write_text(GRIPPER.replace('multiplier="-1"', 'multiplier="-2"'))
+    assert impulse.load_urdf(str(g)) != a
