@@ -89,8 +89,8 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("anderson_memory", &B::anderson_memory,
                      "Sweeps mixed by Anderson acceleration (0, the default: off; at most 8).")
       .def_readwrite("anderson_start", &B::anderson_start, "Plain sweeps before Anderson mixing starts.")
-      .def_readwrite("qp_start", &B::qp_start, "Frictionless problems (every mu = 0): sweeps before MPRGP "
-                     "(conjugate gradients with bounds) solves them; 0: never.")
+      .def_readwrite("qp_start", &B::qp_start, "Frictionless problems (every mu = 0): sweeps before they are "
+                     "solved as a QP with bounds (exactly by an active set up to 256 rows, else MPRGP); 0: never.")
       .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
                      "before stopping; 0: never.")
       .def_readwrite("beta1", &B::beta1)

@@ -1,5 +1,5 @@
-// MPRGP on the frictionless rows of a contact problem: see bound_qp.hpp for the paper, the
-// symbols and why.
+// MPRGP, and the exact active-set method, on the frictionless rows of a contact problem: see
+// bound_qp.hpp for the papers, the symbols and why.
 #include "impulse/solvers/bound_qp.hpp"
 
 #include <algorithm>
@@ -108,6 +108,225 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
   if (std::isfinite(best_gp)) x = best;
   result.projected_gradient = best_gp;
   result.converged = best_gp < tol;
+  return result;
+}
+
+void ActiveSetWorkspace::reserve(Index m) {
+  if (A.rows() < m) {
+    const Index k = std::max(m, 2 * static_cast<Index>(A.rows()));
+    A.resize(k, k);
+    L.resize(k, k);
+    for (VecX* w : {&b, &x, &z, &v}) w->resize(k);
+    rows.resize(static_cast<std::size_t>(k));
+    P.reserve(static_cast<std::size_t>(k));
+    in_P.resize(static_cast<std::size_t>(k));
+  }
+}
+
+BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned char* var, VecXref x_out,
+                                   Scalar tol, Index max_changes, ActiveSetWorkspace& ws) {
+  BoundQpResult result;
+  const Index n = problem.size();
+  Index m = 0;
+  for (Index r = 0; r < n; ++r) m += var[r] ? 1 : 0;
+  if (m == 0) return result;
+  ws.reserve(m);
+  MatX& A = ws.A;
+  MatX& L = ws.L;
+  for (Index r = 0, a = 0; r < n; ++r)
+    if (var[r]) ws.rows[static_cast<std::size_t>(a++)] = r;
+  auto row = [&](Index a) { return ws.rows[static_cast<std::size_t>(a)]; };
+  // A = G on the variables (the lower triangle is all the factor reads)
+  if (!problem.is_factored()) {
+    for (Index j = 0; j < m; ++j)
+      for (Index a = j; a < m; ++a) A(a, j) = problem.G(row(a), row(j));
+  } else {
+    // from the factors, G(a, j) = sum over the pieces of a's group of Y_p(row a)^T D^-1 Y(row j):
+    // column j scattered once into the velocity slots of its systems, then read by the groups
+    // that share one of them (the others are 0). O(m^2) cheap tests instead of m products.
+    const FactoredG& F = *problem.factored;
+    const Index nc = problem.nc;
+    if (ws.zs.size() < F.nz) ws.zs = VecX::Zero(std::max<Index>(F.nz, 2 * ws.zs.size()));
+    Scalar* zs = ws.zs.data();
+    auto group = [nc](Index r) { return r < 3 * nc ? r / 3 : r - 2 * nc; };
+    auto within = [nc](Index r) { return r < 3 * nc ? r % 3 : Index(0); };
+    auto shares = [&F](Index g, Index h) {
+      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k)
+        for (Index l = F.begin[h]; l < F.begin[h + 1]; ++l)
+          if (F.piece[k].z == F.piece[l].z) return true;
+      return false;
+    };
+    for (Index j = 0; j < m; ++j) {
+      const Index gj = group(row(j)), rj = within(row(j));
+      for (Index k = F.begin[gj]; k < F.begin[gj + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        for (Index t = 0; t < p.len; ++t) zs[p.z + F.dofs[p.y + t]] += F.DY[3 * (p.y + t) + rj];
+      }
+      for (Index a = j; a < m; ++a) {
+        const Index ga = group(row(a)), ra = within(row(a));
+        Scalar g = 0;
+        if (ga == gj || shares(ga, gj)) {
+          for (Index k = F.begin[ga]; k < F.begin[ga + 1]; ++k) {
+            const FactoredPiece& p = F.piece[k];
+            for (Index t = 0; t < p.len; ++t) g += F.Y[3 * (p.y + t) + ra] * zs[p.z + F.dofs[p.y + t]];
+          }
+        }
+        A(a, j) = g;
+      }
+      for (Index k = F.begin[gj]; k < F.begin[gj + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        for (Index t = 0; t < p.len; ++t) zs[p.z + F.dofs[p.y + t]] = 0;
+      }
+    }
+  }
+  Scalar max_diag = 0;
+  for (Index a = 0; a < m; ++a) max_diag = std::max(max_diag, A(a, a));
+  if (!(max_diag > 0) || !std::isfinite(max_diag)) return result;
+  const Scalar eps = 1e-10 * max_diag;
+  auto Aij = [&](Index a, Index j) { return a >= j ? A(a, j) : A(j, a); };
+
+  auto b = ws.b.head(m), x = ws.x.head(m), z = ws.z.head(m), v = ws.v.head(m);
+  std::vector<Index>& P = ws.P;
+  P.clear();
+  for (Index a = 0; a < m; ++a) {
+    b[a] = problem.c[row(a)];
+    x[a] = std::max<Scalar>(0, x_out[row(a)]);
+    ws.in_P[static_cast<std::size_t>(a)] = 0;
+  }
+  // v = G x + c on the variables (x is nonzero on P only, after the start)
+  auto velocities = [&](bool all) {
+    v = b;
+    for (Index j = 0; j < m; ++j) {
+      if (!all && !ws.in_P[static_cast<std::size_t>(j)]) continue;
+      const Scalar xj = x[j];
+      if (xj == 0) continue;
+      for (Index a = 0; a < m; ++a) v[a] += Aij(a, j) * xj;
+    }
+  };
+  // largest violation of velocity Signorini (the projected gradient)
+  auto violation = [&]() {
+    Scalar gp = 0;
+    for (Index a = 0; a < m; ++a) gp = std::max(gp, x[a] > 0 ? std::abs(v[a]) : std::max<Scalar>(0, -v[a]));
+    return gp;
+  };
+  velocities(true);
+  result.start_projected_gradient = violation();
+  if (!std::isfinite(result.start_projected_gradient)) return result;
+
+  // L L^T = G_PP + eps I, one row per member of P in P's order
+  auto append = [&](Index j) {
+    const Index k = static_cast<Index>(P.size());
+    Scalar d = Aij(j, j) + eps;
+    for (Index t = 0; t < k; ++t) {
+      Scalar s = Aij(P[static_cast<std::size_t>(t)], j);
+      for (Index u = 0; u < t; ++u) s -= L(k, u) * L(t, u);
+      L(k, t) = s / L(t, t);
+      d -= L(k, t) * L(k, t);
+    }
+    L(k, k) = std::sqrt(std::max(d, eps));  // (d >= eps in exact arithmetic)
+    P.push_back(j);
+    ws.in_P[static_cast<std::size_t>(j)] = 1;
+  };
+  // P loses its member at position t: drop row t of L and restore the triangle by Givens
+  // rotations of neighbouring columns (L Q keeps L L^T), O((k - t)^2) instead of a new factor
+  auto remove = [&](Index t) {
+    const Index k = static_cast<Index>(P.size());
+    for (Index i = t; i + 1 < k; ++i)
+      for (Index u = 0; u <= i + 1; ++u) L(i, u) = L(i + 1, u);
+    for (Index i = t; i + 1 < k; ++i) {
+      // row i has one entry past the diagonal, L(i, i + 1): rotate columns i and i + 1
+      const Scalar p = L(i, i), q = L(i, i + 1), r = std::hypot(p, q);
+      const Scalar cs = p / r, sn = q / r;
+      for (Index row = i; row + 1 < k; ++row) {
+        const Scalar a = L(row, i), c = L(row, i + 1);
+        L(row, i) = cs * a + sn * c;
+        L(row, i + 1) = cs * c - sn * a;
+      }
+      L(i, i + 1) = 0;
+    }
+    ws.in_P[static_cast<std::size_t>(P[static_cast<std::size_t>(t)])] = 0;
+    P.erase(P.begin() + t);
+  };
+  // z_P = -(G_PP + eps I)^-1 w_P: with w = c the minimizer of f on P (x = 0 off P); with w = the
+  // velocities of x, the correction of one step of iterative refinement
+  auto solve_free = [&](const auto& w) {
+    const Index k = static_cast<Index>(P.size());
+    for (Index t = 0; t < k; ++t) {
+      Scalar s = -w[P[static_cast<std::size_t>(t)]];
+      for (Index u = 0; u < t; ++u) s -= L(t, u) * z[u];
+      z[t] = s / L(t, t);
+    }
+    for (Index t = k - 1; t >= 0; --t) {
+      Scalar s = z[t];
+      for (Index u = t + 1; u < k; ++u) s -= L(u, t) * z[u];
+      z[t] = s / L(t, t);
+    }
+  };
+
+  for (Index a = 0; a < m; ++a)
+    if (x[a] > 0) append(a);
+  Index& changes = result.changes;
+  bool inner = !P.empty();
+  Index added = -1;
+  for (;;) {
+    if (!inner) {
+      velocities(false);
+      Index j = -1;
+      Scalar most = -tol;
+      for (Index a = 0; a < m; ++a)
+        if (!ws.in_P[static_cast<std::size_t>(a)] && v[a] < most) most = v[a], j = a;
+      if (j < 0) break;  // KKT: x >= 0, v >= -tol off P, v = -eps x on P
+      if (++changes > max_changes) return result;
+      append(j);
+      added = j;
+    }
+    inner = false;
+    for (;;) {
+      solve_free(b);
+      const Index k = static_cast<Index>(P.size());
+      Scalar alpha = 1;
+      Index block = -1;
+      for (Index t = 0; t < k; ++t) {
+        const Index a = P[static_cast<std::size_t>(t)];
+        if (z[t] <= 0) {
+          if (a == added) return result;  // (the row just added cannot decrease f: rounding, give up)
+          const Scalar ratio = x[a] / (x[a] - z[t]);
+          if (ratio < alpha) alpha = ratio, block = t;
+        }
+      }
+      if (block < 0) {
+        for (Index t = 0; t < k; ++t) x[P[static_cast<std::size_t>(t)]] = z[t];
+        break;
+      }
+      // step to the first row that reaches 0; it (and any other at 0) leaves P
+      for (Index t = 0; t < k; ++t) {
+        const Index a = P[static_cast<std::size_t>(t)];
+        x[a] += alpha * (z[t] - x[a]);
+        if (t == block || !(x[a] > 0)) x[a] = 0;
+      }
+      for (Index t = k - 1; t >= 0; --t)
+        if (x[P[static_cast<std::size_t>(t)]] == 0) remove(t);
+      added = -1;
+      if (++changes > max_changes) return result;
+    }
+  }
+  // The free set is final; eps biased x_P by (G_PP + eps I)^-1 eps x_P, velocities -eps x_P on P.
+  // Iterative refinement with the same factor removes that bias (by eps / lambda_i per step on
+  // each eigen-direction of G_PP), as long as x_P stays positive.
+  for (int refine = 0; refine < 3 && !P.empty(); ++refine) {
+    velocities(false);
+    solve_free(v);
+    const Index k = static_cast<Index>(P.size());
+    bool positive = true;
+    for (Index t = 0; t < k && positive; ++t) positive = x[P[static_cast<std::size_t>(t)]] + z[t] > 0;
+    if (!positive) break;
+    for (Index t = 0; t < k; ++t) x[P[static_cast<std::size_t>(t)]] += z[t];
+  }
+  velocities(true);
+  result.projected_gradient = violation();
+  result.converged = result.projected_gradient < tol;
+  if (result.converged)
+    for (Index a = 0; a < m; ++a) x_out[row(a)] = x[a];
   return result;
 }
 

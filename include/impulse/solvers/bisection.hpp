@@ -43,10 +43,12 @@ struct BisectionSettings {
   Index anderson_start = 10;
 
   // Frictionless problems (every contact mu = 0, no box rows: a convex QP with bounds; not in the
-  // paper): after qp_start sweeps without convergence, the problem is solved by MPRGP (conjugate
-  // gradients with bound projections, src/solvers/bound_qp.hpp), whose products with G count as
-  // sweeps, then the sweeps go on from its solution. Stacks and piles of frictionless bodies
-  // converge where the sweeps crawl; problems solved within qp_start sweeps are untouched.
+  // paper): after qp_start sweeps without convergence, the problem is solved exactly by an
+  // active-set method up to 256 variables (normal and limit rows), by MPRGP (conjugate gradients
+  // with bound projections) above that or if the active set fails (src/solvers/bound_qp.hpp).
+  // Their work counts as sweeps (a change of the free set or a product with G each); the sweeps
+  // then go on from the solution. Stacks and piles of frictionless bodies converge where the
+  // sweeps crawl; problems solved within qp_start sweeps are untouched.
   // 0: never.
   Index qp_start = 50;
 
@@ -112,6 +114,7 @@ class BisectionSolver final : public ContactSolver {
   std::vector<Scalar> G_zz_;  // G_ii(2, 2) before regularization (frictionless contacts)
   std::vector<unsigned char> qp_rows_;  // the QP's variables: normal and limit rows
   BoundQpWorkspace qp_;
+  ActiveSetWorkspace exact_;
   VecX qp_start_lambda_;  // the impulses before the QP (restored if it made no progress)
   AndersonAcceleration anderson_;
   DelassusProduct product_;  // G lambda through the sweeps

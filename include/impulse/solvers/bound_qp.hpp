@@ -44,6 +44,7 @@ struct BoundQpWorkspace {
 
 struct BoundQpResult {
   Index products = 0;                   // products with G
+  Index changes = 0;                    // changes of the free set (the exact method)
   Scalar start_projected_gradient = 0;  // max |g^P| at the (clamped) start (m/s)
   Scalar projected_gradient = 0;        // max |g^P| at the returned point (m/s)
   bool converged = false;               // projected_gradient < tol
@@ -56,5 +57,37 @@ struct BoundQpResult {
 // problem at an unspecified point.
 BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
                              Index max_products, DelassusProduct& product, BoundQpWorkspace& ws);
+
+// The same QP solved exactly, for problems with few variables, by the primal active-set method
+// for bound constraints (Lawson and Hanson, Solving Least Squares Problems, 1974, ch. 23, NNLS;
+// in QP form: Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3):
+//   free set P (the rows with x_r > 0 at the start), x feasible;
+//   inner loop: z = the minimizer of f on P (x_r = 0 off P), G_PP z_P = -c_P; if z_P > 0 take
+//               x = z, else step from x towards z to the first row reaching 0 and drop it from P;
+//   outer loop: stop when every row off P has v_r = (G x + c)_r >= -tol, else add the most
+//               negative one to P.
+// f decreases strictly at every change of P, so no free set repeats: the method ends after
+// finitely many steps with the exact KKT point (velocity Signorini to rounding), where the
+// sweeps and MPRGP crawl on rank-deficient stacks (a settling pile: 15-30 ms of 1 000 sweeps per
+// island that this solves in tens of Cholesky updates; docs/benchmarks.md, session 17).
+// G_PP is factored as L L^T, grown by one row when a row joins P and shrunk by Givens rotations
+// when one leaves (both O(|P|^2); Golub and Van Loan, Matrix Computations, sec. 6.5). G of a pile is singular (statically indeterminate stacks), so the factor is of
+// G_PP + eps I with eps = 1e-10 max_r G_rr: a finite z on any P, at the cost of velocities off by
+// eps |x| (1e-10 m/s on the pile, where the tolerance is 1e-6).
+// x: start on entry (rows in var clamped to >= 0); on exit the solution when `converged`, else
+// unchanged. G on the variables is gathered from a dense G, or computed from a factored G's
+// pieces (only the pairs of rows sharing a system). Stops without a result after max_changes changes of P. Grows its buffers to the
+// number of variables the first time (kept and reused).
+struct ActiveSetWorkspace {
+  MatX A, L;  // G on the variables (gathered), the factor of G_PP + eps I (in P's order)
+  VecX b, x, z, v;
+  VecX zs;  // velocity slots of a factored G's systems (zero between uses)
+  std::vector<Index> rows, P;  // problem row of each variable; the free ones in L's order
+  std::vector<unsigned char> in_P;
+  void reserve(Index m);
+};
+
+BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
+                                   Index max_changes, ActiveSetWorkspace& ws);
 
 }  // namespace impulse
