@@ -70,18 +70,25 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
 Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                             Index* dofs, Scalar* out) {
   const Index last = branch_last_dof(model, body);
-  Index n = 0;
-  for (Index k = last; k >= 0; k = model.dof_parent[k]) ++n;
-  Index t = n;
-  for (Index k = last; k >= 0; k = model.dof_parent[k]) {
-    --t;
+  if (last < 0) return 0;
+  // the path root..last is last's packed ancestors (Data::anc, nearest first) and last itself:
+  // no walk up dof_parent (a chain of dependent loads), one independent column per entry
+  const Index* anc = data.anc.data() + data.anc_begin[static_cast<std::size_t>(last)];
+  const Index n = data.anc_begin[static_cast<std::size_t>(last) + 1] - data.anc_begin[static_cast<std::size_t>(last)] + 1;
+  const Scalar* J = data.J.data();
+  // R and p in registers: the stores to `out` could alias them, so the compiler would reload both
+  // for every dof
+  const Mat3 Rl = R;
+  const Vec3 pl = p;
+  for (Index t = 0; t < n; ++t) {
+    const Index k = t + 1 < n ? anc[n - 2 - t] : last;
     dofs[t] = k;
     Scalar v[3];
-    shift_to_point(data.J.data() + 6 * k, p, v);
+    shift_to_point(J + 6 * k, pl, v);
     Scalar* o = out + 3 * t;
-    o[0] = R(0, 0) * v[0] + R(0, 1) * v[1] + R(0, 2) * v[2];
-    o[1] = R(1, 0) * v[0] + R(1, 1) * v[1] + R(1, 2) * v[2];
-    o[2] = R(2, 0) * v[0] + R(2, 1) * v[1] + R(2, 2) * v[2];
+    o[0] = Rl(0, 0) * v[0] + Rl(0, 1) * v[1] + Rl(0, 2) * v[2];
+    o[1] = Rl(1, 0) * v[0] + Rl(1, 1) * v[1] + Rl(1, 2) * v[2];
+    o[2] = Rl(2, 0) * v[0] + Rl(2, 1) * v[1] + Rl(2, 2) * v[2];
   }
   return n;
 }
