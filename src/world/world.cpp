@@ -163,21 +163,21 @@ Index World::add_wall(const std::string& name, const Vec3& normal, Scalar offset
 }
 
 std::string World::unique_name(const std::string& base) const {
-  auto taken = [&](const std::string& n) {
-    for (const auto& s : systems_) {
-      if (s->name() == n) return true;
-    }
-    for (Index o = 0; o < collision_.num_objects(); ++o) {
-      if (collision_.object_name(o) == n) return true;
-    }
-    return false;
-  };
-  if (!taken(base)) return base;
-  for (int k = 2;; ++k) {
-    const std::string n = base + "_" + std::to_string(k);
-    if (!taken(n)) return n;
+  // Names are only ever added (systems and collision objects are never removed or renamed), so
+  // a set of the names seen so far, brought up to date here, answers "taken?" in O(1), and the
+  // first free suffix of a base only grows: adding n objects named alike costs O(n), not O(n^2)
+  // string comparisons per object (1 000 boxes spent 1 s here).
+  for (; names_.systems < systems_.size(); ++names_.systems) names_.taken.insert(systems_[names_.systems]->name());
+  for (; names_.objects < collision_.num_objects(); ++names_.objects)
+    names_.taken.insert(collision_.object_name(names_.objects));
+  if (names_.taken.count(base) == 0) return base;
+  int& k = names_.next_suffix[base];
+  for (k = std::max(k, 2);; ++k) {
+    std::string n = base + "_" + std::to_string(k);
+    if (names_.taken.count(n) == 0) return n;
   }
 }
+
 
 // Many robots of one kind in a World hold one Model: a system whose description equals `model`
 // lends its copy. The descriptions are immutable, so sharing changes no result; it keeps one

@@ -23,6 +23,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
@@ -208,6 +210,14 @@ class World {
   ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
   std::string unique_name(const std::string& base) const;
+  // the names taken by systems and collision objects (unique_name), updated on use
+  struct TakenNames {
+    std::unordered_set<std::string> taken;
+    std::unordered_map<std::string, int> next_suffix;  // first suffix that may be free, per base
+    std::size_t systems = 0;                           // systems_ already in `taken`
+    Index objects = 0;                                 // collision objects already in `taken`
+  };
+  mutable TakenNames names_;
   // the Model of a system whose description equals `model`, or null
   std::shared_ptr<const Model> shared_model_equal_to(const Model& model) const;
   void reserve();
