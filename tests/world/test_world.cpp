@@ -430,3 +430,18 @@ TEST_CASE("robots loaded from one description share one Model and step as separa
   CHECK(shared.stats().contacts == copies.stats().contacts);
   CHECK(shared.stats().contacts >= 12);
 }
+
+TEST_CASE("names stay unique across systems and static objects, in the order they are asked for", "[world]") {
+  World w;
+  CHECK(w.add_sphere("s", 0.1, 1.0).name() == "s");
+  CHECK(w.add_sphere("s", 0.1, 1.0).name() == "s_2");
+  CHECK(w.add_sphere("s_3", 0.1, 1.0).name() == "s_3");  // taken explicitly: the next "s" skips it
+  CHECK(w.add_sphere("s", 0.1, 1.0).name() == "s_4");
+  const Index box = w.add_static_box("s", SE3(), Vec3(1, 1, 1));
+  CHECK(w.object_name(box) == "s_5");
+  CHECK(w.add_sphere("s_5", 0.1, 1.0).name() == "s_5_2");  // a static object's name is taken too
+  for (int i = 0; i < 200; ++i) w.add_sphere("many", 0.1, 1.0);
+  CHECK(w.system(w.num_systems() - 1).name() == "many_200");
+  CHECK(w.add_sphere("many_201", 0.1, 1.0).name() == "many_201");
+  CHECK(w.add_sphere("many", 0.1, 1.0).name() == "many_202");
+}
