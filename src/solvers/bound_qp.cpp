@@ -237,10 +237,10 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned
       // row i has one entry past the diagonal, L(i, i + 1): rotate columns i and i + 1
       const Scalar p = L(i, i), q = L(i, i + 1), r = std::hypot(p, q);
       const Scalar cs = p / r, sn = q / r;
-      for (Index row = i; row + 1 < k; ++row) {
-        const Scalar a = L(row, i), c = L(row, i + 1);
-        L(row, i) = cs * a + sn * c;
-        L(row, i + 1) = cs * c - sn * a;
+      for (Index w = i; w + 1 < k; ++w) {
+        const Scalar a = L(w, i), c = L(w, i + 1);
+        L(w, i) = cs * a + sn * c;
+        L(w, i + 1) = cs * c - sn * a;
       }
       L(i, i + 1) = 0;
     }

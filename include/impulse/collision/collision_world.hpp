@@ -5,8 +5,12 @@
 //
 // Set-up (allocates, throws ModelError / InvalidArgument with the object, link or file named):
 //   add_object / add_free_body / add_static_box / add_ground / add_plane, set_*_filter, materials().
+// Set-up calls only mark the filters and the broadphase trees out of date; the first update(),
+// detect() or ray cast after them rebuilds them once (so n objects cost one rebuild, not n; the
+// rebuild also runs inside the const ray casts: a CollisionWorld is not shared across threads).
 // Per step (no allocation in steady state, detect() never throws):
-//   update(object, X_WB per body) for every moving object, then detect(contacts).
+//   update(object, X_WB per body) for every moving object, then detect(contacts). The contacts
+//   come in an order that depends on the shapes and their poses only (not on the trees' history).
 //
 // Filtering, in this order (RaiSim semantics for group and mask):
 //   - two static shapes never collide; shapes of the same body never collide;
