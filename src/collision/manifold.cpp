@@ -111,52 +111,40 @@ int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count
     }
     return k;
   }
-  // More than 4: an anchor, the farthest from it, the largest triangle, the largest quad. The
-  // anchor is the deepest vertex when it is clearly the deepest; on a face lying flat (depths
-  // within `tie` of the deepest, e.g. a foot resting on the ground) it is the vertex of that face
-  // farthest along a fixed direction of the mesh, so that sub-micrometre rocking does not pick
-  // another deepest vertex, and with it another set of 4 points, every step (the points and
-  // their warm starts jumped, and a resting Talos chattered at 0.07 rad/s in its ankles).
-  const Scalar tie = 0.25 * margin;
-  Vec3 t = Vec3(0.8507, 0.4472, 0.2764) - n_l * n_l.dot(Vec3(0.8507, 0.4472, 0.2764));  // not along an axis
-  if (t.squaredNorm() < 1e-6) t = Vec3(0.2764, 0.8507, -0.4472) - n_l * n_l.dot(Vec3(0.2764, 0.8507, -0.4472));
-  int anchor = deepest;
-  Scalar far = -1e300;
+  // More than 4: the support is the vertices within `band` of the deepest (the others in the
+  // margin are near, not touching), and its 4 points are the support's extreme vertices along
+  // two fixed tangent directions of the mesh and their opposites. Both choices are continuous in
+  // the pose: a vertex enters or leaves the support only at the band's edge (0.25 mm above the
+  // deepest, where it carries no load), and the extremes along fixed directions do not depend on
+  // which of two vertices of nearly equal depth is the deeper. Picking the deepest vertex and the
+  // points spanning the largest area was not: on a resting Talos sole the deepest vertex flipped
+  // between two neighbours every step, the area-spanning points lay 1 mm above the ground, and
+  // the ankles chattered at 0.08 rad/s (docs/fidelity.md); with this rule both soles rest
+  // (1e-5 rad/s). On a curved surface the deepest vertex may lie inside the 4 points, at most
+  // `band` below their plane.
+  const Scalar band = 0.05 * margin;
+  Vec3 t1 = Vec3(0.8507, 0.4472, 0.2764) - n_l * n_l.dot(Vec3(0.8507, 0.4472, 0.2764));  // not along an axis
+  if (t1.squaredNorm() < 1e-6) t1 = Vec3(0.2764, 0.8507, -0.4472) - n_l * n_l.dot(Vec3(0.2764, 0.8507, -0.4472));
+  t1.normalize();
+  const Vec3 t2 = n_l.cross(t1);
+  const Vec3 dirs[4] = {t1, t2, -t1, -t2};
+  int pick[4] = {deepest, deepest, deepest, deepest};
+  Scalar best[4];
+  for (int d = 0; d < 4; ++d) best[d] = dirs[d].dot(vertices[deepest]);
   for (int i = 0; i < count; ++i) {
-    if (offset_l - n_l.dot(vertices[i]) < max_depth - tie) continue;
-    const Scalar s = t.dot(vertices[i]);
-    if (s > far) far = s, anchor = i;
+    if (offset_l - n_l.dot(vertices[i]) < max_depth - band) continue;
+    for (int d = 0; d < 4; ++d) {
+      const Scalar s = dirs[d].dot(vertices[i]);
+      if (s > best[d]) best[d] = s, pick[d] = i;
+    }
   }
-  deepest = anchor;
-  const Vec3& v0 = vertices[deepest];
-  int i1 = -1, i2 = -1, i3 = -1;
-  Scalar best = -1;
-  for (int i = 0; i < count; ++i) {
-    if (offset_l - n_l.dot(vertices[i]) < -margin) continue;
-    const Scalar d2 = (vertices[i] - v0).squaredNorm();
-    if (d2 > best) best = d2, i1 = i;
+  int k = 0;
+  for (int d = 0; d < 4; ++d) {
+    bool seen = false;
+    for (int e = 0; e < d; ++e) seen = seen || pick[e] == pick[d];
+    if (!seen) put(k++, pick[d]);
   }
-  const Vec3 e01 = vertices[i1] - v0;
-  auto area = [&](int i) { return e01.cross(vertices[i] - v0).dot(n_l); };
-  best = -1;
-  for (int i = 0; i < count; ++i) {
-    if (offset_l - n_l.dot(vertices[i]) < -margin) continue;
-    const Scalar s = std::abs(area(i));
-    if (s > best) best = s, i2 = i;
-  }
-  const Scalar side = area(i2) >= 0 ? -1.0 : 1.0;
-  best = -1e300;
-  for (int i = 0; i < count; ++i) {
-    if (i == deepest || i == i1 || i == i2 || offset_l - n_l.dot(vertices[i]) < -margin) continue;
-    const Scalar s = side * area(i);
-    if (s > best) best = s, i3 = i;
-  }
-  put(0, deepest);
-  put(1, i1);
-  put(2, i2);
-  if (i3 < 0) return 3;
-  put(3, i3);
-  return 4;
+  return k;
 }
 
 int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out) {

@@ -217,19 +217,56 @@ TEST_CASE("vertices on plane: a face lying flat gets the same 4 points whatever 
     REQUIRE(n == 4);
     std::vector<Vec3> got;
     for (int k = 0; k < n; ++k) got.push_back(R.transpose() * (pts[k].position - Vec3(0, 0, -1e-5)));
-    std::sort(got.begin(), got.end(), [](const Vec3& a, const Vec3& b) {
-      return a.x() != b.x() ? a.x() < b.x() : a.y() < b.y();
-    });
     if (first.empty()) first = got;
-    // the same vertices (others are >= 1 cm away; the points sit half their depth off the vertex)
+    // the same vertices, in the same order (others are >= 1 cm away; the points sit half their
+    // depth off the vertex)
     for (int k = 0; k < n; ++k) CHECK((got[k] - first[k]).norm() < 1e-6);
   }
-  // a clearly tilted face (2 degrees) still starts from its deepest vertex
+  // the 4 extremes of the face: the vertices nearest the ends of its two axes (+-x, +-y)
+  for (const Vec3& x : first) CHECK(std::abs(x.x()) > 0.09);
+  // a clearly tilted face (2 degrees) keeps its deepest vertex
   const Mat3 R = Eigen::AngleAxisd(0.035, Vec3::UnitY()).toRotationMatrix();
   ManifoldPoint pts[kMaxManifoldPoints];
   const int n = vertices_plane(R, Vec3(0, 0, 0.001), v.data(), static_cast<int>(v.size()), kUp, 0, kMargin, pts);
   REQUIRE(n >= 1);
-  Scalar deepest = -1e300;
+  Scalar deepest = -1e300, kept = -1e300;
   for (const Vec3& x : v) deepest = std::max(deepest, -(R * x + Vec3(0, 0, 0.001)).z());
-  CHECK(pts[0].depth == Approx(deepest).margin(1e-12));
+  for (int k = 0; k < n; ++k) kept = std::max(kept, pts[k].depth);
+  CHECK(kept == Approx(deepest).margin(1e-12));
+}
+
+TEST_CASE("vertices on plane: a tilted sole keeps 4 points on its support, whichever vertex is deepest", "[collision]") {
+  // A flat sole (a 11 x 5 grid, 0.2 x 0.08 m) tilted by 5 mrad about y rests on its low edge; its
+  // far end is 1 mm up, inside the 5 mm margin. A Talos sole stands like this. The 4 points must
+  // be on the support (within 0.25 mm of the deepest vertex; the area-spanning rule took points
+  // 1 mm up and left the loaded edge to one vertex), and must not move as the sole rocks by a
+  // micro-radian about x, which flips the deepest vertex between the ends of the low edge.
+  std::vector<Vec3> v;
+  for (int i = 0; i <= 10; ++i)
+    for (int j = 0; j <= 4; ++j) v.emplace_back(-0.1 + 0.02 * i, -0.04 + 0.02 * j, 0);
+  std::vector<Vec3> first;
+  int flips = 0, last = -1;
+  for (int trial = 0; trial < 20; ++trial) {
+    const Mat3 R = (Eigen::AngleAxisd((trial % 2 ? 1 : -1) * 1e-6, Vec3::UnitX()) *
+                    Eigen::AngleAxisd(5e-3, Vec3::UnitY())).toRotationMatrix();
+    int deepest = 0;
+    for (int i = 1; i < static_cast<int>(v.size()); ++i)
+      if ((R * v[static_cast<std::size_t>(i)]).z() < (R * v[static_cast<std::size_t>(deepest)]).z()) deepest = i;
+    flips += last >= 0 && deepest != last;
+    last = deepest;
+    ManifoldPoint pts[kMaxManifoldPoints];
+    const int n = vertices_plane(R, Vec3(0, 0, -1e-5 + 5e-3 * 0.1), v.data(), static_cast<int>(v.size()), kUp, 0,
+                                 kMargin, pts);
+    REQUIRE(n == 4);
+    Scalar max_depth = -1e300;
+    for (const Vec3& x : v) max_depth = std::max(max_depth, -(R * x + Vec3(0, 0, -1e-5 + 5e-3 * 0.1)).z());
+    std::vector<Vec3> got;
+    for (int k = 0; k < n; ++k) {
+      CHECK(pts[k].depth >= max_depth - 0.05 * kMargin - 1e-12);
+      got.push_back(R.transpose() * (pts[k].position - Vec3(0, 0, -1e-5 + 5e-3 * 0.1)));
+    }
+    if (first.empty()) first = got;
+    for (int k = 0; k < n; ++k) CHECK((got[k] - first[k]).norm() < 1e-5);
+  }
+  CHECK(flips >= 10);  // the deepest vertex did flip
 }

@@ -36,8 +36,8 @@ int capsule_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3&
 int cylinder_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3& n, Scalar offset,
                    Scalar margin, ManifoldPoint* out);
 // Vertices (mesh frame, `count` of them) of a mesh at (R, p) against a plane. More than 4 points
-// in the margin are reduced to 4 (an anchor and three that span the largest area; the anchor is
-// the deepest vertex, or on a face lying flat the same extreme vertex of it every step).
+// in the margin are reduced to at most 4: of the vertices within 5 % of the margin of the deepest
+// (the support), the extremes along two fixed tangent directions of the mesh and their opposites.
 int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, Scalar offset,
                    Scalar margin, ManifoldPoint* out);
 
