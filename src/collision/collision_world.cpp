@@ -83,7 +83,7 @@ struct CollisionWorld::Impl {
   // rebuilt once, on its first use (ensure()), not at every change. Building a World of n objects
   // then costs one O(n) rebuild instead of n of them (1 000 boxes: 5.8 s of set-up before).
   bool stale = false;
-  void refresh() { stale = true; }
+  void mark_stale() { stale = true; }
   void ensure() {
     if (stale) rebuild();
   }
@@ -342,7 +342,7 @@ struct CollisionWorld::Impl {
     return out->overflow();
   }
 
-  // Appends an object and its shapes (already validated), then refreshes the filters.
+  // Appends an object and its shapes (already validated); the filters and trees are rebuilt on use.
   Index commit(Object obj, std::vector<Shape>& new_shapes) {
     const Index o = static_cast<Index>(objects.size());
     for (std::size_t k = 0; k < new_shapes.size(); ++k) {
@@ -356,7 +356,7 @@ struct CollisionWorld::Impl {
       shapes.push_back(std::move(s));
     }
     objects.push_back(std::move(obj));
-    refresh();
+    mark_stale();
     return o;
   }
 };
@@ -585,7 +585,7 @@ void CollisionWorld::set_object_filter(Index object, const CollisionFilter& filt
   if (o.plane >= 0) w.planes[static_cast<std::size_t>(o.plane)].filter = filter;
   if (o.terrain >= 0) w.terrains[static_cast<std::size_t>(o.terrain)].filter = filter;
   for (Index gid : o.shapes) w.shapes[static_cast<std::size_t>(gid)].filter = filter;
-  w.refresh();
+  w.mark_stale();
 }
 
 void CollisionWorld::set_body_filter(Index object, Index body, const CollisionFilter& filter) {
@@ -596,7 +596,7 @@ void CollisionWorld::set_body_filter(Index object, Index body, const CollisionFi
   for (Index gid : o.shapes) {
     if (w.shapes[static_cast<std::size_t>(gid)].body == body) w.shapes[static_cast<std::size_t>(gid)].filter = filter;
   }
-  w.refresh();
+  w.mark_stale();
 }
 
 void CollisionWorld::set_shape_filter(Index object, Index shape, const CollisionFilter& filter) {
@@ -611,13 +611,13 @@ void CollisionWorld::set_shape_filter(Index object, Index shape, const Collision
                   shape, " out of range");
     w.shapes[static_cast<std::size_t>(o.shapes[static_cast<std::size_t>(shape)])].filter = filter;
   }
-  w.refresh();
+  w.mark_stale();
 }
 
 void CollisionWorld::set_self_collision(Index object, bool enabled) {
   Impl& w = *impl_;
   w.objects[static_cast<std::size_t>(w.check_object(object))].self_collision = enabled;
-  w.refresh();
+  w.mark_stale();
 }
 
 CollisionFilter CollisionWorld::shape_filter(Index object, Index shape) const {
@@ -637,7 +637,7 @@ bool CollisionWorld::self_collision(Index object) const {
 void CollisionWorld::set_margin(Scalar margin) {
   IMPULSE_CHECK(std::isfinite(margin) && margin >= 0, "contact margin ", margin, " must be finite and >= 0");
   impl_->margin = margin;
-  impl_->refresh();  // AABBs grow or shrink with the margin: rebuild the trees (set-up time)
+  impl_->mark_stale();  // AABBs grow or shrink with the margin: rebuild the trees (set-up time)
 }
 
 Scalar CollisionWorld::margin() const { return impl_->margin; }
