@@ -659,8 +659,34 @@ void Stepper::remember() {
     const Contact& c = contacts_[i];
     memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
   }
-  std::sort(memory_next_.begin(), memory_next_.end(), memory_less);  // (std::sort: no allocation)
-  cache_.contacts.swap(memory_next_);
+  // Sorted by memory_less, a total order (so the result is the same as one std::sort). The
+  // contacts come pair by pair, and the pairs in a few long ascending runs (the broadphase records
+  // them by shape: the pairs with each static shape, then those between moving bodies), so each
+  // pair's points are sorted, then the runs are merged (a natural merge sort, O(n log runs)),
+  // into the previous step's memory as scratch: the warm start has used it. A full sort was 4 % of
+  // a settled 216-sphere pile's step. (No allocation in the steady state.)
+  for (auto run = memory_next_.begin(); run != memory_next_.end();) {
+    auto end = run + 1;
+    while (end != memory_next_.end() && same_key(*end, *run)) ++end;
+    if (end - run > 1) std::sort(run, end, memory_less);
+    run = end;
+  }
+  std::vector<ContactMemory>* src = &memory_next_;
+  std::vector<ContactMemory>* dst = &cache_.contacts;
+  dst->resize(src->size());
+  for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
+    Index runs = 0;
+    auto out = dst->begin();
+    for (auto b = src->begin(); b != src->end(); ++runs) {
+      const auto m = std::is_sorted_until(b, src->end(), memory_less);
+      const auto e = std::is_sorted_until(m, src->end(), memory_less);
+      out = std::merge(b, m, m, e, out, memory_less);
+      b = e;
+    }
+    std::swap(src, dst);
+    merged = runs <= 1;
+  }
+  if (src == &memory_next_) cache_.contacts.swap(memory_next_);  // the result in cache_.contacts
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
