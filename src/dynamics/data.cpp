@@ -48,6 +48,8 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
     for (Index a = model.dof_parent[k]; a >= 0; a = model.dof_parent[a]) anc.push_back(a);
   }
   anc_begin[nv] = static_cast<Index>(anc.size());
+  dof_chain = true;
+  for (Index k = 0; k < nv; ++k) dof_chain = dof_chain && model.dof_parent[k] == k - 1;
   L_anc = VecX::Zero(static_cast<Index>(anc.size()));
 
   ov.assign(nb, Vec6::Zero());

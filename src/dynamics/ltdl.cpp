@@ -7,7 +7,54 @@
 
 namespace impulse {
 
+namespace {
+
+// ltdl_factor below for dofs that form one chain of N (Data::dof_chain): desc(j) = j+1 .. N-1 and
+// anc(j) = j-1, ..., 0 (so anc_begin[j] = j (j - 1) / 2). The same operations in the same order
+// (the same bits) with compile-time trip counts: for a free body (N = 6) the loops of the general
+// version cost more than their arithmetic (1.1k instructions per factor, 4.6 % of a settled
+// 216-sphere pile's step).
+template <int N>
+bool ltdl_factor_chain(Data& data) {
+  Scalar* H = data.M.data();
+  Scalar* L_anc = data.L_anc.data();
+  Scalar* D = data.D.data();
+  Scalar DL[N];
+  bool positive_definite = true;
+  for (int j = N - 1; j >= 0; --j) {
+    const int b = j + 1, nd = N - b;
+    const Scalar* Lj = H + b + j * N;
+    Scalar Dj = H[j + j * N];
+    for (int t = 0; t < nd; ++t) {
+      DL[t] = D[b + t] * Lj[t];
+      Dj -= Lj[t] * DL[t];
+    }
+    positive_definite = positive_definite && Dj > 0 && std::isfinite(Dj);
+    const Scalar Djinv = 1 / Dj;
+    D[j] = Dj;
+    data.Dinv[j] = Djinv;
+    H[j + j * N] = Dj;
+    Scalar* Lrow = L_anc + j * (j - 1) / 2;
+    for (int i = j - 1; i >= 0; --i) {
+      const Scalar* Li = H + b + i * N;
+      Scalar s = H[i + j * N];
+      for (int t = 0; t < nd; ++t) s -= Li[t] * DL[t];
+      H[j + i * N] = Lrow[j - 1 - i] = s * Djinv;
+    }
+  }
+  return positive_definite;
+}
+
+}  // namespace
+
 bool ltdl_factor(const Model& model, Data& data) {
+  if (data.dof_chain) {
+    switch (model.nv) {
+      case 6: return ltdl_factor_chain<6>(data);
+      case 7: return ltdl_factor_chain<7>(data);
+      default: break;
+    }
+  }
   // Table 6.3 reorganised by columns of L (row-oriented, "up-looking", as Pinocchio's
   // cholesky::decompose): the descendants of dof j are the contiguous dofs j+1 .. e_j - 1
   // (depth-first numbering), and with M = L^T D L
@@ -76,6 +123,25 @@ void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
   }
 }
 
+// The two vector kernels and the D^-1 scaling for a chain of N dofs (Data::dof_chain), in the
+// order of the general ones (same bits).
+template <int N>
+void solve_chain_vec(const Data& data, Scalar* x) {
+  const Scalar* La = data.L_anc.data();
+  for (int k = N - 1; k >= 0; --k) {
+    const Scalar xk = x[k];
+    const Scalar* row = La + k * (k - 1) / 2;
+    for (int a = 0; a < k; ++a) x[k - 1 - a] -= row[a] * xk;
+  }
+  for (int k = 0; k < N; ++k) x[k] *= data.Dinv[k];
+  for (int k = 0; k < N; ++k) {
+    Scalar xk = x[k];
+    const Scalar* row = La + k * (k - 1) / 2;
+    for (int a = 0; a < k; ++a) xk -= row[a] * x[k - 1 - a];
+    x[k] = xk;
+  }
+}
+
 }  // namespace
 
 // Table 6.4 (first half): L^T z = x, k = n..1: x_lambda(k) -= L_k,lambda(k) x_k along the chain
@@ -103,6 +169,8 @@ void ltdl_solve_L(const Model& model, const Data& data, MatXref X) {
 void ltdl_solve(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
   if (X.cols() == 1) {
+    if (data.dof_chain && model.nv == 6) return solve_chain_vec<6>(data, X.data());
+    if (data.dof_chain && model.nv == 7) return solve_chain_vec<7>(data, X.data());
     solve_LT_vec(model, data, X.data());
     for (Index k = 0; k < model.nv; ++k) X(k, 0) *= data.Dinv[k];
     solve_L_vec(model, data, X.data());

@@ -150,3 +150,48 @@ TEST_CASE("aba and rnea: external body-frame wrenches act as J^T f", "[dynamics]
     CHECK(rel_err(rnea(model, data, q, u, udot, &f_ext), tau) < 1e-10);
   }
 }
+
+TEST_CASE("ltdl: the fixed-size kernels of a dof chain give the general kernels' bits", "[dynamics]") {
+  // a free body (6 dofs), a floating body carrying one scalar joint and a 7-joint arm (7 dofs):
+  // Data::dof_chain is set, and ltdl_factor / ltdl_solve take their fixed-size paths
+  RandomTreeOptions free_body;
+  free_body.num_bodies = 1;
+  RandomTreeOptions floating_link = free_body;
+  floating_link.num_bodies = 2;
+  floating_link.max_children = 1;
+  floating_link.spherical = floating_link.fixed = false;
+  RandomTreeOptions arm;
+  arm.num_bodies = 7;
+  arm.max_depth = 7;
+  arm.max_children = 1;
+  arm.floating_root = arm.spherical = arm.fixed = false;
+  const std::pair<const char*, Model> models[] = {{"free body", random_tree(21, free_body)},
+                                                  {"floating link", random_tree(22, floating_link)},
+                                                  {"arm", random_tree(23, arm)}};
+  for (const auto& [name, model] : models) {
+    INFO(name);
+    Data chain(model), general(model);
+    REQUIRE((model.nv == 6 || model.nv == 7));
+    REQUIRE(chain.dof_chain);
+    general.dof_chain = false;  // the general loops
+    std::mt19937 rng(3);
+    for (int trial = 0; trial < 5; ++trial) {
+      const VecX q = model.random_configuration(rng);
+      crba(model, chain, q);
+      chain.M.diagonal().array() += 0.01 * trial;  // as the implicit PD modifies it
+      general.M = chain.M;
+      CHECK(ltdl_factor(model, chain));
+      CHECK(ltdl_factor(model, general));
+      CHECK(chain.M == general.M);
+      CHECK(chain.D == general.D);
+      CHECK(chain.Dinv == general.Dinv);
+      CHECK(chain.L_anc == general.L_anc);
+      VecX x = random_vector(model.nv, rng), y = x;
+      ltdl_solve(model, chain, x);
+      ltdl_solve(model, general, y);
+      CHECK(x == y);
+    }
+  }
+  // a branched tree is not a chain
+  CHECK_FALSE(Data(quadruped()).dof_chain);
+}

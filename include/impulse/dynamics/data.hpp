@@ -112,6 +112,9 @@ class Data {
   std::vector<Index> anc_begin;        // nv + 1
   std::vector<Index> anc;              // sum over dofs of their depth
   VecX L_anc;                          // same size as anc
+  // The dofs form one chain, dof_parent[k] = k - 1 (a free body, a serial arm): M is dense, and
+  // ltdl_factor / ltdl_solve run fixed-size loops for the common sizes (constant, from the Model).
+  bool dof_chain = false;
 
   // --- aba (world-frame variant of RBDA Table 7.1) -------------------------------------------
   Vec6Vector ov;           // nb: twist of body i, world frame
