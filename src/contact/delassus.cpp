@@ -30,8 +30,10 @@ namespace {
 // origin is its centre of mass, so a sphere's or a box's factor is (nearly) the identity; this
 // loop was 7 % of a 216-sphere pile's step. L(k, .) is read from the packed row of k
 // (Data::L_anc: L(k, dofs[t-1]), L(k, dofs[t-2]), ... contiguous), not gathered one column apart.
-template <int NR>
-void solve_LT_path(const Data& d, const Index* dofs, Index len, Scalar* Y) {
+// LEN > 0: the path length known at compile time (6: a free body), for unrolled loops.
+template <int NR, int LEN = -1>
+void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
+  const Index len = LEN > 0 ? LEN : len_;
   const Scalar* La = d.L_anc.data();
   const Index* begin = d.anc_begin.data();
   for (Index t = len - 1; t > 0; --t) {
@@ -49,9 +51,11 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len, Scalar* Y) {
 
 // G(rp.., rq..) += B and, when `mirror`, G(rq.., rp..) += B^T for the RA x RB block
 // B = sum_{t < len} Dinv[dofs[t]] Yp[:, t] Yq[:, t]^T (G column major, leading dimension ld).
-template <int RA, int RB>
-void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len, const Scalar* Dinv,
+// (LEN as for solve_LT_path.)
+template <int RA, int RB, int LEN = -1>
+void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len_, const Scalar* Dinv,
                       Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
+  const Index len = LEN > 0 ? LEN : len_;
   Scalar acc[RA][RB] = {};
   for (Index t = 0; t < len; ++t) {
     const Scalar di = Dinv[dofs[t]];
@@ -76,6 +80,28 @@ using PathProduct = void (*)(const Scalar*, const Scalar*, const Index*, Index, 
 // indexed by 2 (rows of p == 3) + (rows of q == 3)
 const PathProduct kPathProduct[4] = {add_path_product<1, 1>, add_path_product<1, 3>, add_path_product<3, 1>,
                                      add_path_product<3, 3>};
+
+// The path product of two pieces: unrolled for two contact sides on a free body's 6 dofs (every
+// contact of a pile of objects).
+inline void path_product(Index nrows_p, Index nrows_q, const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len,
+                         const Scalar* Dinv, Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
+  if (nrows_p == 3 && nrows_q == 3 && len == 6) return add_path_product<3, 3, 6>(Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
+  kPathProduct[2 * (nrows_p == 3) + (nrows_q == 3)](Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
+}
+
+// c += Y^T a and v += Y^T b over a contact side's path (a = u_free, b = u at the path's dofs).
+template <int LEN = -1>
+void accumulate_velocities(const Scalar* Y, const Index* dofs, Index len_, const Scalar* uf, const Scalar* u, Vec3& c,
+                           Vec3& v) {
+  const Index len = LEN > 0 ? LEN : len_;
+  for (Index t = 0; t < len; ++t) {
+    const Scalar a = uf[dofs[t]], b = u[dofs[t]];
+    for (int r = 0; r < 3; ++r) {
+      c[r] += Y[3 * t + r] * a;
+      v[r] += Y[3 * t + r] * b;
+    }
+  }
+}
 
 }  // namespace
 
@@ -277,14 +303,13 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       p.len = point_jacobian_branch(m, d, body, ct.position, R, dofs, Y);
       const Scalar* uf = systems[s].u_free->data();
       const Scalar* u = systems[s].u->data();
-      for (Index t = 0; t < p.len; ++t) {
-        const Scalar a = uf[dofs[t]], b = u[dofs[t]];
-        for (int r = 0; r < 3; ++r) {
-          c[r] += Y[3 * t + r] * a;
-          v[r] += Y[3 * t + r] * b;
-        }
+      if (p.len == 6) {  // a free body (unrolled)
+        accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
+        solve_LT_path<3, 6>(d, dofs, p.len, Y);
+      } else {
+        accumulate_velocities(Y, dofs, p.len, uf, u, c, v);
+        solve_LT_path<3>(d, dofs, p.len, Y);
       }
-      solve_LT_path<3>(d, dofs, p.len, Y);
     }
     c_.segment<3>(3 * i) = c;
     v_before_.segment<3>(3 * i) = v;
@@ -685,7 +710,7 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
         while (len < lmax && dp[len] == dq[len]) ++len;
         if (len == 0) continue;
         const Scalar* Yq = Y_.data() + 3 * q.offset;
-        kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
+        path_product(p.nrows, q.nrows, Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
       }
     }
   }
@@ -759,8 +784,7 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
           Index len = 0;
           while (len < lmax && dp[len] == dq[len]) ++len;
           if (len == 0) continue;
-          kPathProduct[2 * (p.nrows == 3) + (q.nrows == 3)](Yp, Y_.data() + 3 * q.offset, dp, len, Dinv, D.data(), 3,
-                                                            0, 0, a != b);
+          path_product(p.nrows, q.nrows, Yp, Y_.data() + 3 * q.offset, dp, len, Dinv, D.data(), 3, 0, 0, a != b);
         }
       }
     }
