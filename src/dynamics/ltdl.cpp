@@ -88,12 +88,36 @@ bool ltdl_factor(const Model& model, Data& data) {
     H[j + j * n] = Dj;
     // the ancestors i of j from the packed list (Data::anc), not by walking lambda: a chain of
     // dependent loads
-    for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
-      const Index i = anc[a];
-      const Scalar* Li = H + b + i * n;  // L_ki, k in desc(j)
-      Scalar s = H[i + j * n];           // M_ij
-      for (Index t = 0; t < nd; ++t) s -= Li[t] * DL[t];
-      H[j + i * n] = L_anc[a] = s * Djinv;  // L_ji, also in the packed row of j
+    // (a leg's dofs have 0-2 descendants and up to 8 ancestors: the inner loop unrolled for those)
+    switch (nd) {
+      case 0:
+        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
+          const Index i = anc[a];
+          H[j + i * n] = L_anc[a] = H[i + j * n] * Djinv;
+        }
+        break;
+      case 1:
+        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
+          const Index i = anc[a];
+          const Scalar* Li = H + b + i * n;
+          H[j + i * n] = L_anc[a] = (H[i + j * n] - Li[0] * DL[0]) * Djinv;
+        }
+        break;
+      case 2:
+        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
+          const Index i = anc[a];
+          const Scalar* Li = H + b + i * n;
+          H[j + i * n] = L_anc[a] = ((H[i + j * n] - Li[0] * DL[0]) - Li[1] * DL[1]) * Djinv;
+        }
+        break;
+      default:
+        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
+          const Index i = anc[a];
+          const Scalar* Li = H + b + i * n;  // L_ki, k in desc(j)
+          Scalar s = H[i + j * n];           // M_ij
+          for (Index t = 0; t < nd; ++t) s -= Li[t] * DL[t];
+          H[j + i * n] = L_anc[a] = s * Djinv;  // L_ji, also in the packed row of j
+        }
     }
   }
   return positive_definite;
