@@ -63,7 +63,16 @@ class StageClock {
 //   pass 1: clamp the joints whose explicit torque tau + Kp (q* - q - dt u) + Kd (u* - u) is out
 //           of bounds; solve with implicit PD on the others;
 //   pass 2 (only if some implicit PD torque at u_free, tau + Kp (q* - q - dt u_free) +
-//           Kd (u* - u_free), is out of bounds): clamp those too and solve again (up to 3 passes).
+//           Kd (u* - u_free), is out of bounds, or a clamped joint's is no longer beyond the
+//           bound it is clamped at): clamp those, release these, solve again (up to 3 passes).
+// The step applies the implicit torque, so the clamps must agree with it; the explicit torque only
+// guesses them in pass 1, which saves the second pass whenever it guesses right (a policy pushing
+// at its limits clamps in most steps). It guesses wrong for a stiff PD on a light link: a fallen
+// Talos's foot in the air at u = +6.25 rad/s asked for -1190 N m, clamped at -100 N m, which
+// flipped u to -6.25, which asked for +1190 N m, and so on, a period-2 cycle forever; the
+// implicit PD's own end-of-step torque is within the limit, so pass 2 releases the clamp and the
+// foot stops. For a single joint the end-of-step torque decreases with the applied one, and the
+// passes reach the exact saturated torque tau* = clamp(PD(u+(tau*))).
 // Joints without finite limits never take a second pass. The implicit torque is decided on the
 // free motion: contact impulses within the step still act through M~ on unclamped joints (the
 // reported torque, applied_torque(), is the end-of-step value, exact either way).
@@ -125,12 +134,17 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     for (Index i = 0; i < m.nb; ++i) {
       if (m.nv_joint[i] != 1) continue;
       const Index k = m.idx_v[i], iq = m.idx_q[i];
-      if (clamped[static_cast<std::size_t>(k)]) continue;
       Scalar lo, hi;
       bounds(k, lo, hi);
+      if (!(lo > -inf) && !(hi < inf)) continue;
       const Scalar t = tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * u_free[k]) +
                        s.kd()[k] * (s.u_target()[k] - u_free[k]);
-      if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi), again = true;
+      unsigned char& c = clamped[static_cast<std::size_t>(k)];
+      if (!c && (t < lo || t > hi)) {
+        c = 1, tau_clamp[k] = std::clamp(t, lo, hi), again = true;
+      } else if (c && ((tau_clamp[k] == lo && t > lo) || (tau_clamp[k] == hi && t < hi))) {
+        c = 0, again = true;  // the PD at the end of the step no longer drives past the bound
+      }
     }
     if (!again) break;
   }

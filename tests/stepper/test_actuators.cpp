@@ -109,12 +109,16 @@ TEST_CASE("actuators: joint damping decays the speed as exp(-b t / I)", "[steppe
   }
 }
 
-TEST_CASE("actuators: joints clamped only at the free velocity move as if driven by the bound", "[stepper]") {
+TEST_CASE("actuators: joints clamped only at the free velocity move as if driven by the applied torques", "[stepper]") {
   // Two 1 kg links at 1 m and 2 m, both joints about y, held horizontal by a stiff PD at rest:
   // the explicit PD torque is zero, so no joint is clamped in the first pass; the implicit PD
   // torque at u_free holds gravity (about 29 and 10 N m), beyond the 5 N m limits, so the second
-  // pass clamps both, with M recomputed at the same q (not a second kinematics/RNEA pass). The
-  // step must equal that of the same arm driven by the bound torques alone (no PD).
+  // pass clamps both, with M recomputed at the same q (not a second kinematics/RNEA pass). With
+  // both at -5 N m the outer link swings up relative to the inner one (-5 N m is more than it
+  // needs to fall with it), so the PD at the end of the step would push it down, not up: the
+  // third pass releases j2, whose implicit PD then keeps the two links aligned with a small
+  // torque, while j1 stays at its bound. The step must equal that of the same arm driven by the
+  // applied torques alone (no PD): the implicit PD's torque is its end-of-step value.
   const std::string urdf = R"(<robot name="arm2">
   <link name="world"/>
   <link name="a"><inertial><origin xyz="1 0 0"/><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
@@ -131,9 +135,9 @@ TEST_CASE("actuators: joints clamped only at the free velocity move as if driven
   a.set_pd_gains(VecX::Constant(2, 4000.0), VecX::Constant(2, 20000.0));  // dt Kd >> M
   a.set_pd_targets(VecX::Zero(2), VecX::Zero(2));
   REQUIRE(pd.integrate() == StepStatus::Ok);
-  // both clamped (at -5: the PD resists the links' fall, positive about y)
+  // j1 clamped (at -5: the PD resists the links' fall, positive about y), j2 within its limit
   REQUIRE(a.applied_torque()[0] == -5.0);
-  REQUIRE(a.applied_torque()[1] == -5.0);
+  REQUIRE(std::abs(a.applied_torque()[1]) < 1.0);
   b.set_generalized_force(a.applied_torque());
   REQUIRE(driven.integrate() == StepStatus::Ok);
   for (Index k = 0; k < 2; ++k) {
@@ -142,4 +146,34 @@ TEST_CASE("actuators: joints clamped only at the free velocity move as if driven
     CHECK(a.q()[k] == Approx(b.q()[k]).margin(1e-15));
   }
   CHECK(std::abs(a.u()[0]) > 1e-3);  // it falls
+}
+
+TEST_CASE("actuators: a saturated stiff PD on a light link stops it, not a period-2 cycle", "[stepper]") {
+  // A light link (I = 1e-2 kg m^2 about z: no gravity torque) spinning at 6 rad/s, held at q = 0
+  // by a stiff PD (kd = 200: the start-of-step torque is -1200 N m) with a 100 N m effort limit.
+  // One step at the bound changes u by 100 dt / I = 10 rad/s: a clamp decided on the
+  // start-of-step torque flips u to -4, which asks for +800 N m, and so on forever (a fallen
+  // Talos's feet did this). The implicit PD's own end-of-step torque is within the limit (about
+  // -I u / dt = -60 N m): the clamp is released and the motor stops the link in one step.
+  const std::string urdf = R"(<robot name="light">
+  <link name="world"/>
+  <link name="foot"><inertial><mass value="1"/><inertia ixx="1e-2" iyy="1e-2" izz="1e-2" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ankle" type="revolute"><parent link="world"/><child link="foot"/><axis xyz="0 0 1"/>
+    <limit lower="-10" upper="10" effort="100" velocity="50"/></joint>
+</robot>)";
+  World w;
+  ArticulatedSystem& foot = w.add_articulated_system(load_urdf_string(urdf));
+  foot.set_pd_gains(VecX::Constant(1, 5000.0), VecX::Constant(1, 200.0));
+  foot.set_pd_targets(VecX::Zero(1), VecX::Zero(1));
+  foot.set_state(VecX::Zero(1), VecX::Constant(1, 6.0));
+  Scalar late = 0;
+  for (int k = 0; k < 200; ++k) {
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    CHECK(std::abs(foot.applied_torque()[0]) <= 100 * (1 + 1e-12));
+    if (k == 0) CHECK(std::abs(foot.u()[0]) < 0.5);  // stopped in one step (the old clamping: -4)
+    if (k >= 100) late = std::max(late, std::abs(foot.u()[0]));
+  }
+  // then the overdamped PD's slow mode, time constant kd / kp = 40 ms, brings it to q = 0
+  CHECK(late < 1e-3);  // (the old clamping: 4 or 6 rad/s, every step)
+  CHECK(std::abs(foot.q()[0]) < 1e-3);
 }
