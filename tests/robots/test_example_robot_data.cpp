@@ -57,6 +57,29 @@ std::map<std::string, std::pair<Scalar, Scalar>>& hold_energy() {
   return m;
 }
 
+// The start of the drop test: joints at 0 clamped into their limits, held there by an implicit
+// PD stiff enough to hold each robot's own weight (kp = 50 m_total, kd = 2 m_total per joint).
+// Returns that pose (the base where the model puts it).
+VecX hold_zero_pose(const Model& model, ArticulatedSystem& robot) {
+  VecX q = model.neutral_configuration();
+  for (Index i = 0; i < model.nb; ++i) {
+    if (model.nq_joint[i] != 1) continue;
+    const Index k = model.idx_q[i];
+    q[k] = std::min(std::max(q[k], model.lower_position[k]), model.upper_position[k]);
+  }
+  VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
+  const Scalar m = model.total_mass();
+  for (Index i = 0; i < model.nb; ++i) {
+    if (model.nv_joint[i] != 1) continue;
+    kp[model.idx_v[i]] = 50.0 * m;
+    kd[model.idx_v[i]] = 2.0 * m;
+  }
+  robot.set_pd_gains(kp, kd);
+  robot.set_pd_targets(q, VecX::Zero(model.nv));
+  robot.set_state(q, VecX::Zero(model.nv));
+  return q;
+}
+
 void drop_and_hold(const std::string& rel) {
   const std::string path = models_dir() + "/example-robot-data/robots/" + rel;
   if (!fs::exists(path)) {
@@ -82,23 +105,7 @@ void drop_and_hold(const std::string& rel) {
   so.urdf = options;
   ArticulatedSystem& robot = world.add_articulated_system(model, so);
 
-  // start: joints at 0 clamped into their limits, held there by an implicit PD
-  VecX q = model.neutral_configuration();
-  for (Index i = 0; i < model.nb; ++i) {
-    if (model.nq_joint[i] != 1) continue;
-    const Index k = model.idx_q[i];
-    q[k] = std::min(std::max(q[k], model.lower_position[k]), model.upper_position[k]);
-  }
-  VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
-  const Scalar m = model.total_mass();
-  for (Index i = 0; i < model.nb; ++i) {
-    if (model.nv_joint[i] != 1) continue;
-    kp[model.idx_v[i]] = 50.0 * m;  // stiff enough to hold each robot's own weight
-    kd[model.idx_v[i]] = 2.0 * m;
-  }
-  robot.set_pd_gains(kp, kd);
-  robot.set_pd_targets(q, VecX::Zero(model.nv));
-  robot.set_state(q, VecX::Zero(model.nv));
+  VecX q = hold_zero_pose(model, robot);
   if (model.floating_base) {
     // lift the base so that every body origin is at least 0.5 m above the ground
     Scalar lowest = 0;
@@ -233,21 +240,7 @@ TEST_CASE("example-robot-data: Talos pushed over comes to rest lying down", "[ro
     SystemOptions so;
     so.urdf = options;
     ArticulatedSystem& robot = world.add_articulated_system(model, so);
-    VecX q = model.neutral_configuration();
-    for (Index i = 0; i < model.nb; ++i) {
-      if (model.nq_joint[i] != 1) continue;
-      const Index k = model.idx_q[i];
-      q[k] = std::min(std::max(q[k], model.lower_position[k]), model.upper_position[k]);
-    }
-    VecX kp = VecX::Zero(model.nv), kd = VecX::Zero(model.nv);
-    for (Index i = 0; i < model.nb; ++i) {
-      if (model.nv_joint[i] != 1) continue;
-      kp[model.idx_v[i]] = 50.0 * model.total_mass();
-      kd[model.idx_v[i]] = 2.0 * model.total_mass();
-    }
-    robot.set_pd_gains(kp, kd);
-    robot.set_pd_targets(q, VecX::Zero(model.nv));
-    robot.set_state(q, VecX::Zero(model.nv));
+    VecX q = hold_zero_pose(model, robot);
     Scalar lowest = 0;
     for (Index b = 0; b < model.nb; ++b) lowest = std::min(lowest, robot.body_pose(b).p.z());
     q[2] = 0.02 - lowest;  // standing, soles 2 cm above the ground
