@@ -19,22 +19,6 @@ void crba_from_poses(const Model& model, Data& data) {
   crba_backward(model, data);
 }
 
-// f = Y s for the world-frame inertia Y and twist s, written coefficient by coefficient. Eigen's
-// head<3>/tail<3> form writes f as 16-byte halves split at index 3, so the 16-byte load of f[2..3]
-// that follows (when F is read back for S^T F) waits on two stores (a store-forwarding stall; 19 %
-// of this pass in perf annotate, session 16).
-inline void inertia_apply(const WorldInertia& Y, const Scalar* s, Scalar* f) {
-  const Scalar vx = s[0], vy = s[1], vz = s[2], wx = s[3], wy = s[4], wz = s[5];
-  const Scalar hx = Y.h.x(), hy = Y.h.y(), hz = Y.h.z();
-  const Mat3& I = Y.I_O;
-  f[0] = Y.m * vx - (hy * wz - hz * wy);
-  f[1] = Y.m * vy - (hz * wx - hx * wz);
-  f[2] = Y.m * vz - (hx * wy - hy * wx);
-  f[3] = I(0, 0) * wx + I(0, 1) * wy + I(0, 2) * wz + (hy * vz - hz * vy);
-  f[4] = I(1, 0) * wx + I(1, 1) * wy + I(1, 2) * wz + (hz * vx - hx * vz);
-  f[5] = I(2, 0) * wx + I(2, 1) * wy + I(2, 2) * wz + (hx * vy - hy * vx);
-}
-
 inline Scalar dot6(const Scalar* a, const Scalar* b) {
   return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
 }
@@ -49,7 +33,7 @@ void crba_backward(const Model& model, Data& data) {
     if (n > 0) {
       const Index ns = subtree_nv(model, i);
       const WorldInertia& Y = data.oYcrb[i];
-      for (Index r = k; r < k + n; ++r) inertia_apply(Y, J + 6 * r, F + 6 * r);
+      for (Index r = k; r < k + n; ++r) Y.apply_to(J + 6 * r, F + 6 * r);
       // M_{i, subtree(i)} = S_i^T F_subtree (F of descendants was written earlier in this pass),
       // mirrored into the lower triangle; M_ij for the ancestors j of i is row block j
       if (model.joint_type[i] == JointType::Floating) {

@@ -92,6 +92,11 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
     if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
   };
+  // actuator torque of scalar dof k (q index iq) when the step ends at velocity v: tau + PD at
+  // (q + dt v, v)
+  auto actuator_torque = [&](Index k, Index iq, Scalar v) {
+    return tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * v) + s.kd()[k] * (s.u_target()[k] - v);
+  };
   std::fill(clamped.begin(), clamped.end(), 0);
   bool limited = false;
   for (Index i = 0; i < m.nb; ++i) {
@@ -101,7 +106,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     bounds(k, lo, hi);
     if (!(lo > -inf) && !(hi < inf) && !(m.velocity_limit[k] > 0 && m.velocity_limit[k] < inf)) continue;
     limited = true;
-    const Scalar t = tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * u[k]) + s.kd()[k] * (s.u_target()[k] - u[k]);
+    const Scalar t = actuator_torque(k, iq, u[k]);  // explicit: the first guess of the clamps
     if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi);
   }
   for (int pass = 0; pass < 3; ++pass) {
@@ -137,8 +142,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       Scalar lo, hi;
       bounds(k, lo, hi);
       if (!(lo > -inf) && !(hi < inf)) continue;
-      const Scalar t = tau[k] + s.kp()[k] * (s.q_target()[iq] - q[iq] - dt * u_free[k]) +
-                       s.kd()[k] * (s.u_target()[k] - u_free[k]);
+      const Scalar t = actuator_torque(k, iq, u_free[k]);  // implicit
       unsigned char& c = clamped[static_cast<std::size_t>(k)];
       if (!c && (t < lo || t > hi)) {
         c = 1, tau_clamp[k] = std::clamp(t, lo, hi), again = true;

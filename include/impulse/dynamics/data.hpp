@@ -30,9 +30,22 @@ struct WorldInertia {
   // f = I v: [m v - h x w; I_O w + h x v] for the twist v = [v; w] at the world origin.
   Vec6 apply(const Vec6& v) const {
     Vec6 f;
-    f.head<3>() = m * v.head<3>() - h.cross(v.tail<3>());
-    f.tail<3>() = I_O * v.tail<3>() + h.cross(v.head<3>());
+    apply_to(v.data(), f.data());
     return f;
+  }
+  // The same into raw storage (a column of Data::F), coefficient by coefficient: Eigen's
+  // head<3>/tail<3> form wrote f as 16-byte halves split at index 3, so the 16-byte load of
+  // f[2..3] that CRBA's S^T F then issued waited on two stores (a store-forwarding stall; 19 % of
+  // CRBA's backward pass in perf annotate, session 16).
+  void apply_to(const Scalar* v, Scalar* f) const {
+    const Scalar vx = v[0], vy = v[1], vz = v[2], wx = v[3], wy = v[4], wz = v[5];
+    const Scalar hx = h.x(), hy = h.y(), hz = h.z();
+    f[0] = m * vx - (hy * wz - hz * wy);
+    f[1] = m * vy - (hz * wx - hx * wz);
+    f[2] = m * vz - (hx * wy - hy * wx);
+    f[3] = I_O(0, 0) * wx + I_O(0, 1) * wy + I_O(0, 2) * wz + (hy * vz - hz * vy);
+    f[4] = I_O(1, 0) * wx + I_O(1, 1) * wy + I_O(1, 2) * wz + (hz * vx - hx * vz);
+    f[5] = I_O(2, 0) * wx + I_O(2, 1) * wy + I_O(2, 2) * wz + (hx * vy - hy * vx);
   }
   WorldInertia& operator+=(const WorldInertia& o) {
     m += o.m;
