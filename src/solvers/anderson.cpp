@@ -50,13 +50,20 @@ void AndersonAcceleration::begin(const ContactProblem& problem, Index memory) {
   problem_ = &problem;
   n_ = problem.size();
   m_ = std::clamp<Index>(memory, 0, kMaxMemory);
+  primed_ = false;
   if (m_ == 0) return;
   reserve(n_, m_);  // no-op when reserved
+  restart();
+  changed_ = false;
+}
+
+void AndersonAcceleration::prime() {
+  if (primed_ || m_ == 0) return;
+  const ContactProblem& problem = *problem_;
   const Index groups = problem.nc + (n_ - 3 * problem.nc);
   std::fill(state_.begin(), state_.begin() + groups, static_cast<unsigned char>(255));
   for (Index j = 0; j < n_; ++j) w_[j] = std::sqrt(std::max<Scalar>(problem.diagonal(j), 0));
-  restart();
-  changed_ = false;
+  primed_ = true;
 }
 
 void AndersonAcceleration::restart() {
@@ -65,6 +72,7 @@ void AndersonAcceleration::restart() {
 }
 
 void AndersonAcceleration::before_sweep(const VecXcref& lambda) {
+  prime();
   x_.head(n_) = lambda;
   changed_ = false;
 }

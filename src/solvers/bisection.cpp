@@ -453,6 +453,7 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
   for (Index it = 1; it <= s.max_iterations; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
+    if (it == s.anderson_start) anderson_.prime();  // (this sweep's states are the first compared)
     if (accelerate) anderson_.before_sweep(lambda);
     Scalar error = 0;
     // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts. With a

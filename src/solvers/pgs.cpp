@@ -43,6 +43,7 @@ SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda
   product_.reset(problem, lambda);
   for (Index it = 1; it <= s.max_iterations; ++it) {
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
+    if (it == s.anderson_start) anderson_.prime();  // (this sweep's states are the first compared)
     if (accelerate) anderson_.before_sweep(lambda);
     Scalar error = 0;
     for (Index i = 0; i < nc; ++i) {

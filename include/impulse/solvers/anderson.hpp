@@ -24,14 +24,20 @@ class AndersonAcceleration {
   void reserve(Index max_rows, Index memory);
 
   // Start of a solve of `problem`: forgets the history and the row states. No allocation once
-  // reserve(problem.size(), memory) has been called.
+  // reserve(problem.size(), memory) has been called. The row weights and states are set up by
+  // prime(), not here: most solves converge before mixing would start and never need them.
   void begin(const ContactProblem& problem, Index memory);
+
+  // Sets up the row weights and starts tracking the states (track() is a no-op before). Call it
+  // before the last plain sweep, the one whose states the first mixed sweep is compared with;
+  // before_sweep() calls it if that was not done.
+  void prime();
 
   // The state of group g (contact g, or the one-row constraint nc + j) found by this sweep: the
   // contact's case (opening, sticking, slipping) or a row's active bound. A change restarts the
   // history at the end of the sweep: the sweep map is smooth only while no state changes.
   void track(Index g, unsigned char state) {
-    if (m_ == 0) return;
+    if (!primed_) return;
     changed_ = changed_ || state_[static_cast<std::size_t>(g)] != state;
     state_[static_cast<std::size_t>(g)] = state;
   }
@@ -50,7 +56,7 @@ class AndersonAcceleration {
   const ContactProblem* problem_ = nullptr;
   Index n_ = 0, m_ = 0;
   Index count_ = 0, next_ = 0;  // stored difference columns; the next column to overwrite
-  bool have_prev_ = false, changed_ = false;
+  bool have_prev_ = false, changed_ = false, primed_ = false;
   Scalar prev_error_ = 0;
   MatX dF_, dG_;          // rows x m: weighted residual differences, iterate differences
   VecX x_, f_, g_, w_;    // x_k (then f_k), f_{k-1}, g_{k-1}, weights sqrt(G_jj)
