@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <Eigen/Eigenvalues>
+
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/pgs.hpp"
 
@@ -48,6 +50,23 @@ class Fig6 {
     pgs_.solve(p, lp_);
     vp_.noalias() = p.G * lp_;
     vp_ += p.c;
+    // Is the problem well posed? With G singular (more contact rows than the bodies' motions they
+    // touch: a robot's base and feet on the ground at once, limits with contacts) the impulses
+    // are not unique: two exact solutions differ by an impulse in null(J^T), which moves nothing.
+    // The velocity change the impulses cause, M^-1 J^T lambda, is the same for both; its size in
+    // the kinetic-energy metric is sqrt(lambda^T G lambda), as G = J M^-1 J^T.
+    eig_.compute(G_, Eigen::EigenvaluesOnly);
+    const VecX& ev = eig_.eigenvalues();
+    const bool singular = !(ev.minCoeff() > 1e-12 * ev.maxCoeff());
+    singular_problems_ += singular;
+    ++problems_;
+    {
+      const VecX d = lb_ - lp_;
+      const Scalar num = std::sqrt(std::max<Scalar>(0, d.dot(G_ * d)));
+      const Scalar den = std::sqrt(std::max<Scalar>(0, lp_.dot(G_ * lp_)));
+      const double rel = den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+      motion_within_ += rel < 1e-2;
+    }
     bool slip = false;
     for (Index i = 0; i < p.nc; ++i) {
       const bool s = lp_[3 * i + 2] > 0 && std::hypot(vp_[3 * i], vp_[3 * i + 1]) > 1e-6;
@@ -69,6 +88,7 @@ class Fig6 {
       const bool ok = rel < 1e-2;
       within_ += ok;
       if (!slip) ++samples_no_slip_, within_no_slip_ += ok;
+      if (!singular) ++samples_well_posed_, within_well_posed_ += ok;
       auto& sc = by_scenario_[scenario_];
       ++sc.first;
       sc.second += ok;
@@ -82,6 +102,12 @@ class Fig6 {
     r.fig6_within_1pct_no_slip =
         samples_no_slip_ > 0 ? static_cast<double>(within_no_slip_) / samples_no_slip_ : 0.0;
     r.fig6_slipping_fraction = samples_ > 0 ? static_cast<double>(slipping_) / samples_ : 0.0;
+    r.fig6_samples_well_posed = samples_well_posed_;
+    r.fig6_within_1pct_well_posed =
+        samples_well_posed_ > 0 ? static_cast<double>(within_well_posed_) / samples_well_posed_ : 0.0;
+    r.fig6_problems = problems_;
+    r.fig6_singular_problems = singular_problems_;
+    r.fig6_problems_motion_within_1pct = problems_ > 0 ? static_cast<double>(motion_within_) / problems_ : 0.0;
     for (const auto& s : by_scenario_)
       r.fig6_within_1pct_by_scenario[s.first] = static_cast<double>(s.second.second) / s.second.first;
     r.fig6_edges = edges_;
@@ -91,13 +117,15 @@ class Fig6 {
 
  private:
   long every_ = 100, seen_ = 0, samples_ = 0, within_ = 0, samples_no_slip_ = 0, within_no_slip_ = 0,
-       slipping_ = 0;
+       slipping_ = 0, samples_well_posed_ = 0, within_well_posed_ = 0, problems_ = 0, singular_problems_ = 0,
+       motion_within_ = 0;
   std::string scenario_;
   std::map<std::string, std::pair<long, long>> by_scenario_;  // contacts, within 1 %
   BisectionSolver bis_;
   PgsSolver pgs_;
   MatX G_;
   VecX c_, mu_, box_, lb_, lp_, vp_;
+  Eigen::SelfAdjointEigenSolver<MatX> eig_;
   std::vector<double> edges_;
   std::vector<long> counts_;
 };

@@ -15,7 +15,12 @@
 //             besides the paper's all-contacts fraction, the fraction within 1 % is reported on the
 //             contacts of problems whose Coulomb (PGS) solution has no slipping contact
 //             (|v_T| > 1e-6 m/s with lambda_z > 0), where it measures solver agreement, and per
-//             scenario (docs/solvers.md, "Fig. 6").
+//             scenario (docs/solvers.md, "Fig. 6"). Where G is singular (condition number above
+//             1e12: more contact rows than the motions they touch) the impulses are not unique and
+//             two exact solutions may differ by any impulse in null(J^T); the fraction is also
+//             reported on the contacts of the regular problems, and per problem the velocity change
+//             M^-1 J^T lambda is compared in the kinetic-energy norm sqrt(d^T G d), which does not
+//             see null(J^T).
 #pragma once
 
 #include <functional>
@@ -50,6 +55,12 @@ struct Table2Result {
   long fig6_samples_no_slip = 0;     // contacts of problems without a slipping contact (PGS)
   double fig6_within_1pct_no_slip = 0;
   double fig6_slipping_fraction = 0; // fraction of compared contacts that slip (PGS solution)
+  long fig6_samples_well_posed = 0;      // contacts of problems whose G is regular (cond < 1e12)
+  double fig6_within_1pct_well_posed = 0;
+  long fig6_problems = 0;                // problems sampled
+  long fig6_singular_problems = 0;       // of which G is singular: the impulses are not unique
+  double fig6_problems_motion_within_1pct = 0;  // problems whose velocity change M^-1 J^T lambda
+                                                // is within 1 % of PGS's (kinetic-energy norm)
   std::map<std::string, double> fig6_within_1pct_by_scenario;
   std::vector<double> fig6_edges;    // histogram bin upper edges (last: +inf)
   std::vector<double> fig6_fraction; // fraction per bin
