@@ -15,6 +15,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/pgs.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 
@@ -273,7 +275,10 @@ int run_bench_scenes(const BenchOptions& o) {
     found = true;
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
     json j = run_scene(sc, steps, o.anderson, o.solver);
-    j["anderson_memory"] = o.anderson >= 0 ? o.anderson : 0;
+    j["anderson_memory"] = o.anderson >= 0 ? o.anderson
+                           : o.solver == "pgs"  ? PgsSettings().anderson_memory
+                           : o.solver.empty() || o.solver == "bisection" ? BisectionSettings().anderson_memory
+                                                                         : 0;
     j["solver"] = o.solver.empty() ? "bisection" : o.solver;
     if (o.json) {
       all.push_back(j);

@@ -87,7 +87,7 @@ void bind_solvers(py::module_& m) {
       .def_readwrite("gamma", &B::gamma)
       .def_readwrite("alpha_min", &B::alpha_min)
       .def_readwrite("anderson_memory", &B::anderson_memory,
-                     "Sweeps mixed by Anderson acceleration (0, the default: off; at most 8).")
+                     "Sweeps mixed by Anderson acceleration (5, the default; 0: off, the paper's Algorithm 2; at most 8).")
       .def_readwrite("anderson_start", &B::anderson_start, "Plain sweeps before Anderson mixing starts.")
       .def_readwrite("qp_start", &B::qp_start, "Frictionless problems (every mu = 0): sweeps before they are "
                      "solved as a QP with bounds (exactly by an active set up to 256 rows, else MPRGP); 0: never.")

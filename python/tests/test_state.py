@@ -218,17 +218,19 @@ def test_solver_settings_through_the_registry(stand_file):
     with pytest.raises(ValueError):
         impulse.SolverSettings("newton").validate()
     assert w.contact_solver == "lm"
-    # Anderson acceleration of the sweeping solvers: off by default, set and read back, validated
+    # Anderson acceleration of the sweeping solvers: on for bisection (memory 5), off for PGS by
+    # default; set and read back, validated
     b = impulse.BisectionSettings()
-    assert b.anderson_memory == 0 and b.anderson_start == 10
-    b.anderson_memory = 5
+    assert b.anderson_memory == 5 and b.anderson_start == 10
+    assert impulse.PgsSettings().anderson_memory == 0
+    b.anderson_memory = 0
     w.set_contact_solver(b)
-    assert w.solver_settings.bisection.anderson_memory == 5
-    assert w.clone().solver_settings.bisection.anderson_memory == 5
+    assert w.solver_settings.bisection.anderson_memory == 0
+    assert w.clone().solver_settings.bisection.anderson_memory == 0
     b.anderson_memory = 9
     with pytest.raises(impulse.InvalidArgument, match=r"anderson_memory must be in \[0, 8\], got 9"):
         w.set_contact_solver(b)
-    assert w.solver_settings.bisection.anderson_memory == 5
+    assert w.solver_settings.bisection.anderson_memory == 0  # unchanged
 
 
 @pytest.mark.parametrize("bound", [0.25, 1.0])
