@@ -74,10 +74,12 @@ void bind_world(py::module_& m) {
       .value("Velocity", PositionCorrection::Velocity)
       .value("Split", PositionCorrection::Split);
   py::enum_<PositionUpdate>(m, "PositionUpdate",
-                            "How q moves in a step: Euler (q+ = q + dt u+) or Midpoint (exact in free flight and "
-                            "single impacts; islands with resting contacts stay on Euler).")
+                            "How q moves in a step: Euler (q+ = q + dt u+), Midpoint (exact in free flight and "
+                            "single impacts; islands with resting contacts stay on Euler) or Bodies, the default "
+                            "(Midpoint for systems that are one free rigid body, Euler for articulated ones).")
       .value("Euler", PositionUpdate::Euler)
-      .value("Midpoint", PositionUpdate::Midpoint);
+      .value("Midpoint", PositionUpdate::Midpoint)
+      .value("Bodies", PositionUpdate::Bodies);
   py::class_<DelassusSettings>(m, "ContactSettings", "Contact model settings (World.set_contact_settings).")
       .def(py::init<>())
       .def_readwrite("position_update", &DelassusSettings::position_update)

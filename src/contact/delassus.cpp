@@ -412,7 +412,11 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   auto push_out = [&](Scalar depth) {
     return std::min(st.erp * std::max(Scalar(0), depth - st.slop) / dt, st.max_push_velocity);
   };
-  const bool midpoint_update = st.position_update == PositionUpdate::Midpoint;
+  // (no system on the midpoint update, e.g. robots only under Bodies: the Euler path, bit for bit)
+  bool midpoint_update = false;
+  if (st.position_update != PositionUpdate::Euler) {
+    for (const SystemView& sv : systems) midpoint_update = midpoint_update || !sv.euler;
+  }
   // Midpoint position update: the weight of a row's impulse in q+ (PositionUpdate). The part of
   // the impulse that stops the approach the row had before the step (share rho = v- / v_free of
   // the approach) acts at the time of impact tau = gap / -v- and moves q for dt - tau; the rest
@@ -483,7 +487,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
     return b;
   };
-  // Which islands move q at the midpoint (PositionUpdate::Midpoint): those without rows (free
+  // Which islands move q at the midpoint (PositionUpdate::Midpoint, Bodies): those without rows (free
   // flight) or with a single contact or limit that is an impact or not reached. A row that holds a body (a resting or sliding contact, a limit leaned on, joint
   // friction) keeps its island on semi-implicit Euler, whose position update lands a body on the
   // surface in one step and keeps q on a sticking contact (the midpoint update lags the velocity
@@ -493,15 +497,16 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   if (midpoint_update) {
     for (std::size_t k = 0; k < systems.size(); ++k) held_[k] = groups_[k] = 0;
     for (std::size_t k = 0; k < systems.size(); ++k) {
-      if (systems[k].implicit_stiffness) held_[static_cast<std::size_t>(find(static_cast<Index>(k)))] = 1;
+      if (systems[k].euler) held_[static_cast<std::size_t>(find(static_cast<Index>(k)))] = 1;
     }
     for (const ConstraintRow& cr : rows_) {
       const Index sys = row_system(cr);
       if (sys < 0) continue;
+      const std::size_t root = static_cast<std::size_t>(find(sys));
+      if (held_[root]) continue;  // (on Euler already: a resting pile decides on its first rows)
       const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
       const Scalar gap = -depth_[r];
       const bool reached = gap <= 0 || gap <= -std::min(v_before_[r], c_[r]) * dt;
-      const std::size_t root = static_cast<std::size_t>(find(sys));
       if (cr.kind == ConstraintRow::Kind::Friction || cr.kind == ConstraintRow::Kind::Mimic ||
           (reached && !is_impact(v_before_[r], c_[r])))
         held_[root] = 1;

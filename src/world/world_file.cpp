@@ -377,7 +377,7 @@ void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
       keyword(e, "position_correction", "position correction",
               {{"velocity", PositionCorrection::Velocity}, {"split", PositionCorrection::Split}}, c.position_correction);
   c.position_update = keyword(e, "position_update", "position update",
-                              {{"euler", PositionUpdate::Euler}, {"midpoint", PositionUpdate::Midpoint}},
+                              {{"euler", PositionUpdate::Euler}, {"midpoint", PositionUpdate::Midpoint}, {"bodies", PositionUpdate::Bodies}},
                               c.position_update);
   c.restitution_law = keyword(e, "restitution", "restitution law",
                               {{"poisson", RestitutionLaw::Poisson}, {"newton", RestitutionLaw::Newton}}, c.restitution_law);

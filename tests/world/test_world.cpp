@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "impulse/core/error.hpp"
+#include "impulse/io/urdf.hpp"
 #include "impulse/world/world.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/matchers.hpp"
@@ -147,6 +148,56 @@ TEST_CASE("two free spheres colliding without gravity conserve linear and angula
       CHECK((p1.tail<3>() - p0.tail<3>()).norm() <= bound);
     }
   }
+}
+
+TEST_CASE("the default position update: free bodies at the midpoint, articulated systems on Euler", "[world]") {
+  // PositionUpdate::Bodies (the default): a free body in flight keeps E = T + V (the midpoint
+  // rule is exact under gravity alone), a pendulum steps exactly as under Euler (the midpoint
+  // position update is not symplectic for it), both in one World and bit for bit as in a World
+  // set to Midpoint or Euler.
+  const Model pendulum = load_urdf_string(R"(<robot name="pendulum">
+  <link name="world"/>
+  <link name="rod"><inertial><origin xyz="0.5 0 0"/><mass value="1"/><inertia ixx="1e-3" iyy="0.08" izz="0.08" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="continuous"><parent link="world"/><child link="rod"/><axis xyz="0 1 0"/></joint>
+</robot>)");
+  auto make = [&](World& w, PositionUpdate* update) {
+    if (update) {
+      DelassusSettings cs = w.settings().contact;
+      cs.position_update = *update;
+      w.set_contact_settings(cs);
+    }
+    ArticulatedSystem& ball = w.add_sphere("ball", 0.1, 2.0);
+    VecX q = ball.q(), u = VecX::Zero(6);
+    q.head<3>() << 0, 3, 10;
+    u << 1.0, 0.0, 4.0, 0.3, -0.2, 0.5;
+    ball.set_state(q, u);
+    ArticulatedSystem& rod = w.add_articulated_system(pendulum);
+    rod.set_state(VecX::Constant(1, 0.3), VecX::Constant(1, 1.5));
+  };
+  World w, euler, midpoint;
+  CHECK(w.settings().contact.position_update == PositionUpdate::Bodies);
+  PositionUpdate e = PositionUpdate::Euler, m = PositionUpdate::Midpoint;
+  make(w, nullptr);
+  make(euler, &e);
+  make(midpoint, &m);
+  ArticulatedSystem& ball = w.system("ball");
+  const Scalar E0 = ball.kinetic_energy() + ball.potential_energy();
+  Scalar ball_drift = 0, euler_ball_drift = 0;
+  for (int k = 0; k < 500; ++k) {
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    REQUIRE(euler.integrate() == StepStatus::Ok);
+    REQUIRE(midpoint.integrate() == StepStatus::Ok);
+    ball_drift = std::max(ball_drift, std::abs(ball.kinetic_energy() + ball.potential_energy() - E0));
+    const ArticulatedSystem& eb = euler.system("ball");
+    euler_ball_drift = std::max(euler_ball_drift, std::abs(eb.kinetic_energy() + eb.potential_energy() - E0));
+  }
+  CHECK(ball_drift <= 1e-9 * E0);
+  CHECK(euler_ball_drift > 1e-2);  // -m g^2 dt^2 / 2 per step of free fall: 0.048 J after 500 steps
+  CHECK(ball.q() == midpoint.system("ball").q());
+  CHECK(ball.u() == midpoint.system("ball").u());
+  CHECK(w.system("pendulum").q() == euler.system("pendulum").q());
+  CHECK(w.system("pendulum").u() == euler.system("pendulum").u());
+  CHECK(w.system("pendulum").q() != midpoint.system("pendulum").q());
 }
 
 TEST_CASE("World setters validate input and leave the World unchanged", "[world]") {

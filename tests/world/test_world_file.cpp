@@ -237,12 +237,19 @@ TEST_CASE("world file: the contact element selects the position correction", "[w
 TEST_CASE("world file: the contact element selects the position update", "[world]") {
   const std::string path = temp_world("midpoint", "<world><contact position_update=\"midpoint\"/></world>");
   World world;
-  CHECK(world.settings().contact.position_update == PositionUpdate::Euler);  // the default
+  CHECK(world.settings().contact.position_update == PositionUpdate::Bodies);  // the default
   load_world(path, world);
   std::remove(path.c_str());
   CHECK(world.settings().contact.position_update == PositionUpdate::Midpoint);
+  for (const auto& [name, value] : {std::pair{"euler", PositionUpdate::Euler}, std::pair{"bodies", PositionUpdate::Bodies}}) {
+    const std::string p = temp_world(name, std::string("<world><contact position_update=\"") + name + "\"/></world>");
+    World w;
+    load_world(p, w);
+    std::remove(p.c_str());
+    CHECK(w.settings().contact.position_update == value);
+  }
   CHECK(contains(load_error("pu", "<world>\n<contact position_update=\"verlet\"/></world>"),
-                 ":2: <contact>: attribute 'position_update': unknown position update 'verlet' (valid: euler, midpoint)"));
+                 ":2: <contact>: attribute 'position_update': unknown position update 'verlet' (valid: euler, midpoint, bodies)"));
 }
 
 TEST_CASE("world file: the contact element selects the restitution law", "[world]") {

@@ -94,6 +94,13 @@ enum class PositionUpdate {
              // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)], exact for constant
              // acceleration (free flight keeps E = T + V); the impulse moves q from its time of
              // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md)
+  Bodies,    // (the default) Midpoint for the systems that are one free rigid body, Euler for the
+             // others. A free body's only smooth acceleration in free flight is gravity's (its
+             // rotational energy does not depend on q), so the midpoint rule is exact for it; an
+             // articulated system's acceleration depends on q, and the midpoint position update
+             // with an explicit velocity update is not symplectic (for q'' = a(q) its one-step map
+             // has determinant 1 - dt^2 a'(q) / 2): a pendulum's energy drifts where symplectic
+             // Euler's only oscillates (docs/fidelity.md item 7)
 };
 
 // How the position-error correction (erp) acts (see stepper.hpp).
@@ -107,7 +114,7 @@ enum class PositionCorrection {
 struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
   PositionCorrection position_correction = PositionCorrection::Velocity;
-  PositionUpdate position_update = PositionUpdate::Euler;  // Midpoint: docs/fidelity.md item 7
+  PositionUpdate position_update = PositionUpdate::Bodies;  // docs/fidelity.md item 7
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).
@@ -135,9 +142,10 @@ struct SystemView {
   const VecX* q = nullptr;       // configuration at the start of the step
   const VecX* u = nullptr;       // velocity at the start of the step (restitution)
   const VecX* u_free = nullptr;  // unconstrained velocity after the step
-  // implicit PD stiffness (dt^2 Kp in M~): its torque is evaluated at q + dt u+, so the system
-  // moves q with semi-implicit Euler (PositionUpdate)
-  bool implicit_stiffness = false;
+  // moves q with semi-implicit Euler whatever the PositionUpdate: a system with an implicit PD
+  // stiffness (dt^2 Kp in M~: its torque is evaluated at q + dt u+) and, under
+  // PositionUpdate::Bodies, every system that is not one free rigid body
+  bool euler = false;
 };
 
 // Where the rows of one contact or limit came from, for reporting impulses.

@@ -89,6 +89,8 @@ class Model {
   Index frame_id(const std::string& n) const;
 
   Scalar total_mass() const;
+  // One rigid body on a floating joint (a ball, a box, a dropped object), no other joints.
+  bool is_free_body() const { return nb == 1 && joint_type[0] == JointType::Floating; }
   VecX neutral_configuration() const;
   // q (+) u dt over all joints (quaternions by the exponential map). q_out may alias q.
   void integrate(const VecXcref& q, const VecXcref& u, Scalar dt, VecXref q_out) const;
