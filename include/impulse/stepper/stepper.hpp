@@ -9,9 +9,10 @@
 //   finish():   solve      lambda = solver(G, c, mu), warm-started from the last step; with the
 //                          Poisson restitution law, a restitution phase on impact steps (below)
 //               integrate  u+ = u_free + M~^-1 J^T lambda,  q+ = q (+) dt (u+ + u_p)
-//                          (PositionUpdate::Midpoint, optional: in free flight and in an island
-//                          with one impact, q+ = q (+) dt [(u + u_free)/2 + M~^-1 J^T (w o lambda)],
-//                          the impulse from its time of impact; delassus.hpp, docs/fidelity.md)
+//                          (PositionUpdate::Midpoint: in free flight and in an island with one
+//                          impact, q+ = q (+) dt [(u + u_free)/2 + M~^-1 J^T (w o lambda)], the
+//                          impulse from its time of impact; the default, Bodies, does so for the
+//                          systems that are one free rigid body; delassus.hpp, docs/fidelity.md)
 //                          (semi-implicit Euler; u_p the split position correction, below)
 //
 // Split position correction (PositionCorrection::Split, optional; Catto's split impulse). The
