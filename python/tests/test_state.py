@@ -235,18 +235,29 @@ def test_solver_settings_through_the_registry(stand_file):
 
 @pytest.mark.parametrize("bound", [0.25, 1.0])
 def test_max_push_velocity_bounds_the_push_out(bound):
-    w = impulse.World()
-    w.add_ground()
-    ball = w.add_sphere("ball", 0.1, 1.0)
-    ball.set_q([0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0])  # 5 cm deep: erp depth / dt = 10 m/s
-    c = w.contact_settings
-    assert c.max_push_velocity == 1.0  # the default
-    c.erp = 0.2
-    c.max_push_velocity = bound
-    w.set_contact_settings(c)
-    assert w.contact_settings.max_push_velocity == bound and w.settings.contact.max_push_velocity == bound
-    w.integrate()
-    assert bound * 0.95 < ball.u[2] <= bound + 1e-9
+    # the default split correction moves q at the bounded push-out speed and adds no velocity; the
+    # velocity-level one leaves that speed in u
+    for correction in (None, impulse.PositionCorrection.Velocity):
+        w = impulse.World()
+        w.add_ground()
+        ball = w.add_sphere("ball", 0.1, 1.0)
+        ball.set_q([0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0])  # 5 cm deep: erp depth / dt = 10 m/s
+        c = w.contact_settings
+        assert c.max_push_velocity == 1.0  # the default
+        c.erp = 0.2
+        c.max_push_velocity = bound
+        if correction is not None:
+            c.position_correction = correction
+        w.set_contact_settings(c)
+        assert w.contact_settings.max_push_velocity == bound and w.settings.contact.max_push_velocity == bound
+        w.integrate()
+        dt = w.settings.dt
+        assert bound * 0.95 * dt < ball.q[2] - 0.05 <= bound * dt + 1e-12
+        if correction is None:
+            assert w.contact_settings.position_correction == impulse.PositionCorrection.Split
+            assert abs(ball.u[2]) < 1e-12
+        else:
+            assert bound * 0.95 < ball.u[2] <= bound + 1e-9
     c.max_push_velocity = -1.0
     with pytest.raises(impulse.InvalidArgument, match="max push velocity must be finite and > 0 m/s, got -1"):
         w.set_contact_settings(c)

@@ -107,13 +107,14 @@ enum class PositionUpdate {
 enum class PositionCorrection {
   Velocity,  // Baumgarte-like target in the velocity solve: the push-out velocity stays in u
              // (adds kinetic energy)
-  Split,     // split impulse: a separate frictionless solve of the unilateral rows whose
-             // velocity moves q only; u is left as the contact solve made it
+  Split,     // (the default) split impulse: a separate frictionless solve of the unilateral
+             // rows whose velocity moves q only; u is left as the contact solve made it (no
+             // kinetic energy added, no bias on sliding: docs/fidelity.md item 2)
 };
 
 struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
-  PositionCorrection position_correction = PositionCorrection::Velocity;
+  PositionCorrection position_correction = PositionCorrection::Split;
   PositionUpdate position_update = PositionUpdate::Bodies;  // docs/fidelity.md item 7
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration

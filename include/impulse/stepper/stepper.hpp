@@ -15,7 +15,7 @@
 //                          systems that are one free rigid body; delassus.hpp, docs/fidelity.md)
 //                          (semi-implicit Euler; u_p the split position correction, below)
 //
-// Split position correction (PositionCorrection::Split, optional; Catto's split impulse). The
+// Split position correction (PositionCorrection::Split, the default; Catto's split impulse). The
 // penetration beyond the slop is removed by a pseudo-velocity that moves q but is not kept in u, so
 // the correction adds no kinetic energy (with the velocity-level erp target the push-out velocity
 // stays in u: ANYmal hanging by its feet gained up to 1.5e-3 of its energy in one step). On the
@@ -23,11 +23,12 @@
 // (zero on rows within the slop, which still may not be pushed in):
 //   0 <= lambda_p  _|_  G_UU lambda_p - b_p >= 0          (frictionless LCP, projected Gauss-Seidel)
 //   u_p = M~^-1 J_U^T lambda_p
-// Not the default: ANYmal hanging by its feet then never gains energy after the collapse (largest
-// one-step change -1.7e-8 E0, velocity-level: +1.1e-5 E0) and sinks less (mean 1.3e-5 m vs
-// 2.2e-5 m), but with the push-out target gone the velocity problem of the stretched legs (feet
-// plus limit rows, rank-deficient G) is exactly consistent and block SOR converges slowly on it:
-// bisection needs ~400 sweeps per step there instead of ~15 (tests/scenarios, docs/architecture.md).
+// ANYmal hanging by its feet then never gains energy after the collapse (largest one-step change
+// -1.7e-8 E0, velocity-level: +1.1e-5 E0) and sinks less (mean 1.3e-5 m vs 2.2e-5 m). With the
+// push-out target gone the velocity problem of the stretched legs (feet plus limit rows,
+// rank-deficient G) is exactly consistent, and plain block SOR converged slowly on it (~400
+// sweeps per step instead of ~15); that kept Split optional until bisection's Anderson mixing
+// became the default (session 19: 17.9 sweeps per step on hang; docs/architecture.md).
 //
 // Restitution phase (RestitutionLaw::Poisson, DelassusSettings). The assembler leaves the bounce
 // out of the targets, so the first solve is the inelastic (compression) impulse lambda_c. For the
