@@ -15,8 +15,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
-#include "impulse/solvers/bisection.hpp"
-#include "impulse/solvers/pgs.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
 
@@ -198,6 +196,11 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
+  // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
+  const SolverSettings used = solver_settings_of(w.contact_solver());
+  const Index anderson_memory = used.name == "bisection" ? used.bisection.anderson_memory
+                                : used.name == "pgs"     ? used.pgs.anderson_memory
+                                                         : 0;
   const Scalar E0 = energy(w);
   std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
   double max_sweeps = 0, max_contacts = 0, largest = 0, largest_rows = 0, max_pen = 0;
@@ -230,6 +233,7 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Scalar E1 = energy(w);
   json j;
+  j["anderson_memory"] = anderson_memory;
   j["scene"] = sc.name;
   j["description"] = sc.description;
   j["dt"] = sc.dt;
@@ -275,10 +279,6 @@ int run_bench_scenes(const BenchOptions& o) {
     found = true;
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
     json j = run_scene(sc, steps, o.anderson, o.solver);
-    j["anderson_memory"] = o.anderson >= 0 ? o.anderson
-                           : o.solver == "pgs"  ? PgsSettings().anderson_memory
-                           : o.solver.empty() || o.solver == "bisection" ? BisectionSettings().anderson_memory
-                                                                         : 0;
     j["solver"] = o.solver.empty() ? "bisection" : o.solver;
     if (o.json) {
       all.push_back(j);

@@ -13,9 +13,10 @@
 // step, the largest island's): Kapla tower, 1000 steps, 44.5 -> 8.5 (solve 17.6 -> 3.7 ms per
 // step), 1000 boxes 686 -> 96 (284 -> 17 ms); a 30-body column (tests/solvers/test_anderson.cpp)
 // 10824 -> 127. Where it did not help (session 9, before bisection's frictionless QP): the
-// settling 216-sphere pile (10 s: 22.1 -> 25.1). Its slow islands are inconsistent: overlaps measured independently at more contacts than the
-// spheres have degrees of freedom ask for push-out velocities no motion meets, so Gauss-Seidel
-// drifts along a null direction of G until a contact leaves; mixing cannot remove a drift.
+// settling 216-sphere pile (10 s: 22.1 -> 25.1). Its slow islands are inconsistent: overlaps
+// measured independently at more contacts than the spheres have degrees of freedom ask for
+// push-out velocities no motion meets, so Gauss-Seidel drifts along a null direction of G until
+// a contact leaves; mixing cannot remove a drift.
 //
 // The default of bisection (BisectionSettings::anderson_memory = 5) since 2026-11-27; PGS keeps
 // 0 (the reference solver of Fig. 6 and of the tests). Until then it was opt-in because the

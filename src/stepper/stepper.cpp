@@ -304,8 +304,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     if (i + 1 < systems.size()) prefetch_system(systems[i + 1]);
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const PositionUpdate pu = st.contact.position_update;
-    const bool euler = pu == PositionUpdate::Euler || (s.kp_->array() != 0).any() ||
-                       (pu == PositionUpdate::Bodies && !s.model_->is_free_body());
+    const bool euler = pu == PositionUpdate::Euler || (pu == PositionUpdate::Bodies && !s.model_->is_free_body()) ||
+                       (s.kp_->array() != 0).any();
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler};
   }
   stats_.times.dynamics = clock.lap();

@@ -10,6 +10,7 @@
 #include "impulse/solvers/lm.hpp"
 #include "impulse/solvers/pgs.hpp"
 #include "impulse/world/world.hpp"
+#include "support/sphere_bin.hpp"
 
 using namespace impulse;
 
@@ -121,21 +122,7 @@ TEST_CASE("LM solves the islands of a pile of spheres to the velocities PGS reac
   std::vector<RecordingSolver::Problem> problems;
   World w;
   w.set_time_step(1e-3);
-  w.set_default_material(0.0, 0.0);
-  w.add_ground();
-  const Scalar half = 0.33;
-  w.add_wall("px", Vec3(-1, 0, 0), -half);
-  w.add_wall("nx", Vec3(1, 0, 0), -half);
-  w.add_wall("py", Vec3(0, -1, 0), -half);
-  w.add_wall("ny", Vec3(0, 1, 0), -half);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      for (int k = 0; k < 3; ++k) {
-        ArticulatedSystem& s = w.add_sphere("ball", 0.1, 1.0);
-        VecX q = s.q();
-        q.head<3>() = Vec3(-0.21 + 0.21 * i + 0.002 * k, -0.21 + 0.21 * j, 0.3 + 0.21 * k);
-        s.set_q(q);
-      }
+  test::add_sphere_bin(w, 3, 0.33);
   auto recorder = std::make_unique<RecordingSolver>();
   RecordingSolver* rec = recorder.get();
   rec->out = &problems;

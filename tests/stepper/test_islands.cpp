@@ -13,6 +13,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/draw.hpp"
 #include "support/matchers.hpp"
+#include "support/sphere_bin.hpp"
 
 using namespace impulse;
 
@@ -235,19 +236,7 @@ TEST_CASE("islands: every island of a settling frictionless pile converges (defa
   // (3 islands in these 700 steps; 42 with Anderson mixing, which flattens the error sooner).
   // A plateau before qp_start now goes to the QP, which solves every island.
   World w;
-  w.set_default_material(0.0, 0.0);
-  w.add_ground();
-  const Scalar half = 0.65;
-  w.add_wall("wall", Vec3(-1, 0, 0), -half);
-  w.add_wall("wall", Vec3(1, 0, 0), -half);
-  w.add_wall("wall", Vec3(0, -1, 0), -half);
-  w.add_wall("wall", Vec3(0, 1, 0), -half);
-  for (int i = 0; i < 6; ++i)
-    for (int j = 0; j < 6; ++j)
-      for (int k = 0; k < 6; ++k) {
-        ArticulatedSystem& s = w.add_sphere("ball", 0.1, 1.0);
-        place(s, Vec3(-0.525 + 0.21 * i + 0.002 * k, -0.525 + 0.21 * j, 0.3 + 0.21 * k));
-      }
+  test::add_sphere_bin(w, 6, 0.65);
   Index not_converged = 0, largest = 0;
   for (int step = 0; step < 700; ++step) {
     const StepStatus st = w.integrate();
