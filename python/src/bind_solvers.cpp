@@ -72,7 +72,11 @@ void bind_solvers(py::module_& m) {
       .def_readonly("restitution", &StepStats::restitution)
       .def_readonly("restitution_scale", &StepStats::restitution_scale)
       .def_readonly("position_rows", &StepStats::position_rows)
-      .def_readonly("position_sweeps", &StepStats::position_sweeps);
+      .def_readonly("position_sweeps", &StepStats::position_sweeps,
+                    "Most Gauss-Seidel sweeps of an island's split position correction (plus the "
+                    "free-set changes of its exact QP).")
+      .def_readonly("position_exact", &StepStats::position_exact,
+                    "Islands whose split position correction went to the exact active-set QP.");
 
   py::enum_<SlipModel>(m, "SlipModel", "Friction law of the bisection solver.")
       .value("Coulomb", SlipModel::Coulomb)

@@ -517,9 +517,18 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       // impact is placed exactly.
       if (++groups_[root] > 1) held_[root] = 1;
     }
+    // a system on the midpoint update in free flight only (Bodies: an articulated system, whose
+    // flight takes Heun's velocity update in the stepper) holds its island on Euler once it has
+    // a row (groups_ counts every row of an island not held)
     for (std::size_t k = 0; k < systems.size(); ++k) {
-      sys_midpoint_[k] = !held_[static_cast<std::size_t>(find(static_cast<Index>(k)))];
-      num_midpoint_systems_ += sys_midpoint_[k];
+      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
+      if (systems[k].flight_only && groups_[root] > 0) held_[root] = 1;
+    }
+    for (std::size_t k = 0; k < systems.size(); ++k) {
+      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
+      // 2: no rows in its island (free flight), 1: one impact row
+      sys_midpoint_[k] = held_[root] ? 0 : (groups_[root] == 0 ? 2 : 1);
+      num_midpoint_systems_ += sys_midpoint_[k] != 0;
     }
   }
   target_.head(n).setZero();

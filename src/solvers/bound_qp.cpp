@@ -125,6 +125,11 @@ void ActiveSetWorkspace::reserve(Index m) {
 
 BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned char* var, VecXref x_out,
                                    Scalar tol, Index max_changes, ActiveSetWorkspace& ws) {
+  return solve_bound_qp_exact(problem, problem.c, var, x_out, tol, max_changes, ws);
+}
+
+BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref& lin, const unsigned char* var,
+                                   VecXref x_out, Scalar tol, Index max_changes, ActiveSetWorkspace& ws) {
   BoundQpResult result;
   const Index n = problem.size();
   Index m = 0;
@@ -189,7 +194,7 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned
   std::vector<Index>& P = ws.P;
   P.clear();
   for (Index a = 0; a < m; ++a) {
-    b[a] = problem.c[row(a)];
+    b[a] = lin[row(a)];
     x[a] = std::max<Scalar>(0, x_out[row(a)]);
     ws.in_P[static_cast<std::size_t>(a)] = 0;
   }

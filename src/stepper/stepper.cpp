@@ -5,8 +5,10 @@
 #include <limits>
 
 #include "impulse/core/prefetch.hpp"
+#include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
+#include "impulse/solvers/bound_qp.hpp"
 
 namespace impulse {
 
@@ -238,6 +240,7 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   assembler_.reserve(models);
   object_system_ = object_system;
   views_.resize(systems.size());
+  explicit_.assign(systems.size(), 0);
   u_next_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
@@ -262,14 +265,17 @@ void Stepper::grow(Index n_rows, Index n_island) {
   };
   up(lambda_, n_rows);
   up(lambda_p_, n_rows);
-  for (VecX* v : {&ll_, &lp_, &kick_, &v_, &c2_, &lambda2_}) up(*v, n_island);
+  for (VecX* v : {&ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_}) up(*v, n_island);
+  if (position_var_.size() < static_cast<std::size_t>(lp_.size())) position_var_.resize(static_cast<std::size_t>(lp_.size()));
   if (solver_->capacity() < n_island) solver_->reserve(ll_.size());
 }
 
 std::size_t Stepper::memory_bytes() const {
   std::size_t b = 0;
-  for (const VecX* v : {&lambda_, &lambda_p_, &ll_, &lp_, &kick_, &v_, &c2_, &lambda2_})
+  for (const VecX* v : {&lambda_, &lambda_p_, &ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_})
     b += static_cast<std::size_t>(v->size()) * sizeof(Scalar);
+  b += position_var_.size();
+  b += static_cast<std::size_t>(position_qp_.A.size() + position_qp_.L.size()) * sizeof(Scalar);
   b += (cache_.contacts.capacity() + memory_next_.capacity()) * sizeof(ContactMemory);
   b += (cache_.limits.capacity() + limit_memory_next_.capacity()) * sizeof(LimitMemory);
   return b + product_.memory_bytes() + assembler_.memory_bytes();
@@ -304,9 +310,15 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     if (i + 1 < systems.size()) prefetch_system(systems[i + 1]);
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const PositionUpdate pu = st.contact.position_update;
-    const bool euler = pu == PositionUpdate::Euler || (pu == PositionUpdate::Bodies && !s.model_->is_free_body()) ||
-                       (s.kp_->array() != 0).any();
-    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler};
+    // no implicit terms in M~ (no PD, no joint damping): M~ = M, and every force of the step is
+    // explicit, so a flight step can take Heun's velocity update (finish)
+    const bool stiff = (s.kp_->array() != 0).any();
+    explicit_[i] = !stiff && (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
+    const bool articulated = !s.model_->is_free_body();
+    const bool euler = pu == PositionUpdate::Euler || stiff ||
+                       (pu == PositionUpdate::Bodies && articulated && !explicit_[i]);
+    const bool flight_only = pu == PositionUpdate::Bodies && articulated;
+    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
   }
   stats_.times.dynamics = clock.lap();
 
@@ -422,6 +434,26 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
     }
     s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
+    if (mid && explicit_[i] && assembler_.flight_system(static_cast<Index>(i))) {
+      // Free flight: Heun's method (explicit trapezoidal rule). q+ above is the midpoint update,
+      // q (+) dt (u + u_free) / 2; the velocity takes the mean of the accelerations at both ends,
+      //   u+ = u + dt/2 (a(q, u) + a(q+, u_free)) = (u + u_free) / 2 + dt/2 a(q+, u_free)
+      // with the step's torques and external wrenches held (zero-order hold). Second order where
+      // semi-implicit Euler is first order in the energy of an articulated system (q-dependent
+      // M): ANYmal thrown tumbling, 5 s, 34 J^2 -> ~1e-5 J^2 (docs/fidelity.md); the midpoint
+      // update alone, with u+ = u_free, is not symplectic (a pendulum's energy drifts
+      // secularly). Costs one ABA per flying system per step.
+      VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
+      tau = s.generalized_force();
+      const Model& m = *s.model_;
+      for (Index b = 0; b < m.nb; ++b) {
+        if (m.nv_joint[b] != 1) continue;
+        const Index k = m.idx_v[b];
+        if ((*s.clamped_)[static_cast<std::size_t>(k)]) tau[k] = (*s.tau_clamp_)[k];  // (kp = kd = 0: tau alone)
+      }
+      const VecX& a1 = aba(m, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
+      u_next_[i] = u_pos_[i] + Scalar(0.5) * st.dt * a1;
+    }
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }
   if (finite) {
@@ -583,9 +615,12 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
   auto row = [nc](Index k) { return k < nc ? 3 * k + 2 : 2 * nc + k; };
   const Index nu = nc + problem.nl;
   product_.reset(problem, lp);
-  Index sweeps = 0;
-  while (sweeps < 100) {
-    ++sweeps;
+  // Projected Gauss-Seidel: a few sweeps settle the usual island (bit for bit as before the exact
+  // fallback). Where they crawl (the stretched legs of a hanging robot: feet and limit rows of a
+  // rank-deficient G, ~90 sweeps), the exact active-set QP (bound_qp.hpp) ends in a few changes
+  // of its free set; up to kExactRows unilateral rows (its dense O(m^2) workspace).
+  constexpr Index kSweepsBeforeExact = 10, kMaxSweeps = 100, kExactRows = 256;
+  auto sweep = [&]() {
     Scalar change = 0, size = 0;
     for (Index a = 0; a < nu; ++a) {
       const Index r = row(a);
@@ -599,8 +634,34 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
       product_.add_row(r, next - lp[r]);
       lp[r] = next;
     }
-    if (change <= 1e-10 * size) break;
+    return change <= 1e-10 * size;
+  };
+  Index sweeps = 0;
+  bool done = false;
+  while (!done && sweeps < kSweepsBeforeExact) ++sweeps, done = sweep();
+  if (!done && nu <= kExactRows) {
+    const Index m = problem.size();
+    Scalar b_max = 0;
+    for (Index r = 0; r < m; ++r) {
+      position_var_[static_cast<std::size_t>(r)] = 0;
+      position_c_[r] = -isl.position_target[r];
+    }
+    for (Index a = 0; a < nu; ++a) {
+      position_var_[static_cast<std::size_t>(row(a))] = 1;
+      b_max = std::max(b_max, isl.position_target[row(a)]);
+    }
+    // velocity Signorini of the push-out to 1e-9 of the largest target (PGS's stop is 1e-10 of
+    // the change of lambda_p, which the exact answer meets to rounding)
+    const BoundQpResult exact = solve_bound_qp_exact(problem, position_c_.head(m), position_var_.data(), lp,
+                                                     1e-9 * b_max, kMaxSweeps - sweeps, position_qp_);
+    sweeps += exact.changes;
+    if (exact.converged) {
+      done = true;
+      ++stats_.position_exact;
+    }
+    // (not converged: lp is unchanged, and product_ still holds G lp for the sweeps below)
   }
+  while (!done && sweeps < kMaxSweeps) ++sweeps, done = sweep();
   stats_.position_rows += isl.num_position_rows;
   stats_.position_sweeps = std::max(stats_.position_sweeps, sweeps);
 }

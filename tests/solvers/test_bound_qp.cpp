@@ -148,6 +148,41 @@ TEST_CASE("active set: singular G (more contacts than dof), any start: the same 
                                               << " from a random start");
 }
 
+TEST_CASE("active set: a linear term of the caller's (the split position correction's LCP)", "[solvers][qp]") {
+  // 0 <= x _|_ G x - b >= 0 with c = -b in place of the problem's c, on the singular G of 30
+  // contacts on 18 dof; b = G z for an impulse z >= 0 on every third contact (push-outs that the
+  // bodies can satisfy together, as penetrations of real geometry are: an arbitrary b need not
+  // be reachable, and then f is unbounded below). And the overload with the problem's own c is
+  // the plain call, bit for bit.
+  std::mt19937 rng(37);
+  ActiveSetWorkspace ws;
+  for (int seed = 0; seed < 10; ++seed) {
+    const test::OwnedProblem p = test::make_physical_problem(rng, 30, 0, 18, 0, 0);
+    const ContactProblem problem = p.view();
+    const std::vector<unsigned char> var = qp_rows(problem);
+    VecX z = VecX::Zero(problem.size());
+    for (Index i = 0; i < problem.nc; i += 3) z[3 * i + 2] = test::uniform(rng, 0, 0.05);
+    VecX c = -(p.G * z);
+    for (Index r = 0; r < problem.size(); ++r)
+      if (!var[static_cast<std::size_t>(r)]) c[r] = 0;
+    VecX x = VecX::Zero(problem.size());
+    const BoundQpResult r = solve_bound_qp_exact(problem, c, var.data(), x, 1e-9, 1000, ws);
+    INFO("seed " << seed << ": " << r.changes << " changes, projected gradient " << r.projected_gradient);
+    REQUIRE(r.converged);
+    const VecX v = p.G * x + c;
+    for (Index i = 0; i < problem.nc; ++i) {
+      CHECK(x[3 * i + 2] >= 0);
+      CHECK(v[3 * i + 2] >= -1e-9);
+      CHECK(std::min(x[3 * i + 2], v[3 * i + 2]) <= 1e-9);
+    }
+    CHECK(x.maxCoeff() > 0);  // some targets need an impulse
+    VecX a = VecX::Zero(problem.size()), b = VecX::Zero(problem.size());
+    REQUIRE(solve_bound_qp_exact(problem, var.data(), a, 1e-9, 1000, ws).converged);
+    REQUIRE(solve_bound_qp_exact(problem, problem.c, var.data(), b, 1e-9, 1000, ws).converged);
+    CHECK(a == b);
+  }
+}
+
 TEST_CASE("active set: a budget too small, or a G that cannot move anything, leaves x unchanged", "[solvers][qp]") {
   std::mt19937 rng(36);
   ActiveSetWorkspace ws;

@@ -130,6 +130,11 @@ TEST_CASE("actuators: joints clamped only at the free velocity move as if driven
 </robot>)";
   const Model model = load_urdf_string(urdf);
   World pd, driven;
+  // (the driven arm, without PD, would take Heun's flight update under the default
+  // PositionUpdate::Bodies; the comparison is of the torques within one integrator)
+  DelassusSettings euler = driven.settings().contact;
+  euler.position_update = PositionUpdate::Euler;
+  driven.set_contact_settings(euler);
   ArticulatedSystem& a = pd.add_articulated_system(model);
   ArticulatedSystem& b = driven.add_articulated_system(model);
   a.set_pd_gains(VecX::Constant(2, 4000.0), VecX::Constant(2, 20000.0));  // dt Kd >> M

@@ -93,14 +93,17 @@ enum class PositionUpdate {
   Midpoint,  // in free flight and in islands with a single impact (the others stay on Euler):
              // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)], exact for constant
              // acceleration (free flight keeps E = T + V); the impulse moves q from its time of
-             // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md)
-  Bodies,    // (the default) Midpoint for the systems that are one free rigid body, Euler for the
-             // others. A free body's only smooth acceleration in free flight is gravity's (its
-             // rotational energy does not depend on q), so the midpoint rule is exact for it; an
-             // articulated system's acceleration depends on q, and the midpoint position update
-             // with an explicit velocity update is not symplectic (for q'' = a(q) its one-step map
-             // has determinant 1 - dt^2 a'(q) / 2): a pendulum's energy drifts where symplectic
-             // Euler's only oscillates (docs/fidelity.md item 7)
+             // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md).
+             // In free flight a system without implicit terms (no PD, no joint damping) also
+             // takes Heun's velocity update, u+ = (u + u_free) / 2 + dt/2 a(q+, u_free)
+             // (stepper.hpp): second order
+  Bodies,    // (the default) Midpoint for the systems that are one free rigid body; for an
+             // articulated system without implicit terms, Midpoint with Heun's velocity update
+             // in free flight and Euler as soon as it has a row; Euler for the others (PD gains,
+             // joint damping). The midpoint position update with the explicit velocity update
+             // u+ = u_free is not symplectic (for q'' = a(q) its one-step map has determinant
+             // 1 - dt^2 a'(q) / 2): a pendulum's energy drifted where symplectic Euler's only
+             // oscillates; Heun's update makes the flight second order (docs/fidelity.md item 7)
 };
 
 // How the position-error correction (erp) acts (see stepper.hpp).
@@ -145,8 +148,13 @@ struct SystemView {
   const VecX* u_free = nullptr;  // unconstrained velocity after the step
   // moves q with semi-implicit Euler whatever the PositionUpdate: a system with an implicit PD
   // stiffness (dt^2 Kp in M~: its torque is evaluated at q + dt u+) and, under
-  // PositionUpdate::Bodies, every system that is not one free rigid body
+  // PositionUpdate::Bodies, a system that is not one free rigid body and has implicit damping
+  // (PD or joint damping in M~)
   bool euler = false;
+  // on the midpoint update only in free flight, on Euler as soon as its island has a row: under
+  // PositionUpdate::Bodies, the articulated systems without implicit terms (their flight takes
+  // Heun's second-order velocity update in the stepper, stepper.hpp)
+  bool flight_only = false;
 };
 
 // Where the rows of one contact or limit came from, for reporting impulses.
@@ -251,6 +259,10 @@ class DelassusAssembler {
   bool midpoint_system(Index s) const {
     return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] != 0;
   }
+  // System s is on the midpoint update and its island has no rows this step (free flight).
+  bool flight_system(Index s) const {
+    return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] == 2;
+  }
   Index num_midpoint_systems() const { return num_midpoint_systems_; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
@@ -315,7 +327,7 @@ class DelassusAssembler {
   std::vector<unsigned char> row_midpoint_;  // per normal/limit row: its island moves at the midpoint
   std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
   std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2)
-  std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step
+  std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step (2: in flight)
   Index num_midpoint_systems_ = 0;           // systems with sys_midpoint_ set this step
   bool weighted_rows_ = false;               // a row's position_weight differs from 1
   VecX box_;                             // per row: box bound (friction rows)

@@ -89,5 +89,9 @@ struct ActiveSetWorkspace {
 
 BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const unsigned char* var, VecXref x, Scalar tol,
                                    Index max_changes, ActiveSetWorkspace& ws);
+// The same with the linear term c in place of problem.c (the split position correction:
+// c = -position_target, bound_qp.hpp's f with G of the problem).
+BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref& c, const unsigned char* var,
+                                   VecXref x, Scalar tol, Index max_changes, ActiveSetWorkspace& ws);
 
 }  // namespace impulse
