@@ -96,6 +96,7 @@ class StepStats:
     restitution_scale: float
     position_rows: int
     position_sweeps: int
+    position_exact: int
 
 class SlipModel(enum.Enum):
     Coulomb = ...
