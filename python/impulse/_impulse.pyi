@@ -97,6 +97,7 @@ class StepStats:
     position_rows: int
     position_sweeps: int
     position_exact: int
+    speculative_impacts: int
 
 class SlipModel(enum.Enum):
     Coulomb = ...

@@ -76,7 +76,9 @@ void bind_solvers(py::module_& m) {
                     "Most Gauss-Seidel sweeps of an island's split position correction (plus the "
                     "free-set changes of its exact QP).")
       .def_readonly("position_exact", &StepStats::position_exact,
-                    "Islands whose split position correction went to the exact active-set QP.");
+                    "Islands whose split position correction went to the exact active-set QP.")
+      .def_readonly("speculative_impacts", &StepStats::speculative_impacts,
+                    "Elastic speculative contacts that stopped an approach and were re-solved as impacts.");
 
   py::enum_<SlipModel>(m, "SlipModel", "Friction law of the bisection solver.")
       .value("Coulomb", SlipModel::Coulomb)

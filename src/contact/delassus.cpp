@@ -224,6 +224,8 @@ void DelassusAssembler::grow_rows(Index n) {
     grow(*v, n);
   grow_vec(lrow_global_, n);
   grow_vec(row_midpoint_, n, static_cast<unsigned char>(0));
+  grow_vec(row_speculative_, n, static_cast<unsigned char>(0));
+  grow_vec(row_at_start_, n, static_cast<unsigned char>(0));
 }
 
 DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, Index nrows) {
@@ -450,15 +452,16 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Scalar rho = v_impact < 0 && v_free < 0 ? std::min(v_impact / v_free, Scalar(1)) : Scalar(0);
     return (1 - f) * (1 + rho) / 2;
   };
-  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, bool midpoint, Scalar& bounce,
-                    Scalar& inelastic) {
+  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, bool midpoint, bool at_start,
+                    Scalar& bounce, Scalar& inelastic, bool& speculative) {
     bounce = 0;
     const Scalar gap = -depth;
+    speculative = gap > 0 && gap > -std::min(v_before, v_free) * dt;
     // Not reached this step: neither the velocity before the step nor the free velocity after it
     // (which moves q in semi-implicit Euler) closes the gap. With v_before alone, a row reached
     // only because of this step's gravity impulse took a plastic speculative target and never
     // bounced (a 1e-3 relative energy loss at 10 m/s).
-    if (gap > 0 && gap > -std::min(v_before, v_free) * dt) return inelastic = -gap / dt;
+    if (speculative) return inelastic = -gap / dt;
     // Reached this step. Euler: q moves with v+, so v+ >= -gap / dt ends the step on the surface.
     // Midpoint (only islands whose reached row is an impact): its impulse moves q from the time
     // of impact on (position_weight), so the inelastic target is v+ >= 0 and the body still ends
@@ -478,6 +481,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         // smooth acceleration a = (v_free - v-) / dt for the rest of the step.
         Scalar bounce_target = -e * v_before;
         if (midpoint) bounce_target = -e * (v_before + (v_free - v_before) * tau) + (v_free - v_before) * (1 - tau);
+        if (at_start) bounce_target = -e * v_before + (v_free - v_before);  // (the same at tau = 0)
         if (bounce_target > b) ++n_newton_;
         b = std::max(b, bounce_target);
       } else {  // the impact happens in this step: compress fully (v_n+ >= 0), bounce after
@@ -510,24 +514,32 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       if (cr.kind == ConstraintRow::Kind::Friction || cr.kind == ConstraintRow::Kind::Mimic ||
           (reached && !is_impact(v_before_[r], c_[r])))
         held_[root] = 1;
+      // groups_: the rows of the island counted to 2 (bits 0-1), and whether one is reached (bit 2)
+      unsigned char& gr = groups_[root];
+      gr = static_cast<unsigned char>((gr & 4) | (std::min(gr & 3, 1) + 1) | (reached ? 4 : 0));
+    }
+    for (std::size_t k = 0; k < systems.size(); ++k) {
+      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
+      const int rows = groups_[root] & 3;
+      const bool reached = (groups_[root] & 4) != 0;
       // Several contacts or limits in one island (a pile, a box landing on its corners) stay on
-      // Euler too: their impulses act at different times, and per-row weights on one body move q
-      // off the contacts; a row not reached by the velocities before the solve can be pushed
-      // into its surface by another row's impulse (a 216-ball pile overlapped by 3 mm). One
-      // impact is placed exactly.
-      if (++groups_[root] > 1) held_[root] = 1;
+      // Euler too when one of them is reached: their impulses act at different times, and
+      // per-row weights on one body move q off the contacts; a row not reached by the velocities
+      // before the solve can be pushed into its surface by another row's impulse (a 216-ball pile
+      // overlapped by 3 mm). One impact is placed exactly. An island whose rows are all
+      // speculative (none reached: every target -gap/dt is met by the free motion, so lambda =
+      // 0) moves as in free flight: balls falling in columns 1 cm apart were held on Euler by
+      // the rows between them and drifted -m g^2 dt^2 / 2 per step.
+      if (rows > 1 && reached) held_[root] = 1;
+      // a system on the midpoint update in free flight only (Bodies: an articulated system, whose
+      // flight takes Heun's velocity update in the stepper) holds its island on Euler once it
+      // has a row
+      if (systems[k].flight_only && rows > 0) held_[root] = 1;
     }
-    // a system on the midpoint update in free flight only (Bodies: an articulated system, whose
-    // flight takes Heun's velocity update in the stepper) holds its island on Euler once it has
-    // a row (groups_ counts every row of an island not held)
     for (std::size_t k = 0; k < systems.size(); ++k) {
       const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
-      if (systems[k].flight_only && groups_[root] > 0) held_[root] = 1;
-    }
-    for (std::size_t k = 0; k < systems.size(); ++k) {
-      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
-      // 2: no rows in its island (free flight), 1: one impact row
-      sys_midpoint_[k] = held_[root] ? 0 : (groups_[root] == 0 ? 2 : 1);
+      // 2: no rows in its island (free flight), 1: one impact row, or speculative rows only
+      sys_midpoint_[k] = held_[root] ? 0 : ((groups_[root] & 3) == 0 ? 2 : 1);
       num_midpoint_systems_ += sys_midpoint_[k] != 0;
     }
   }
@@ -536,7 +548,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   bounce_.head(n).setZero();
   position_target_.head(n).setZero();
   if (midpoint_update) position_weight_.head(n).setConstant(1);  // read only when weighted_rows()
-  n_bounce_ = n_position_ = n_newton_ = 0;
+  n_bounce_ = n_position_ = n_newton_ = n_speculative_elastic_ = 0;
   const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
   box_.head(3 * nc_ + nl_).setZero();
   for (const ConstraintRow& cr : rows_) {
@@ -565,8 +577,23 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
     impact_time_[r] = tau;
     row_midpoint_[static_cast<std::size_t>(r)] = midpoint;
-    target_[r] =
-        target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, midpoint, bounce_[r], inelastic_target_[r]);
+    bool speculative = false;
+    // An impact in an island on Euler, of a system that is not on Euler for good (PositionUpdate
+    // Bodies or Midpoint: a free body between two flights on the midpoint update): the impulse
+    // acts at the start of the step and the smooth acceleration after it, as q moves with v+ for
+    // the whole step, so E = T + V is kept (the bounce -e v- alone keeps semi-implicit Euler's
+    // shadow energy instead, which the midpoint flights around it do not: each bounce of a ball
+    // in a pile added m g dt |v-|).
+    bool at_start = false;
+    if (!midpoint && st.position_update != PositionUpdate::Euler) {
+      const Index sys = row_system(cr);
+      at_start = sys >= 0 && !systems[static_cast<std::size_t>(sys)].euler;
+    }
+    row_at_start_[static_cast<std::size_t>(r)] = at_start;
+    target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, midpoint, at_start, bounce_[r],
+                        inelastic_target_[r], speculative);
+    row_speculative_[static_cast<std::size_t>(r)] = speculative;
+    n_speculative_elastic_ += speculative && restitution_[r] > 0;
     c_[r] -= target_[r];
     n_bounce_ += bounce_[r] > 0;
     if (split && depth_[r] > st.slop) {

@@ -265,14 +265,17 @@ void Stepper::grow(Index n_rows, Index n_island) {
   };
   up(lambda_, n_rows);
   up(lambda_p_, n_rows);
-  for (VecX* v : {&ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_}) up(*v, n_island);
+  for (VecX* v : {&ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_, &spec_v_, &spec_c_, &spec_l_, &spec_g_})
+    up(*v, n_island);
   if (position_var_.size() < static_cast<std::size_t>(lp_.size())) position_var_.resize(static_cast<std::size_t>(lp_.size()));
+  if (spec_done_.size() < static_cast<std::size_t>(lp_.size())) spec_done_.resize(static_cast<std::size_t>(lp_.size()));
   if (solver_->capacity() < n_island) solver_->reserve(ll_.size());
 }
 
 std::size_t Stepper::memory_bytes() const {
   std::size_t b = 0;
-  for (const VecX* v : {&lambda_, &lambda_p_, &ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_})
+  for (const VecX* v :
+       {&lambda_, &lambda_p_, &ll_, &lp_, &kick_, &v_, &c2_, &lambda2_, &position_c_, &spec_v_, &spec_c_, &spec_l_, &spec_g_})
     b += static_cast<std::size_t>(v->size()) * sizeof(Scalar);
   b += position_var_.size();
   b += static_cast<std::size_t>(position_qp_.A.size() + position_qp_.L.size()) * sizeof(Scalar);
@@ -381,9 +384,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     auto ll = ll_.head(m);
     for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
     SolverResult r = solver_->solve(isl.problem, ll);
+    if (assembler_.num_speculative_elastic() > 0 && r.status != SolverStatus::NumericalIssue) {
+      speculative_impacts(isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
+    }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      stats_.restitution = restitution_phase(isl, ll, r) || stats_.restitution;
+      stats_.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || stats_.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
         r.status != SolverStatus::NumericalIssue) {
@@ -486,7 +492,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return status;
 }
 
-bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r) {
+bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, Scalar threshold) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -507,12 +513,12 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
     const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
     Scalar per_impulse = e * share;
-    if (assembler_.midpoint_row(g) && v_free < 0 && v_minus < 0) {
+    if ((assembler_.midpoint_row(g) || assembler_.at_start_row(g)) && v_free < 0 && v_minus < 0) {
       // Midpoint position update: the impact happens at tau = f dt with the approach v- + a tau
       // (a = (v_free - v-) / dt), and after it the smooth acceleration acts for (1 - f) dt, so
       // for one contact v+ = -e (v- + a tau) + a (dt - tau): lambda_r = lambda_c (e (v- + a tau)
       // - a (dt - tau)) / v_free (>= 0: a kick smaller than the rest of the step's pull is none)
-      const Scalar f = assembler_.impact_time(g), dv = v_free - v_minus;
+      const Scalar f = assembler_.midpoint_row(g) ? assembler_.impact_time(g) : 0, dv = v_free - v_minus;
       per_impulse = std::max<Scalar>(0, (e * (v_minus + dv * f) - dv * (1 - f)) / v_free);
     }
     k[a] = per_impulse * lambda[a];
@@ -549,13 +555,98 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   c2 = v + s * Gk;
   auto lambda2 = lambda2_.head(n);
   lambda2.setZero();
-  const SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2);
-  r.iterations += r2.iterations;
+  SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2);
   // a failed correction leaves the inelastic impulse lambda_c, which is a valid answer
-  if (r2.status == SolverStatus::NumericalIssue) return false;
+  if (r2.status == SolverStatus::NumericalIssue) {
+    r.iterations += r2.iterations;
+    return false;
+  }
+  // the kick can drive bodies into speculative contacts (a chain of balls): impacts there too
+  if (assembler_.num_speculative_elastic() > 0) speculative_impacts(isl, c2, lambda2, r2, threshold);
+  r.iterations += r2.iterations;
   lambda += k + lambda2;
   r.residual = std::max(r.residual, r2.residual);
   if (r.status == SolverStatus::Converged) r.status = r2.status;
+  return true;
+}
+
+namespace {
+// Largest s in [0, 1] with dK0 + lin s + quad s^2 <= bound (quad >= 0: convex in s), or 0 when
+// none qualifies (then dK0 > bound: the caller's reference impulse alone)
+Scalar largest_energy_step(Scalar dK0, Scalar lin, Scalar quad, Scalar bound) {
+  if (dK0 + lin + quad <= bound) return 1;
+  const Scalar c_q = dK0 - bound;
+  if (!(c_q <= 0 && quad > 0)) return 0;
+  return std::clamp((-lin + std::sqrt(std::max<Scalar>(0, lin * lin - 4 * quad * c_q))) / (2 * quad), Scalar(0),
+                    Scalar(1));
+}
+}  // namespace
+
+bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
+                                  Scalar threshold) {
+  const ContactProblem& problem = isl.problem;
+  const Index n = problem.size();
+  auto v = spec_v_.head(n);  // G lambda + c: the velocities after the solve, relative to the targets
+  product_.multiply(problem, lambda, v);
+  v += c;
+  auto c2 = spec_c_.head(n);  // the problem with the impacts' targets
+  c2 = c;
+  auto l2 = spec_l_.head(n);
+  l2 = lambda;
+  auto Gl2 = spec_g_.head(n);  // G l2 + c2 after each solve
+  Gl2 = v;
+  for (Index i = 0; i < problem.nc; ++i) spec_done_[static_cast<std::size_t>(i)] = 0;
+  Scalar e_max = 0;
+  Index impacts = 0;
+  // A solve with the new targets can stop further approaches (the next ball of a chain): up to
+  // 4 rounds, each converting the rows newly clipped.
+  for (int round = 0; round < 4; ++round) {
+    Index found = 0;
+    for (Index i = 0; i < problem.nc; ++i) {
+      const Index a = 3 * i + 2, g = isl.global_row[a];
+      const Scalar e = assembler_.restitution(g);
+      if (spec_done_[static_cast<std::size_t>(i)] || !assembler_.speculative_row(g) || !(e > 0) || !(l2[a] > 0)) continue;
+      // the approach this row stopped: its velocity after the solve less its own impulse's part
+      // (exact for two bodies; the others' impulses held)
+      const Scalar b = isl.target[a];
+      const Scalar v_hit = Gl2[a] + b - problem.diagonal(a) * l2[a];
+      if (!(-v_hit > threshold)) continue;
+      c2[a] = c[a] + b + e * v_hit;  // target v+ >= -e v_hit (Newton's law at the impact)
+      spec_done_[static_cast<std::size_t>(i)] = 1;
+      e_max = std::max(e_max, e);
+      ++found;
+    }
+    if (found == 0) break;
+    impacts += found;
+    const SolverResult r2 = solver_->solve(problem.with_c(c2), l2);
+    r.iterations += r2.iterations;
+    if (r2.status == SolverStatus::NumericalIssue) return false;  // keep the speculative answer
+    if (r.status == SolverStatus::Converged) r.status = r2.status;
+    r.residual = std::max(r.residual, r2.residual);
+    product_.multiply(problem, l2, Gl2);
+    Gl2 += c2;
+  }
+  if (impacts == 0) return false;
+  // Energy: Delta K(lambda) = lambda^T v_f + 1/2 lambda^T G lambda (v_f = c + b, the velocities
+  // without this solve's impulse), the kinetic energy the impulse adds. The speculative answer
+  // lambda absorbed the impacts' energy; the bounce may give back at most e_max^2 of what it
+  // absorbed (the Newton bound's rule; with friction a Newton target alone can add energy).
+  auto d = spec_c_.head(n);  // (c2 no longer needed)
+  d = l2 - lambda;
+  auto Gd = spec_g_.head(n);
+  product_.multiply(problem, d, Gd);
+  Scalar dK0 = 0, lin = 0;
+  for (Index a = 0; a < n; ++a) {
+    const Scalar vf = c[a] + isl.target[a], Gl = v[a] - c[a];
+    dK0 += lambda[a] * (vf + 0.5 * Gl);
+    lin += d[a] * (vf + Gl);
+  }
+  const Scalar quad = 0.5 * d.dot(Gd);
+  const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
+  const Scalar step = largest_energy_step(dK0, lin, quad, bound);
+  lambda += step * d;
+  stats_.speculative_impacts += impacts;
+  stats_.restitution_scale = std::min(stats_.restitution_scale, step);
   return true;
 }
 
@@ -590,20 +681,9 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   const Scalar lin = d.dot(vf) + d.dot(Gl);
   product_.multiply(problem, d, Gl);
   const Scalar quad = 0.5 * d.dot(Gl);
-  Scalar s = 1;
-  if (r0.status == SolverStatus::NumericalIssue) {
-    s = 1;  // no inelastic reference: keep the Newton impulse
-  } else if (dK0 + lin + quad > bound) {
-    // largest s in [0, 1] with quad s^2 + lin s + (dK0 - bound) <= 0 (convex; s = 0 qualifies
-    // when dK0 <= bound, otherwise the inelastic impulse alone)
-    const Scalar c_q = dK0 - bound;
-    s = 0;
-    if (c_q <= 0 && quad > 0) {
-      s = std::clamp((-lin + std::sqrt(std::max<Scalar>(0, lin * lin - 4 * quad * c_q))) / (2 * quad), Scalar(0),
-                     Scalar(1));
-    }
-    lambda = l0 + s * d;
-  }
+  // (no inelastic reference when its solve failed: keep the Newton impulse)
+  const Scalar s = r0.status == SolverStatus::NumericalIssue ? 1 : largest_energy_step(dK0, lin, quad, bound);
+  if (s < 1) lambda = l0 + s * d;
   stats_.restitution_scale = std::min(stats_.restitution_scale, s);
 }
 

@@ -256,6 +256,15 @@ class DelassusAssembler {
   // all impacts), and whether system s does (no rows this step, or such an island); the other
   // islands move q with semi-implicit Euler (position_weight 1).
   bool midpoint_row(Index r) const { return row_midpoint_[static_cast<std::size_t>(r)] != 0; }
+  // Whether normal or limit row r is speculative this step: apart, and not closed by the
+  // velocities before the solve (neither v- nor v_free reaches it in dt), so its target is
+  // v+ >= -gap / dt, no restitution; and how many such rows have a restitution coefficient.
+  bool speculative_row(Index r) const { return row_speculative_[static_cast<std::size_t>(r)] != 0; }
+  // Whether normal or limit row r's impact is placed at the start of the step: an island on
+  // Euler, with a system that is not on Euler for good (Bodies, Midpoint); its restitution gives
+  // -e v- plus the step's smooth change of velocity (the midpoint rule's formula at tau = 0).
+  bool at_start_row(Index r) const { return row_at_start_[static_cast<std::size_t>(r)] != 0; }
+  Index num_speculative_elastic() const { return n_speculative_elastic_; }
   bool midpoint_system(Index s) const {
     return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] != 0;
   }
@@ -325,8 +334,11 @@ class DelassusAssembler {
   VecX position_weight_;                 // per row: weight of the impulse in the midpoint update
   VecX impact_time_;                     // per normal/limit row: tau / dt (midpoint update)
   std::vector<unsigned char> row_midpoint_;  // per normal/limit row: its island moves at the midpoint
+  std::vector<unsigned char> row_speculative_;  // per normal/limit row: not reached before the solve
+  std::vector<unsigned char> row_at_start_;     // per normal/limit row: impact at the start (Euler island)
+  Index n_speculative_elastic_ = 0;              // speculative rows with e > 0 this step
   std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
-  std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2)
+  std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2), | 4 if one is reached
   std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step (2: in flight)
   Index num_midpoint_systems_ = 0;           // systems with sys_midpoint_ set this step
   bool weighted_rows_ = false;               // a row's position_weight differs from 1

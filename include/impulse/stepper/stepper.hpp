@@ -60,6 +60,20 @@
 // change of the impact is then <= -(1 - eps^2) E_c <= 0. For one contact both laws give
 // v_n+ = -e v_n- exactly.
 //
+// Speculative impacts (both laws). A contact apart at the start of the step and not closed by the
+// velocities before the solve has the speculative target v+ >= -gap/dt: the bodies may close the
+// gap but not pass it. When the solve itself drives them together (a ball struck by another and
+// pushed into a third, a chain of impacts within one step), that target stops the approach at
+// the surface like a plastic impact, and the next step sees the touching contact with only
+// -gap/dt of the approach left to bounce: 6 % of the energy of SimBenchmark's elastic 216 balls
+// was lost this way over 3 s. So after the solve, each elastic speculative row that took an
+// impulse gets Newton's target v+ >= -e v_hit, with v_hit the approach it stopped (its velocity
+// after the solve less its own impulse's part, G_rr lambda_r), and the island is solved again
+// from the first answer. The bodies part before they touch (q moves with v+), which keeps the
+// overlap at zero. Bound: the second answer may give back at most e_max^2 of the kinetic
+// energy the first one absorbed (Delta K = lambda^T v_f + 1/2 lambda^T G lambda relative to the
+// free motion, the largest step towards it that keeps that; as the Newton bound below).
+//
 // Newton bound (RestitutionLaw::Newton). The target v_n+ >= e v_approach alone can add energy with
 // friction (Kane and Levinson's paradox: with mu = 0.5, e = 0.7 the 12-link pendulum gained 521 J,
 // 54 %, at its first floor impact). On a step with such targets the stepper also solves the
@@ -136,6 +150,9 @@ struct StepStats {
   Index position_rows = 0;
   Index position_sweeps = 0;
   Index position_exact = 0;
+  // Speculative rows with restitution that stopped an approach within the step and were re-solved
+  // as impacts (Newton's law at the approach they stopped; see the top of this file)
+  Index speculative_impacts = 0;
 };
 
 struct StepSettings {
@@ -203,12 +220,17 @@ class Stepper {
   // Poisson restitution phase on one island's solved problem (see the top of this file); lambda
   // holds lambda_c on entry and the total impulse on exit (r: the island's solver result, gets the
   // second solve's sweeps). Returns false if nothing bounced.
-  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r);
+  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, Scalar threshold);
   // Split position correction of one island: lambda_p into lp (local rows; see the top of this file).
   void position_correction(const IslandView& isl, VecXref lp);
   void grow(Index n_rows, Index n_island);
   // Newton law: bounds one island's impulse of a step with restitution targets (top of this file).
   void newton_bound(const IslandView& isl, VecXref lambda, SolverResult& r);
+  // Speculative impacts of one island's solved problem (top of this file): re-solves with Newton
+  // targets on the elastic speculative rows that stopped an approach; false if there were none.
+  // c: the solved problem's linear term (the island's, or the restitution phase's correction).
+  bool speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
+                           Scalar threshold);
 
   std::unique_ptr<ContactSolver> solver_;
   ContactSet contacts_;
@@ -225,6 +247,8 @@ class Stepper {
   VecX position_c_;                          // and its linear term -b_p (local rows)
   ActiveSetWorkspace position_qp_;           // its exact QP (bound_qp.hpp)
   VecX kick_, v_, c2_, lambda2_;  // restitution phase: lambda_r, velocities, second problem
+  VecX spec_v_, spec_c_, spec_l_, spec_g_;  // speculative impacts: velocities, problem, answer, G answer
+  std::vector<unsigned char> spec_done_;  // per contact of the island: its row took an impact target
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   StepStats stats_;
