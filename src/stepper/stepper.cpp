@@ -241,6 +241,7 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   object_system_ = object_system;
   views_.resize(systems.size());
   explicit_.assign(systems.size(), 0);
+  pushed_.assign(systems.size(), 0);
   u_next_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
@@ -430,10 +431,29 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     }
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
+  // A free body that took no impulse (every row of it inactive after the solve) moved freely:
+  // on the midpoint update even if its island was held on Euler (a ball among speculative
+  // contacts next to an impact elsewhere in its island; on Euler it lost m g^2 dt^2 / 2 per step)
+  const bool unpushed = st.contact.position_update != PositionUpdate::Euler && assembler_.num_rows() > 0;
+  if (unpushed) {
+    for (std::size_t i = 0; i < systems.size(); ++i)
+      pushed_[i] = views_[i].euler || views_[i].flight_only || assembler_.midpoint_system(static_cast<Index>(i));
+    for (Index i = 0; i < assembler_.num_contacts(); ++i) {
+      if (lambda.segment<3>(3 * i).isZero(0)) continue;
+      for (const Index obj : {contacts_[i].object_a, contacts_[i].object_b}) {
+        if (obj < 0 || obj >= static_cast<Index>(object_system_.size())) continue;
+        const Index sys = object_system_[static_cast<std::size_t>(obj)];
+        if (sys >= 0) pushed_[static_cast<std::size_t>(sys)] = 1;
+      }
+    }
+    for (const ConstraintRow& r : assembler_.rows()) {
+      if (r.kind != ConstraintRow::Kind::Contact && r.system >= 0) pushed_[static_cast<std::size_t>(r.system)] = 1;
+    }
+  }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    const bool mid = assembler_.midpoint_system(static_cast<Index>(i));
+    const bool mid = assembler_.midpoint_system(static_cast<Index>(i)) || (unpushed && !pushed_[i]);
     if (mid && separate) {
       u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
     } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2
