@@ -585,7 +585,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     // shadow energy instead, which the midpoint flights around it do not: each bounce of a ball
     // in a pile added m g dt |v-|).
     bool at_start = false;
-    if (!midpoint && st.position_update != PositionUpdate::Euler) {
+    if (!midpoint && midpoint_update) {
       const Index sys = row_system(cr);
       at_start = sys >= 0 && !systems[static_cast<std::size_t>(sys)].euler;
     }

@@ -261,6 +261,10 @@ void Stepper::set_solver(std::unique_ptr<ContactSolver> solver) {
 // Buffers sized for n_rows global rows and islands of up to n_island rows (geometric growth, so
 // a scene allocates only while it reaches new sizes).
 void Stepper::grow(Index n_rows, Index n_island) {
+  // (the island buffers grow together, ll_ first; every step asks)
+  if (lambda_.size() >= n_rows && lambda_p_.size() >= n_rows && ll_.size() >= n_island &&
+      solver_->capacity() >= n_island)
+    return;
   auto up = [](VecX& v, Index n) {
     if (v.size() < n) v.setZero(std::max<Index>({n, 2 * static_cast<Index>(v.size()), 32}));
   };
@@ -307,6 +311,7 @@ void Stepper::prefetch_step() const {
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision,
                       const StepSettings& st) {
   stats_ = StepStats();
+  movable_ = 0;
   // 1. dynamics
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -323,6 +328,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
                        (pu == PositionUpdate::Bodies && articulated && !explicit_[i]);
     const bool flight_only = pu == PositionUpdate::Bodies && articulated;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
+    movable_ += !euler && !flight_only;
   }
   stats_.times.dynamics = clock.lap();
 
@@ -434,7 +440,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // A free body that took no impulse (every row of it inactive after the solve) moved freely:
   // on the midpoint update even if its island was held on Euler (a ball among speculative
   // contacts next to an impact elsewhere in its island; on Euler it lost m g^2 dt^2 / 2 per step)
-  const bool unpushed = st.contact.position_update != PositionUpdate::Euler && assembler_.num_rows() > 0;
+  const bool unpushed = movable_ > 0 && assembler_.num_rows() > 0;
   if (unpushed) {
     for (std::size_t i = 0; i < systems.size(); ++i)
       pushed_[i] = views_[i].euler || views_[i].flight_only || assembler_.midpoint_system(static_cast<Index>(i));
