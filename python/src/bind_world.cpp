@@ -75,8 +75,10 @@ void bind_world(py::module_& m) {
       .value("Split", PositionCorrection::Split);
   py::enum_<PositionUpdate>(m, "PositionUpdate",
                             "How q moves in a step: Euler (q+ = q + dt u+), Midpoint (exact in free flight and "
-                            "single impacts; islands with resting contacts stay on Euler) or Bodies, the default "
-                            "(Midpoint for systems that are one free rigid body, Euler for articulated ones).")
+                            "single impacts; islands with resting contacts stay on Euler; free flight without PD or "
+                            "damping takes Heun's second-order velocity update) or Bodies, the default (Midpoint for "
+                            "free rigid bodies; for articulated systems without PD or damping in free flight only; "
+                            "Euler for the others).")
       .value("Euler", PositionUpdate::Euler)
       .value("Midpoint", PositionUpdate::Midpoint)
       .value("Bodies", PositionUpdate::Bodies);
