@@ -206,6 +206,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   sys_island_.resize(models.size());
   sys_z_.resize(models.size());
   held_.assign(models.size(), 0);
+  root_.assign(models.size(), 0);
   groups_.assign(models.size(), 0);
   sys_midpoint_.assign(models.size(), 0);
   pieces_.clear();
@@ -520,6 +521,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     }
     for (std::size_t k = 0; k < systems.size(); ++k) {
       const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
+      root_[k] = static_cast<Index>(root);
       const int rows = groups_[root] & 3;
       const bool reached = (groups_[root] & 4) != 0;
       // Several contacts or limits in one island (a pile, a box landing on its corners) stay on
@@ -537,7 +539,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       if (systems[k].flight_only && rows > 0) held_[root] = 1;
     }
     for (std::size_t k = 0; k < systems.size(); ++k) {
-      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
+      const std::size_t root = static_cast<std::size_t>(root_[k]);
       // 2: no rows in its island (free flight), 1: one impact row, or speculative rows only
       sys_midpoint_[k] = held_[root] ? 0 : ((groups_[root] & 3) == 0 ? 2 : 1);
       num_midpoint_systems_ += sys_midpoint_[k] != 0;
@@ -585,7 +587,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     // shadow energy instead, which the midpoint flights around it do not: each bounce of a ball
     // in a pile added m g dt |v-|).
     bool at_start = false;
-    if (!midpoint && midpoint_update) {
+    if (!midpoint && midpoint_update && restitution_[r] > 0) {
       const Index sys = row_system(cr);
       at_start = sys >= 0 && !systems[static_cast<std::size_t>(sys)].euler;
     }

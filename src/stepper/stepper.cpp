@@ -171,6 +171,13 @@ void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const 
   }
 }
 
+// No implicit damping terms in M~ (no PD damping, no joint damping): with no PD stiffness either
+// (the caller's condition for the midpoint update), M~ = M and every force of the step is explicit,
+// so a flight step can take Heun's velocity update (finish).
+bool damping_free(const StepperSystem& s) {
+  return (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
+}
+
 // Speculative (swept) margin of one system for the coming step: a bound on how far any point of
 // its shapes can travel in dt at the free velocity, dt max_b (|v_b| + |w_b| reach), with the
 // world-frame twist of body b, V_b = V_parent(b) + sum over its dofs J_k u_free_k ([v_O; w]:
@@ -240,8 +247,6 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   assembler_.reserve(models);
   object_system_ = object_system;
   views_.resize(systems.size());
-  explicit_.assign(systems.size(), 0);
-  pushed_.assign(systems.size(), 0);
   u_next_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
@@ -311,7 +316,6 @@ void Stepper::prefetch_step() const {
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision,
                       const StepSettings& st) {
   stats_ = StepStats();
-  movable_ = 0;
   // 1. dynamics
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -319,16 +323,13 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     if (i + 1 < systems.size()) prefetch_system(systems[i + 1]);
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const PositionUpdate pu = st.contact.position_update;
-    // no implicit terms in M~ (no PD, no joint damping): M~ = M, and every force of the step is
-    // explicit, so a flight step can take Heun's velocity update (finish)
-    const bool stiff = (s.kp_->array() != 0).any();
-    explicit_[i] = !stiff && (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
     const bool articulated = !s.model_->is_free_body();
-    const bool euler = pu == PositionUpdate::Euler || stiff ||
-                       (pu == PositionUpdate::Bodies && articulated && !explicit_[i]);
+    bool euler = pu == PositionUpdate::Euler || (s.kp_->array() != 0).any();
+    // Bodies: an articulated system with implicit damping (PD or joint damping in M~) stays on
+    // Euler; one without takes the midpoint update with Heun's velocity update in flight
+    if (!euler && pu == PositionUpdate::Bodies && articulated) euler = !damping_free(s);
     const bool flight_only = pu == PositionUpdate::Bodies && articulated;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
-    movable_ += !euler && !flight_only;
   }
   stats_.times.dynamics = clock.lap();
 
@@ -437,36 +438,22 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     }
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
-  // A free body that took no impulse (every row of it inactive after the solve) moved freely:
-  // on the midpoint update even if its island was held on Euler (a ball among speculative
-  // contacts next to an impact elsewhere in its island; on Euler it lost m g^2 dt^2 / 2 per step)
-  const bool unpushed = movable_ > 0 && assembler_.num_rows() > 0;
-  if (unpushed) {
-    for (std::size_t i = 0; i < systems.size(); ++i)
-      pushed_[i] = views_[i].euler || views_[i].flight_only || assembler_.midpoint_system(static_cast<Index>(i));
-    for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-      if (lambda.segment<3>(3 * i).isZero(0)) continue;
-      for (const Index obj : {contacts_[i].object_a, contacts_[i].object_b}) {
-        if (obj < 0 || obj >= static_cast<Index>(object_system_.size())) continue;
-        const Index sys = object_system_[static_cast<std::size_t>(obj)];
-        if (sys >= 0) pushed_[static_cast<std::size_t>(sys)] = 1;
-      }
-    }
-    for (const ConstraintRow& r : assembler_.rows()) {
-      if (r.kind != ConstraintRow::Kind::Contact && r.system >= 0) pushed_[static_cast<std::size_t>(r.system)] = 1;
-    }
-  }
   bool finite = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    const bool mid = assembler_.midpoint_system(static_cast<Index>(i)) || (unpushed && !pushed_[i]);
+    // A free body whose velocity is its free velocity took no impulse (its rows all inactive)
+    // and moved freely: on the midpoint update even if its island was held on Euler (a ball
+    // among speculative contacts next to an impact elsewhere in its island; on Euler it lost
+    // m g^2 dt^2 / 2 per step)
+    const bool mid = assembler_.midpoint_system(static_cast<Index>(i)) ||
+                     (!views_[i].euler && !views_[i].flight_only && u_next_[i] == *s.u_free_);
     if (mid && separate) {
       u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
     } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2
       u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
     }
     s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
-    if (mid && explicit_[i] && assembler_.flight_system(static_cast<Index>(i))) {
+    if (mid && assembler_.flight_system(static_cast<Index>(i)) && damping_free(s)) {
       // Free flight: Heun's method (explicit trapezoidal rule). q+ above is the midpoint update,
       // q (+) dt (u + u_free) / 2; the velocity takes the mean of the accelerations at both ends,
       //   u+ = u + dt/2 (a(q, u) + a(q+, u_free)) = (u + u_free) / 2 + dt/2 a(q+, u_free)

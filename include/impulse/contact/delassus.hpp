@@ -338,6 +338,7 @@ class DelassusAssembler {
   std::vector<unsigned char> row_at_start_;     // per normal/limit row: impact at the start (Euler island)
   Index n_speculative_elastic_ = 0;              // speculative rows with e > 0 this step
   std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
+  std::vector<Index> root_;                  // per system: its union-find root (midpoint classification)
   std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2), | 4 if one is reached
   std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step (2: in flight)
   Index num_midpoint_systems_ = 0;           // systems with sys_midpoint_ set this step

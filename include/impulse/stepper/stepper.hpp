@@ -236,9 +236,6 @@ class Stepper {
   ContactSet contacts_;
   DelassusAssembler assembler_;
   std::vector<SystemView> views_;
-  std::vector<unsigned char> explicit_;  // per system: no implicit terms in M~ this step (prepare)
-  std::vector<unsigned char> pushed_;    // per system: on Euler after the solve (an impulse, or held for good)
-  Index movable_ = 0;                    // systems neither on Euler for good nor flight-only (prepare)
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;
   VecX lambda_;                   // global rows
