@@ -463,14 +463,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       // update alone, with u+ = u_free, is not symplectic (a pendulum's energy drifts
       // secularly). Costs one ABA per flying system per step.
       VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
-      tau = s.generalized_force();
-      const Model& m = *s.model_;
-      for (Index b = 0; b < m.nb; ++b) {
-        if (m.nv_joint[b] != 1) continue;
-        const Index k = m.idx_v[b];
-        if ((*s.clamped_)[static_cast<std::size_t>(k)]) tau[k] = (*s.tau_clamp_)[k];  // (kp = kd = 0: tau alone)
-      }
-      const VecX& a1 = aba(m, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
+      report_applied_torque(s, *s.tau_clamp_, *s.clamped_, tau);  // (no PD: tau, or its clamp)
+      const VecX& a1 = aba(*s.model_, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
       u_next_[i] = u_pos_[i] + Scalar(0.5) * st.dt * a1;
     }
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();

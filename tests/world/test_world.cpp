@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include <vector>
 
 #include "impulse/core/error.hpp"
 #include "impulse/io/urdf.hpp"
@@ -414,6 +415,43 @@ TEST_CASE("World::integrate does not allocate in restitution phases and split co
   }
   CHECK(bounces >= 2);
   CHECK(corrections >= 5);
+  CHECK(allocations == 0);
+}
+
+TEST_CASE("World::integrate does not allocate in speculative impacts, nor in Heun's flight update", "[world]") {
+  if (!test::alloc_counter_available()) {
+    SUCCEED("allocation counter unavailable under sanitizers");
+    return;
+  }
+  // A chain of elastic balls 1 mm apart struck at 2 m/s (re-solved speculative impacts), relaunched
+  // every 100 steps, and a torque-free pendulum in flight (Heun's update: one more ABA)
+  World w;
+  w.set_gravity(Vec3(0, 0, -9.81));
+  w.set_default_material(0, 1);
+  std::vector<ArticulatedSystem*> balls;
+  for (int i = 0; i < 4; ++i) balls.push_back(&w.add_sphere("ball" + std::to_string(i), 0.1, 1.0));
+  ArticulatedSystem& rod = w.add_articulated_system(load_urdf_string(R"(<robot name="pendulum">
+  <link name="world"/>
+  <link name="rod"><inertial><origin xyz="0.5 0 0"/><mass value="1"/><inertia ixx="1e-3" iyy="0.08" izz="0.08" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="continuous"><parent link="world"/><child link="rod"/><origin xyz="0 5 0"/><axis xyz="0 1 0"/></joint>
+</robot>)"));
+  rod.set_state(VecX::Constant(1, 0.3), VecX::Zero(1));
+  auto launch = [&]() {
+    for (int i = 0; i < 4; ++i) {
+      VecX q = balls[static_cast<std::size_t>(i)]->q(), u = VecX::Zero(6);
+      q.head<3>() << (i == 0 ? -0.202 : (i - 1) * 0.201), 0, 10;
+      if (i == 0) u[0] = 2;
+      balls[static_cast<std::size_t>(i)]->set_state(q, u);
+    }
+  };
+  long allocations = 0, impacts = 0;
+  for (int k = 0; k < 400; ++k) {
+    if (k % 100 == 0) launch();  // (outside the counted calls)
+    if (k >= 100) test::alloc_counter_start();  // (the first launch sizes the buffers)
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    if (k >= 100) allocations += test::alloc_counter_stop(), impacts += w.stats().speculative_impacts;
+  }
+  CHECK(impacts >= 3);
   CHECK(allocations == 0);
 }
 
