@@ -5,11 +5,24 @@
 namespace impulse {
 
 Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravity(model.gravity) {
-  rev_A.assign(nb, Mat3::Zero());
-  rev_B.assign(nb, Mat3::Zero());
-  rev_C.assign(nb, Mat3::Zero());
+  rev_axis.assign(nb, 0);
+  bool rodrigues = false;
   for (Index i = 0; i < nb; ++i) {
     if (model.joint_type[i] != JointType::Revolute) continue;
+    const Vec3& ax = model.joint_axis[i];
+    for (int k = 0; k < 3; ++k) {
+      const bool others_zero = ax[(k + 1) % 3] == 0 && ax[(k + 2) % 3] == 0;
+      if (others_zero && (ax[k] == 1 || ax[k] == -1)) rev_axis[i] = static_cast<signed char>(ax[k] > 0 ? k + 1 : -(k + 1));
+    }
+    rodrigues = rodrigues || rev_axis[i] == 0;
+  }
+  if (rodrigues) {
+    rev_A.assign(nb, Mat3::Zero());
+    rev_B.assign(nb, Mat3::Zero());
+    rev_C.assign(nb, Mat3::Zero());
+  }
+  for (Index i = 0; i < nb && rodrigues; ++i) {
+    if (model.joint_type[i] != JointType::Revolute || rev_axis[i] != 0) continue;
     const Mat3& R_P = model.joint_placement[i].R;
     const Vec3& ax = model.joint_axis[i];
     rev_C[i] = R_P * ax * ax.transpose();
@@ -68,6 +81,7 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
 
 void Data::prefetch_step() const {
   // (the Data object itself is its owner's: ArticulatedSystem::prefetch_step)
+  prefetch_data(rev_axis);
   for (const auto* r : {&rev_A, &rev_B, &rev_C}) prefetch_data(*r);
   prefetch_data(liMi);
   prefetch_data(oMi);

@@ -19,9 +19,22 @@ inline void joint_pose(const Model& model, const Data& data, Index i, const Scal
   switch (model.joint_type[i]) {
     case JointType::Fixed: liMi = X_PJ; return;
     case JointType::Revolute: {
-      // X_PJ.R Rot(a, q) = cos(q) A + sin(q) B + C (constants precomputed in Data)
       const Scalar s = std::sin(q[0]), c = std::cos(q[0]);
-      liMi.R = c * data.rev_A[i] + s * data.rev_B[i] + data.rev_C[i];
+      const int code = data.rev_axis[i];
+      if (code != 0) {
+        // a = +-e_k: Rot(a, q) keeps e_k and turns e_m -> c e_m + s' e_n, e_n -> c e_n - s' e_m
+        // (m, n = k + 1, k + 2 cyclic; s' = +-s), so column k of X_PJ.R is kept and columns m, n
+        // are mixed. The Rodrigues form below computes the same products on such an axis (its
+        // constants hold the columns of X_PJ.R and zeros): the same bits, no per-Data constants.
+        const int k = (code > 0 ? code : -code) - 1, m = k == 2 ? 0 : k + 1, n = k == 0 ? 2 : k - 1;
+        const Scalar sp = code > 0 ? s : -s;
+        const Mat3& R = X_PJ.R;
+        liMi.R.col(k) = R.col(k);
+        liMi.R.col(m) = c * R.col(m) + sp * R.col(n);
+        liMi.R.col(n) = c * R.col(n) - sp * R.col(m);
+      } else {  // X_PJ.R Rot(a, q) = cos(q) A + sin(q) B + C (constants precomputed in Data)
+        liMi.R = c * data.rev_A[i] + s * data.rev_B[i] + data.rev_C[i];
+      }
       liMi.p = X_PJ.p;
       return;
     }

@@ -83,9 +83,15 @@ class Data {
   Vec3 gravity = Vec3(0, 0, -9.81);
 
   // --- constants derived from the Model at construction ----------------------------------------
-  // Revolute joint i: R_{parent,i}(q) = X_PJ.R Rot(axis, q) = cos(q) rev_A + sin(q) rev_B + rev_C
-  // with rev_A = R_P (1 - a a^T), rev_B = R_P [a], rev_C = R_P a a^T (Rodrigues, RBDA Table 2.2).
-  std::vector<Mat3> rev_A, rev_B, rev_C;  // nb (identity/zero for other joints)
+  // Revolute joint i about a coordinate axis a = +-e_k (nearly every URDF joint): rev_axis[i] =
+  // +-(k + 1), and R_{parent,i}(q) = X_PJ.R Rot(a, q) turns two columns of the Model's X_PJ.R
+  // (joint_pose). Any other axis (rev_axis 0): R = cos(q) rev_A + sin(q) rev_B + rev_C with
+  // rev_A = R_P (1 - a a^T), rev_B = R_P [a], rev_C = R_P a a^T (Rodrigues, RBDA Table 2.2).
+  // The Rodrigues constants are 27 doubles a joint in every Data (a World's robot rereads them
+  // from memory each step: 40 cache lines of ANYmal's step); they exist only when some revolute
+  // joint needs them (size nb, else empty). Both forms give the same bits on a coordinate axis.
+  std::vector<signed char> rev_axis;      // nb: 0, or +-(k + 1) for a revolute joint about +-e_k
+  std::vector<Mat3> rev_A, rev_B, rev_C;  // nb, or empty (see above)
 
   // --- forward_kinematics (positions): also run by rnea, crba, aba, jacobians -------------
   SE3Vector liMi;          // nb: X_{parent(i), i}, pose of body i in its parent (or world)
