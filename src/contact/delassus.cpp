@@ -53,11 +53,17 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
     }
     return;
   }
+  // row[t][-s] = L(dofs[t], dofs[s]): the row pointers looked up once per path, not once per
+  // entry (paths longer than kRows, chains of more than 64 dofs, look them up per entry)
+  constexpr Index kRows = 64;
+  const Scalar* row[kRows];
+  const bool cached = len <= kRows;
+  for (Index t = 0; t < len && cached; ++t) row[t] = La + begin[dofs[t]] + (t - 1);
   for (Index s = len - 2; s >= 0; --s) {
     Scalar ys[NR];
     for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
     for (Index t = len - 1; t > s; --t) {
-      const Scalar l = La[begin[dofs[t]] + (t - 1 - s)];
+      const Scalar l = cached ? row[t][-s] : La[begin[dofs[t]] + (t - 1 - s)];
       if (l == 0) continue;
       const Scalar* yt = Y + 3 * t;
       for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];
