@@ -866,6 +866,7 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     isl.factored.DY = DY_.data();
     isl.factored.diag = fdiag_.data() + isl.diag;
     isl.factored.nz = isl.nz;
+    isl.factored.diag_covers_pieces = true;  // (each piece's self product is in its group's block)
   }
 }
 

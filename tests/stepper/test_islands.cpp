@@ -173,7 +173,8 @@ TEST_CASE("islands: a pile is one factored island; its G matches its dense globa
   }
 }
 
-TEST_CASE("islands: the non-finite guard reads every entry of a factored G", "[stepper][islands][sparse]") {
+TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or the blocks that cover them",
+          "[stepper][islands][sparse]") {
   World w;
   std::mt19937 rng(7);
   settle_small_pile(w, rng);
@@ -187,7 +188,30 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G", "[s
   for (Index k = F.begin[0]; k < F.begin[ng]; ++k) entries = std::max(entries, F.piece[k].y + F.piece[k].len);
   std::vector<Scalar> Y(F.Y, F.Y + 3 * entries), DY(F.DY, F.DY + 3 * entries);
   std::vector<Mat3> diag(F.diag, F.diag + ng);
+  // The assembler's blocks cover its pieces: the diagonal of G_gg sums D^-1 Y_r * Y_r over the
+  // paths of the group's pieces (on different systems: no cross terms), the products a NaN or an
+  // infinity in Y, D^-1 or D^-1 Y would poison.
+  REQUIRE(F.diag_covers_pieces);
+  Index covered = 0;
+  for (Index g = 0; g < ng; ++g) {
+    bool one_system_each = true;
+    for (Index a = F.begin[g]; a < F.begin[g + 1]; ++a)
+      for (Index b = a + 1; b < F.begin[g + 1]; ++b) one_system_each = one_system_each && F.piece[a].z != F.piece[b].z;
+    if (!one_system_each) continue;
+    const Index rows = F.piece[F.begin[g]].nrows;
+    for (Index r = 0; r < rows; ++r) {
+      Scalar sum = 0;
+      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        for (Index t = 0; t < p.len; ++t) sum += F.DY[3 * (p.y + t) + r] * F.Y[3 * (p.y + t) + r];
+      }
+      CHECK(std::abs(diag[g](r, r) - sum) <= 1e-12 * std::abs(sum));
+      ++covered;
+    }
+  }
+  CHECK(covered >= 3 * isl.problem.nc);
   FactoredG copy = F;
+  copy.diag_covers_pieces = false;  // a FactoredG from elsewhere: every entry is read
   copy.Y = Y.data();
   copy.DY = DY.data();
   copy.diag = diag.data();
@@ -208,6 +232,9 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G", "[s
     DY[dy_entry] = F.DY[dy_entry];
     diag[ng - 1](1, 2) = bad;
     CHECK_FALSE(problem_is_finite(view()));
+    copy.diag_covers_pieces = true;  // the assembler's: the blocks alone are read
+    CHECK_FALSE(problem_is_finite(view()));
+    copy.diag_covers_pieces = false;
     diag[ng - 1] = F.diag[ng - 1];
   }
   Y[0] = Y[3] = 1e308;  // huge but finite entries are finite

@@ -55,6 +55,12 @@ struct FactoredG {
   const Scalar* DY = nullptr;           // D^-1 Y: Y with each path entry scaled by its D^-1
   const Mat3* diag = nullptr;           // ngroups: the diagonal blocks G_gg
   Index nz = 0;                         // velocity slots of the island's systems
+  // Set by DelassusAssembler, whose diag[g] holds, for every row r of every piece of group g, the
+  // sum over the piece's path of D^-1_t Y_rt^2 (a product of the same Y and D^-1 that make D^-1 Y):
+  // a NaN or an infinity in any of them makes that sum NaN or infinite (0 * inf is NaN), so finite
+  // diagonal blocks mean finite pieces, and the solvers' guard (problem_is_finite) checks the
+  // blocks only. Left false for a FactoredG built any other way: every entry is checked.
+  bool diag_covers_pieces = false;
 };
 
 struct ContactProblem {
