@@ -6,6 +6,7 @@
 
 #include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/aba.hpp"
+#include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/solvers/bound_qp.hpp"
@@ -114,7 +115,9 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   for (int pass = 0; pass < 3; ++pass) {
     // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
     // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
-    if (pass == 0) {
+    if (pass == 0 && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
+      compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+    } else if (pass == 0) {
       compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
     } else {
       recompute_step_mass_matrix(m, d);
