@@ -69,6 +69,25 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
 
 Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                             Index* dofs, Scalar* out) {
+  if (model.is_free_body()) {
+    // One body on a floating joint (every body of a pile or a stack): its columns of J are
+    // [[1, [p_O]], [0, 1]] (world_subspace), so the point's columns are e_k for the linear dofs and
+    // e_j x (p - p_O) for the angular ones. Written out, these are the products the loop below
+    // forms minus its terms with a zero factor (the same bits, up to the sign of a zero); p_O
+    // comes from J itself, as there.
+    const Scalar* J = data.J.data();  // p_O = (J(2, 4), J(0, 5), J(1, 3))
+    const Scalar rx = p[0] - J[2 + 6 * 4], ry = p[1] - J[0 + 6 * 5], rz = p[2] - J[1 + 6 * 3];
+    for (int k = 0; k < 6; ++k) dofs[k] = k;
+    for (int i = 0; i < 3; ++i) {
+      out[i] = R(i, 0);
+      out[3 + i] = R(i, 1);
+      out[6 + i] = R(i, 2);
+      out[9 + i] = R(i, 1) * -rz + R(i, 2) * ry;   // e_x x r = (0, -r_z, r_y)
+      out[12 + i] = R(i, 0) * rz + R(i, 2) * -rx;  // e_y x r = (r_z, 0, -r_x)
+      out[15 + i] = R(i, 0) * -ry + R(i, 1) * rx;  // e_z x r = (-r_y, r_x, 0)
+    }
+    return 6;
+  }
   const Index last = branch_last_dof(model, body);
   if (last < 0) return 0;
   // the path root..last is last's packed ancestors (Data::anc, nearest first) and last itself:
