@@ -323,7 +323,9 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
-    if (i + 1 < systems.size()) prefetch_system(systems[i + 1]);
+    // (not for a free body: its closed form reads a few lines of a small Data, and the prefetch of
+    // the general passes' arrays cost more than it saved in piles)
+    if (i + 1 < systems.size() && !systems[i + 1].model_->is_free_body()) prefetch_system(systems[i + 1]);
     dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
     const PositionUpdate pu = st.contact.position_update;
     const bool articulated = !s.model_->is_free_body();
