@@ -800,20 +800,29 @@ void Stepper::warm_start(Index n) {
   const Scalar radius2 = 0.02 * 0.02;
   const std::vector<ContactMemory>& memory = cache_.contacts;
   // the contacts of one shape pair (a manifold) are consecutive in the ContactSet: one binary
-  // search per pair
-  auto first = memory.end();
+  // search per pair, or none when the pair's entries start where the previous pair's ended (`next`):
+  // the pairs come in long ascending runs (remember()), so in a steady scene most pairs follow
+  // their predecessor in the memory too. There, `next` is what the search would return: the
+  // entries before it are below the previous key, itself at most this one.
+  auto first = memory.end(), next = memory.end();
   const Contact* previous = nullptr;
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     if (assembler_.contact_island(i) < 0) continue;  // no rows (nothing dynamic): no impulse
     const Contact& c = contacts_[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
-    if (!previous || !same_key(c, *previous)) first = std::lower_bound(memory.begin(), memory.end(), c, key_less);
+    if (!previous || !same_key(c, *previous)) {
+      first = previous && next != memory.end() && same_key(*next, c)
+                  ? next
+                  : std::lower_bound(memory.begin(), memory.end(), c, key_less);
+    }
     previous = &c;
-    for (auto it = first; it != memory.end() && same_key(*it, c); ++it) {
+    auto it = first;
+    for (; it != memory.end() && same_key(*it, c); ++it) {
       const Scalar d2 = (it->position - c.position).squaredNorm();
       if (d2 < best_d2) best = &*it, best_d2 = d2;
     }
+    next = it;
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
   const std::vector<LimitMemory>& limits = cache_.limits;
