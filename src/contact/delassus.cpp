@@ -74,18 +74,19 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
 
 // G(rp.., rq..) += B and, when `mirror`, G(rq.., rp..) += B^T for the RA x RB block
 // B = sum_{t < len} Dinv[dofs[t]] Yp[:, t] Yq[:, t]^T (G column major, leading dimension ld).
-// (LEN as for solve_LT_path.)
-template <int RA, int RB, int LEN = -1>
+// (LEN as for solve_LT_path. SCALED: Yp is already D^-1 Yp, the factored storage's DY, whose
+// entries di * Yp are the products a[i] * di below: the same bits without the multiplications.)
+template <int RA, int RB, int LEN = -1, bool SCALED = false>
 void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len_, const Scalar* Dinv,
                       Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
   const Index len = LEN > 0 ? LEN : len_;
   Scalar acc[RA][RB] = {};
   for (Index t = 0; t < len; ++t) {
-    const Scalar di = Dinv[dofs[t]];
+    const Scalar di = SCALED ? Scalar(1) : Dinv[dofs[t]];
     const Scalar* a = Yp + 3 * t;
     const Scalar* b = Yq + 3 * t;
     for (int i = 0; i < RA; ++i) {
-      const Scalar ai = a[i] * di;
+      const Scalar ai = SCALED ? a[i] : a[i] * di;
       for (int j = 0; j < RB; ++j) acc[i][j] += ai * b[j];
     }
   }
@@ -104,12 +105,21 @@ using PathProduct = void (*)(const Scalar*, const Scalar*, const Index*, Index, 
 const PathProduct kPathProduct[4] = {add_path_product<1, 1>, add_path_product<1, 3>, add_path_product<3, 1>,
                                      add_path_product<3, 3>};
 
+const PathProduct kPathProductScaled[4] = {add_path_product<1, 1, -1, true>, add_path_product<1, 3, -1, true>,
+                                           add_path_product<3, 1, -1, true>, add_path_product<3, 3, -1, true>};
+
 // The path product of two pieces: unrolled for two contact sides on a free body's 6 dofs (every
-// contact of a pile of objects).
+// contact of a pile of objects). path_product_scaled: from D^-1 Yp (DYp) instead of Yp and D^-1.
 inline void path_product(Index nrows_p, Index nrows_q, const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len,
                          const Scalar* Dinv, Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
   if (nrows_p == 3 && nrows_q == 3 && len == 6) return add_path_product<3, 3, 6>(Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
   kPathProduct[2 * (nrows_p == 3) + (nrows_q == 3)](Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
+}
+inline void path_product_scaled(Index nrows_p, Index nrows_q, const Scalar* DYp, const Scalar* Yq, Index len, Scalar* G,
+                                Index ld, Index rp, Index rq, bool mirror) {
+  if (nrows_p == 3 && nrows_q == 3 && len == 6)
+    return add_path_product<3, 3, 6, true>(DYp, Yq, nullptr, len, nullptr, G, ld, rp, rq, mirror);
+  kPathProductScaled[2 * (nrows_p == 3) + (nrows_q == 3)](DYp, Yq, nullptr, len, nullptr, G, ld, rp, rq, mirror);
 }
 
 // c += Y^T a and v += Y^T b over a contact side's path (a = u_free, b = u at the path's dofs).
@@ -850,7 +860,7 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
           Index len = 0;
           while (len < lmax && dp[len] == dq[len]) ++len;
           if (len == 0) continue;
-          path_product(p.nrows, q.nrows, Yp, Y_.data() + 3 * q.offset, dp, len, Dinv, D.data(), 3, 0, 0, a != b);
+          path_product_scaled(p.nrows, q.nrows, DYp, Y_.data() + 3 * q.offset, len, D.data(), 3, 0, 0, a != b);
         }
       }
     }
