@@ -4,7 +4,8 @@
 // SimBenchmark's Kapla scene), 100 ANYmals standing 2 m apart (and the single-robot world it is
 // compared with), and 1000 boxes dropped onto the ground. Each prints the mean and median us per
 // step by stage, contacts, islands, largest island, sweeps, penetration, energy drift and whether
-// anything fell. Registered in bench.cpp (declared in commands.hpp).
+// anything fell; the 100-robot scene also its per-robot time over the one-robot World's, measured
+// interleaved in one process. Registered in bench.cpp (declared in commands.hpp).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -30,6 +31,9 @@ struct Scene {
   // true when something "fell" (left where it should stay), read at the end
   std::function<bool(World&)> fell;
   Index robots = 0;  // robots in the scene (per-robot time), 0: not a robot scene
+  // a scene of several robots: the one-robot scene its per-robot time is compared with, in the
+  // same process (per_robot_ratio)
+  std::string reference;
 };
 
 void place(ArticulatedSystem& s, const Vec3& p, Scalar yaw = 0) {
@@ -154,17 +158,17 @@ bool boxes_fell(World& w) {
 const std::vector<Scene>& scenes() {
   static const std::vector<Scene> list = {
       {"pile216", "216 frictionless spheres dropped into a box (6x6x6 lattice), 1 ms", 1e-3, 2000,
-       [](World& w) { build_pile(w, 0.0); }, pile_escaped, 0},
+       [](World& w) { build_pile(w, 0.0); }, pile_escaped, 0, ""},
       {"pile216_elastic", "the same pile with restitution e = 1", 1e-3, 2000, [](World& w) { build_pile(w, 1.0); },
-       pile_escaped, 0},
+       pile_escaped, 0, ""},
       {"kapla102", "102-block Kapla-style tower (6 floors: 8 on edge + 9 flat), 10 ms", 1e-2, 600, build_kapla,
-       kapla_fell, 0},
+       kapla_fell, 0, ""},
       {"anymal1", "one ANYmal standing (reference for anymal100)", 1e-3, 2000, [](World& w) { build_anymals(w, 1); },
-       anymal_fell, 1},
+       anymal_fell, 1, ""},
       {"anymal100", "100 ANYmals standing 2 m apart (10 x 10)", 1e-3, 500, [](World& w) { build_anymals(w, 10); },
-       anymal_fell, 100},
+       anymal_fell, 100, "anymal1"},
       {"boxes1000", "1000 boxes (10x10x10 lattice) dropped onto the ground, 1 ms", 1e-3, 500, build_boxes,
-       boxes_fell, 0},
+       boxes_fell, 0, ""},
   };
   return list;
 }
@@ -186,8 +190,7 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver) {
-  World w;
+void set_up(World& w, const Scene& sc, int anderson, const std::string& solver) {
   w.set_time_step(sc.dt);
   if (anderson >= 0 || !solver.empty()) {
     SolverSettings s;
@@ -196,6 +199,37 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
+}
+
+double seconds_per_step(World& w, int steps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < steps; ++k) w.integrate();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+}
+
+// Per-robot time of the multi-robot World `w` over the step time of a one-robot World (scene
+// `ref`, the same solver), measured in the same process: 200 rounds of 100 steps of the one-robot
+// World, then 5 steps of `w`, one ratio per round. On a shared machine whose speed drifts by up
+// to 2x within minutes, only such interleaved ratios compare the two (docs/benchmarks.md).
+json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, const std::string& solver) {
+  World one;
+  set_up(one, ref, anderson, solver);
+  for (int k = 0; k < 300; ++k) one.integrate();
+  constexpr int kRounds = 200;
+  std::vector<double> r;
+  for (int a = 0; a < kRounds; ++a) {
+    const double t1 = seconds_per_step(one, 100);
+    const double tn = seconds_per_step(w, 5) / static_cast<double>(sc.robots);
+    r.push_back(tn / t1);
+  }
+  std::sort(r.begin(), r.end());
+  return {{"reference", ref.name}, {"rounds", kRounds}, {"median", r[kRounds / 2]}, {"q1", r[kRounds / 4]},
+          {"q3", r[3 * kRounds / 4]}};
+}
+
+json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver) {
+  World w;
+  set_up(w, sc, anderson, solver);
   // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
   const SolverSettings used = solver_settings_of(w.contact_solver());
   const Index anderson_memory = used.name == "bisection" ? used.bisection.anderson_memory
@@ -264,6 +298,11 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   j["energy_drift"] = E0 != 0 ? (E1 - E0) / std::abs(E0) : 0.0;
   j["fell"] = sc.fell(w);
   j["wall_s"] = wall;
+  if (!sc.reference.empty()) {
+    for (const Scene& ref : scenes()) {
+      if (ref.name == sc.reference) j["per_robot_ratio"] = per_robot_ratio(w, sc, ref, anderson, solver);
+    }
+  }
   return j;
 }
 
@@ -292,6 +331,13 @@ int run_bench_scenes(const BenchOptions& o) {
               << j["stages_us_mean"]["delassus"].get<double>() << ", solve " << j["stages_us_mean"]["solve"].get<double>()
               << ", integrate " << j["stages_us_mean"]["integrate"].get<double>() << "]\n";
     if (sc.robots > 0) std::cout << "  us/robot " << j["us_per_robot_mean"].get<double>() << "\n";
+    if (j.contains("per_robot_ratio")) {
+      const json& r = j["per_robot_ratio"];
+      std::cout << std::setprecision(3) << "  per robot / " << r["reference"].get<std::string>()
+                << " in one process (" << r["rounds"].get<int>() << " interleaved rounds): median "
+                << r["median"].get<double>() << " (quartiles " << r["q1"].get<double>() << " - "
+                << r["q3"].get<double>() << ")\n";
+    }
     std::cout << std::setprecision(3) << "  contacts mean " << j["contacts_mean"].get<double>() << " max "
               << j["contacts_max"].get<double>() << " dropped " << j["contacts_dropped"].get<long>() << ", islands mean "
               << j["islands_mean"].get<double>() << ", largest island " << j["largest_island_systems"].get<double>()
