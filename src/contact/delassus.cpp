@@ -59,12 +59,25 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
   const Scalar* row[kRows];
   const bool cached = len <= kRows;
   for (Index t = 0; t < len && cached; ++t) row[t] = La + begin[dofs[t]] + (t - 1);
+  // (no test for a zero L(t, s) here: a robot's L has none on a path, and y_s - 0 y_t is y_s)
+  if (cached) {
+    for (Index s = len - 2; s >= 0; --s) {
+      Scalar ys[NR];
+      for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
+      const Scalar* yt = Y + 3 * (len - 1);
+      for (const Scalar* const* rt = row + (len - 1); rt > row + s; --rt, yt -= 3) {
+        const Scalar l = (*rt)[-s];
+        for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];
+      }
+      for (int r = 0; r < NR; ++r) Y[3 * s + r] = ys[r];
+    }
+    return;
+  }
   for (Index s = len - 2; s >= 0; --s) {
     Scalar ys[NR];
     for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
     for (Index t = len - 1; t > s; --t) {
-      const Scalar l = cached ? row[t][-s] : La[begin[dofs[t]] + (t - 1 - s)];
-      if (l == 0) continue;
+      const Scalar l = La[begin[dofs[t]] + (t - 1 - s)];
       const Scalar* yt = Y + 3 * t;
       for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];
     }
