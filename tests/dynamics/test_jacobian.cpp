@@ -4,6 +4,9 @@
 
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/kinematics.hpp"
+#include "impulse/model/model_builder.hpp"
+#include "support/matchers.hpp"
+#include "support/random_model.hpp"
 #include "support/test_models.hpp"
 
 using namespace impulse;
@@ -82,5 +85,43 @@ TEST_CASE("jacobian: model frames (ANYmal feet) through frame ids", "[dynamics]"
     // frame_placement agrees with the point position
     forward_kinematics(model, data, q);
     CHECK(rel_err(frame_placement(model, data, f).p, point_position(data, fr.body, fr.X_BF.p)) < 1e-15);
+  }
+}
+
+TEST_CASE("jacobian: the branch-compact point Jacobian equals R times the point Jacobian's columns",
+          "[dynamics]") {
+  // point_jacobian_branch (the Delassus assembler's input) against point_jacobian, on the test
+  // trees and on free bodies, whose columns it writes out in closed form
+  std::vector<NamedModel> models = dynamics_test_models();
+  std::mt19937 rng(31);
+  for (int k = 0; k < 4; ++k) {
+    ModelBuilder mb("free body " + std::to_string(k));
+    mb.add_body(-1, "root", JointType::Floating, SE3(), Vec3::UnitZ(), JointLimits(), "body", random_inertia(rng));
+    models.push_back({"free body " + std::to_string(k), mb.finalize()});
+  }
+  for (const NamedModel& nm : models) {
+    const Model& model = nm.model;
+    Data data(model);
+    VecX q, u;
+    random_state(model, rng, q, u);
+    q.head<3>() += random_vector(3, rng) * 5;  // (a floating root away from the origin)
+    compute_joint_jacobians(model, data, q);
+    std::vector<Index> dofs(static_cast<std::size_t>(model.nv));
+    std::vector<Scalar> out(static_cast<std::size_t>(3 * model.nv));
+    for (Index body = 0; body < model.nb; ++body) {
+      INFO(nm.name << ", body " << body);
+      const Vec3 p_B = random_vector(3, rng);
+      const Vec3 p = data.oMi[body].act_point(p_B);
+      std::normal_distribution<Scalar> n01(0, 1);
+      const Mat3 R = draw_quat(n01, rng).normalized().toRotationMatrix();
+      const Index n = point_jacobian_branch(model, data, body, p, R, dofs.data(), out.data());
+      Mat3X J3 = Mat3X::Zero(3, model.nv);
+      point_jacobian(model, data, body, p_B, J3);
+      const Mat3X RJ = R * J3;
+      Mat3X compact = Mat3X::Zero(3, model.nv);
+      for (Index t = 0; t < n; ++t) compact.col(dofs[t]) = Eigen::Map<const Vec3>(out.data() + 3 * t);
+      CHECK_ALL_CLOSE(compact, RJ, 1e-12, 1e-12);
+      for (Index t = 1; t < n; ++t) CHECK(dofs[t] > dofs[t - 1]);  // root first
+    }
   }
 }
