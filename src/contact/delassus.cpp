@@ -25,17 +25,19 @@ namespace {
 
 // y <- L^-T y for y supported on one root path (dofs[0..len), root first; nr of the 3 values per
 // dof used): RBDA Table 6.4 first half restricted to the path, whose ancestors of dofs[t] are
-// exactly dofs[0..t). Zero entries of L are skipped: within a free joint the translation dofs
-// never couple (their mass block is m 1), nor do they couple with the rotation when the body's
-// origin is its centre of mass, so a sphere's or a box's factor is (nearly) the identity; this
-// loop was 7 % of a 216-sphere pile's step. In gather form: y_s -= L(t, s) y_t for t = len-1 ..
-// s+1, with y_s in registers, one store per entry instead of one per product (the scatter form
-// stored y_s after every product: 6.5 % of an ANYmal step). The subtractions into y_s come in the
-// same order as in the scatter form, so the bits are the same. L(dofs[t], dofs[s]) is entry
-// t - 1 - s of the packed row of dofs[t] (Data::L_anc: L(k, dofs[t-1]), L(k, dofs[t-2]), ...).
-// LEN > 0: the path length known at compile time (6: a free body), for unrolled loops.
+// exactly dofs[0..t). A free body (LEN = 6) runs the scatter form, which skips zero entries of
+// L: within a free joint the translation dofs never couple (their mass block is m 1), nor do they
+// couple with the rotation when the body's origin is its centre of mass, so a sphere's or a box's
+// factor is (nearly) the identity; this loop was 7 % of a 216-sphere pile's step. Robot paths run
+// the gather form: y_s -= L(t, s) y_t for t = len-1 .. s+1, with y_s in registers, one store per
+// entry instead of one per product (the scatter form stored y_s after every product: 6.5 % of an
+// ANYmal step), and no test for zeros (rare on a robot's path; y_s - 0 y_t is y_s). The
+// subtractions into y_s come in the same order as in the scatter form, so the bits are the same.
+// L(dofs[t], dofs[s]) = row[t][-s], row[t] = the packed row of dofs[t] (Data::L_anc: L(k,
+// dofs[t-1]), L(k, dofs[t-2]), ...) shifted by t - 1; `row` has room for the path (the
+// assembler's buffer of nv_max pointers; unused by the free body).
 template <int NR, int LEN = -1>
-void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
+void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, const Scalar** row) {
   const Index len = LEN > 0 ? LEN : len_;
   const Scalar* La = d.L_anc.data();
   const Index* begin = d.anc_begin.data();
@@ -53,32 +55,13 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y) {
     }
     return;
   }
-  // row[t][-s] = L(dofs[t], dofs[s]): the row pointers looked up once per path, not once per
-  // entry (paths longer than kRows, chains of more than 64 dofs, look them up per entry)
-  constexpr Index kRows = 64;
-  const Scalar* row[kRows];
-  const bool cached = len <= kRows;
-  for (Index t = 0; t < len && cached; ++t) row[t] = La + begin[dofs[t]] + (t - 1);
-  // (no test for a zero L(t, s) here: a robot's L has none on a path, and y_s - 0 y_t is y_s)
-  if (cached) {
-    for (Index s = len - 2; s >= 0; --s) {
-      Scalar ys[NR];
-      for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
-      const Scalar* yt = Y + 3 * (len - 1);
-      for (const Scalar* const* rt = row + (len - 1); rt > row + s; --rt, yt -= 3) {
-        const Scalar l = (*rt)[-s];
-        for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];
-      }
-      for (int r = 0; r < NR; ++r) Y[3 * s + r] = ys[r];
-    }
-    return;
-  }
+  for (Index t = 0; t < len; ++t) row[t] = La + begin[dofs[t]] + (t - 1);  // (once per path)
   for (Index s = len - 2; s >= 0; --s) {
     Scalar ys[NR];
     for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
-    for (Index t = len - 1; t > s; --t) {
-      const Scalar l = La[begin[dofs[t]] + (t - 1 - s)];
-      const Scalar* yt = Y + 3 * t;
+    const Scalar* yt = Y + 3 * (len - 1);
+    for (const Scalar* const* rt = row + (len - 1); rt > row + s; --rt, yt -= 3) {
+      const Scalar l = (*rt)[-s];
       for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];
     }
     for (int r = 0; r < NR; ++r) Y[3 * s + r] = ys[r];
@@ -224,6 +207,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   }
   nv_max_ = nv_max;
   r_.setZero(nv_max);
+  path_rows_.assign(static_cast<std::size_t>(nv_max), nullptr);
   // small first capacities (push_back doubles them later): a robot's or a small scene's step
   // allocates nothing after the first
   sys_pieces_.resize(models.size());
@@ -289,7 +273,7 @@ void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system,
     Y[3 * t] = 0;
   }
   Y[3 * (len - 1)] = sign;
-  solve_LT_path<1>(d, dofs, len, Y);
+  solve_LT_path<1>(d, dofs, len, Y, path_rows_.data());
 }
 
 Index DelassusAssembler::find(Index s) {
@@ -354,10 +338,10 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Scalar* u = systems[s].u->data();
       if (p.len == 6) {  // a free body (unrolled)
         accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3, 6>(d, dofs, p.len, Y);
+        solve_LT_path<3, 6>(d, dofs, p.len, Y, nullptr);
       } else {
         accumulate_velocities(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3>(d, dofs, p.len, Y);
+        solve_LT_path<3>(d, dofs, p.len, Y, path_rows_.data());
       }
     }
     c_.segment<3>(3 * i) = c;
@@ -922,7 +906,8 @@ std::size_t DelassusAssembler::memory_bytes() const {
     b += v->capacity() * I;
   b += (frames_.capacity() + fdiag_.capacity()) * sizeof(Mat3) + fpiece_.capacity() * sizeof(FactoredPiece) +
        rows_.capacity() * sizeof(ConstraintRow) +
-       pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island);
+       pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island) +
+       path_rows_.capacity() * sizeof(const Scalar*);
   b += static_cast<std::size_t>(G_full_.size()) * S;
   return b;
 }

@@ -354,6 +354,7 @@ class DelassusAssembler {
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
   std::vector<Index> dofs_;                     // nv_max per piece: path of each piece
   VecX Y_;                                      // 3 nv_max per piece: Y of each piece
+  std::vector<const Scalar*> path_rows_;        // nv_max: the path solve's rows of L (scratch)
   VecX r_;                                      // nv_max
 
   // islands
