@@ -14,6 +14,16 @@ inline Mat3 quat_matrix(const Scalar* q) {  // q = (w, x, y, z), normalised here
 }
 
 // liMi = X_PJ * X_J(q): pose of body i in its parent.
+// R_P Rot(e_k, q) for a revolute joint about +-e_k (see joint_pose): column k of R_P kept, columns
+// m, n = k + 1, k + 2 (cyclic) turned, with sp = +-sin(q) for the axis' sign.
+template <int K>
+inline void turn_columns(const Mat3& R_P, Scalar c, Scalar sp, Mat3& R) {
+  constexpr int M = (K + 1) % 3, N = (K + 2) % 3;
+  R.col(K) = R_P.col(K);
+  R.col(M) = c * R_P.col(M) + sp * R_P.col(N);
+  R.col(N) = c * R_P.col(N) - sp * R_P.col(M);
+}
+
 inline void joint_pose(const Model& model, const Data& data, Index i, const Scalar* q, SE3& liMi) {
   const SE3& X_PJ = model.joint_placement[i];
   switch (model.joint_type[i]) {
@@ -26,12 +36,12 @@ inline void joint_pose(const Model& model, const Data& data, Index i, const Scal
         // (m, n = k + 1, k + 2 cyclic; s' = +-s), so column k of X_PJ.R is kept and columns m, n
         // are mixed. The Rodrigues form below computes the same products on such an axis (its
         // constants hold the columns of X_PJ.R and zeros): the same bits, no per-Data constants.
-        const int k = (code > 0 ? code : -code) - 1, m = k == 2 ? 0 : k + 1, n = k == 0 ? 2 : k - 1;
         const Scalar sp = code > 0 ? s : -s;
-        const Mat3& R = X_PJ.R;
-        liMi.R.col(k) = R.col(k);
-        liMi.R.col(m) = c * R.col(m) + sp * R.col(n);
-        liMi.R.col(n) = c * R.col(n) - sp * R.col(m);
+        switch (code > 0 ? code : -code) {  // (fixed columns: straight-line code per axis)
+          case 1: turn_columns<0>(X_PJ.R, c, sp, liMi.R); break;
+          case 2: turn_columns<1>(X_PJ.R, c, sp, liMi.R); break;
+          default: turn_columns<2>(X_PJ.R, c, sp, liMi.R); break;
+        }
       } else {  // X_PJ.R Rot(a, q) = cos(q) A + sin(q) B + C (constants precomputed in Data)
         liMi.R = c * data.rev_A[i] + s * data.rev_B[i] + data.rev_C[i];
       }
