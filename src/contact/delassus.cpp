@@ -55,7 +55,8 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, cons
     }
     return;
   }
-  for (Index t = 0; t < len; ++t) row[t] = La + begin[dofs[t]] + (t - 1);  // (once per path)
+  // (once per path; row[0] is never read, and a path of one dof may have no L at all: L_anc empty)
+  for (Index t = 1; t < len; ++t) row[t] = La + (begin[dofs[t]] + t - 1);
   for (Index s = len - 2; s >= 0; --s) {
     Scalar ys[NR];
     for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
