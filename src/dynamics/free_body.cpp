@@ -15,43 +15,28 @@ const VecX& compute_free_body_dynamics(const Model& model, Data& data, const Vec
   const SE3& X = data.oMi[0];
   detail::world_subspace(model, 0, X, data.J);
 
-  // c = R c_B, I_c = R I_cB R^T (symmetric: the upper triangle, mirrored)
-  const Inertia& I = model.inertia[0];
+  // The body's inertia at O in world axes: world_inertia about the origin of the frame (R, 0) gives
+  // m, h = m c and I_O = I_c + m (|c|^2 1 - c c^T); its matrix [[m 1, -[h]], [[h], I_O]] is M. (Its
+  // round-off leaves M's triangles a bit apart; the upper one, which the factorization reads, is
+  // mirrored so that M is symmetric as CRBA's is.)
   const Mat3& R = X.R;
-  const Scalar m = I.m;
-  const Vec3 c = R * I.c;
-  Mat3 RI;
-  RI.noalias() = R * I.Ic;
-  Mat3 IO;
-  for (int a = 0; a < 3; ++a) {
-    for (int b = a; b < 3; ++b) IO(a, b) = RI(a, 0) * R(b, 0) + RI(a, 1) * R(b, 1) + RI(a, 2) * R(b, 2);
+  WorldInertia I;
+  detail::world_inertia(model.inertia[0], SE3(R, Vec3::Zero()), I);
+  Mat6 M6;
+  I.to_matrix(M6);
+  for (int a = 1; a < 6; ++a) {
+    for (int b = 0; b < a; ++b) M6(a, b) = M6(b, a);
   }
-  // I_O = I_c + m [c]^T [c] = I_c + m (|c|^2 1 - c c^T)
-  const Scalar mc2 = m * c.squaredNorm();
-  for (int a = 0; a < 3; ++a) {
-    IO(a, a) += mc2 - m * c[a] * c[a];
-    for (int b = a + 1; b < 3; ++b) {
-      IO(a, b) -= m * c[a] * c[b];
-      IO(b, a) = IO(a, b);
-    }
-  }
-
-  // M = [[m 1, -m [c]], [m [c], I_O]] (+ armature on the diagonal)
   MatX& M = data.M;
-  const Vec3 mc = m * c;
-  M.topLeftCorner<3, 3>() = m * Mat3::Identity();
-  M.topRightCorner<3, 3>() << 0, mc.z(), -mc.y(), -mc.z(), 0, mc.x(), mc.y(), -mc.x(), 0;
-  M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
-  M.bottomRightCorner<3, 3>() = IO;
+  M = M6;
   M.diagonal() += model.armature;
 
   // h = [m w x (w x c) - m g; w x (I_O w) - m c x g] - J^T f_ext
   const Vec3 w(u[3], u[4], u[5]);
   const Vec3& g = data.gravity;
-  const Vec3 wc = w.cross(c);
   Eigen::Map<Vec3> h_lin(data.h.data()), h_ang(data.h.data() + 3);
-  h_lin = m * w.cross(wc) - m * g;
-  h_ang = w.cross(IO * w) - mc.cross(g);
+  h_lin = w.cross(w.cross(I.h)) - I.m * g;  // (m w x (w x c))
+  h_ang = w.cross(M6.bottomRightCorner<3, 3>() * w) - I.h.cross(g);
   if (f_ext) {
     const Vec6& f = (*f_ext)[0];
     h_lin.noalias() -= R * f.head<3>();
