@@ -15,6 +15,7 @@
 
 #include "impulse/collision/manifold.hpp"
 #include "impulse/core/check.hpp"
+#include "impulse/core/finite.hpp"
 #include "impulse/core/prefetch.hpp"
 #include "impulse/model/model.hpp"
 
@@ -688,15 +689,13 @@ void CollisionWorld::update(Index object, const SE3* X_WB, Index count) {
   IMPULSE_CHECK(!o.is_static, "collision object '", o.name, "' is static: it has no poses to update");
   IMPULSE_CHECK(count == static_cast<Index>(o.X_WB.size()), "collision object '", o.name, "': got ", count,
                 " body poses, expected ", o.X_WB.size());
-  // every entry times zero, summed: zero exactly when all are finite (a NaN or an infinity makes
-  // it NaN); the body is looked up only then
-  Scalar zero = 0;
+  // all poses at once (core/finite.hpp); the body is looked up only to name it in the error
+  Scalar zero[4] = {0, 0, 0, 0};
   for (Index b = 0; b < count; ++b) {
-    const Scalar* R = X_WB[b].R.data();
-    for (int k = 0; k < 9; ++k) zero += R[k] * 0.0;
-    for (int k = 0; k < 3; ++k) zero += X_WB[b].p[k] * 0.0;
+    add_zero_times(X_WB[b].R.data(), 9, 1, zero);
+    add_zero_times(X_WB[b].p.data(), 3, 1, zero);
   }
-  for (Index b = 0; b < count && !(zero == 0); ++b) {
+  for (Index b = 0; b < count && !zero_times_finite(zero); ++b) {
     IMPULSE_CHECK(finite(X_WB[b]), "collision object '", o.name, "': pose of body '",
                   o.body_names[static_cast<std::size_t>(b)], "' (index ", b, ") is not finite");
   }
