@@ -812,7 +812,7 @@ void Stepper::warm_start(Index n) {
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
     if (!previous || !same_key(c, *previous)) {
-      first = previous && next != memory.end() && same_key(*next, c)
+      first = next != memory.end() && same_key(*next, c)  // (next starts at the end)
                   ? next
                   : std::lower_bound(memory.begin(), memory.end(), c, key_less);
     }
