@@ -98,6 +98,8 @@ class Data {
   SE3Vector oMi;           // nb: X_WB, pose of body i in the world
 
   // --- forward_kinematics (velocities) / rnea pass 1 ---------------------------------------
+  // (v, a, f: body frame after forward_kinematics, rnea, aba; compute_step_dynamics leaves its
+  // world-frame values about the world origin there instead)
   Vec6Vector v;            // nb: twist of body i, body frame
   // --- rnea ----------------------------------------------------------------------------------
   Vec6Vector a;            // nb: spatial acceleration of body i minus gravity, body frame

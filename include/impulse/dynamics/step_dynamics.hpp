@@ -2,12 +2,15 @@
 // the joint-space inertia matrix (CRBA, RBDA Table 6.2) and the joint Jacobians (RBDA sec. 4.1.5)
 // from a single forward-kinematics pass. The separate calls
 //   rnea(q, u, 0, f_ext); crba(q); compute_joint_jacobians(q)
-// each recompute the poses; here the RNEA forward loop computes them once and CRBA (which also
-// produces data.J) starts from them. The results are those of the separate calls: the same code
-// computes each quantity (h equals nonlinear_effects(q, u) bit for bit when f_ext is null).
+// each recompute the poses; here one forward loop computes the poses, each body's world-frame
+// subspace and inertia (which CRBA needs) and, with those, the RNEA recursion in world
+// coordinates, which then needs no per-body coordinate transforms. M, J and the poses are those
+// of the separate calls bit for bit; h equals nonlinear_effects(q, u) (the body-frame recursion)
+// to round-off.
 //
-// Writes: data.liMi, data.oMi, data.v, data.a, data.f (as rnea), data.h, data.J, data.oYcrb,
-// data.F, data.M (both triangles, including the armature; as crba).
+// Writes: data.liMi, data.oMi, data.h, data.J, data.oYcrb, data.F, data.M (both triangles,
+// including the armature; as crba), and as scratch data.v, data.a, data.f in world coordinates
+// about the world origin (not the body-frame values rnea() leaves there).
 #pragma once
 
 #include "impulse/dynamics/data.hpp"
