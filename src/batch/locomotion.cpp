@@ -93,6 +93,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   }
 
   envs_.resize(static_cast<std::size_t>(num_envs));
+  for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
   pool_.parallel_for(num_envs, [&](Index i) {
     auto e = std::make_unique<Env>();
     e->index = first_env + i;
@@ -124,6 +125,8 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     w.mark_initial_state();
     envs_[static_cast<std::size_t>(i)] = std::move(e);
   });
+  // every thread's workspace: the one robot Model's Data (all environments share the Model)
+  for (auto& ws : workspaces_) envs_.front()->world->reserve_workspace(*ws);
 }
 
 LocomotionTask::~LocomotionTask() = default;
@@ -257,8 +260,9 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     robot.set_pd_targets(e.q_target, e.u_target);
     // physics
     bool failed = false;
+    StepWorkspace& ws = *workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())];  // this thread's
     for (Index k = 0; k < s.substeps; ++k) {
-      const StepStatus st = e.world->integrate();
+      const StepStatus st = e.world->integrate(ws);
       failed = failed || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;
     }
     // contacts of the last physics step that carried an impulse: feet and base (the contact set
@@ -319,8 +323,9 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
     }
     observe(e, obs.row(i));
   }, [&](Index next) {
-    // the thread's next environment: its memory arrives while this one steps (World::prefetch)
-    envs_[static_cast<std::size_t>(next)]->world->prefetch();
+    // the thread's next environment: its memory arrives while this one steps (World::prefetch;
+    // its Data are this thread's workspace's, already in the cache)
+    envs_[static_cast<std::size_t>(next)]->world->prefetch(*workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())]);
   });
 }
 

@@ -9,11 +9,20 @@
 
 namespace impulse::batch {
 
+namespace {
+thread_local int tls_thread_index = 0;  // see ThreadPool::thread_index
+}  // namespace
+
+int ThreadPool::thread_index() { return tls_thread_index; }
+
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads < 0) throw InvalidArgument("ThreadPool: num_threads must be >= 0, got " + std::to_string(num_threads));
   if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_.reserve(static_cast<std::size_t>(num_threads - 1));
-  for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this] { worker_loop(); });
+  for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] {
+    tls_thread_index = t;
+    worker_loop();
+  });
 }
 
 ThreadPool::~ThreadPool() {
@@ -63,6 +72,12 @@ void ThreadPool::worker_loop() {
 
 void ThreadPool::run(Index n, void* callable, Invoke invoke, void* ahead_callable, Invoke ahead) {
   if (n <= 0) return;
+  // the caller is thread 0 of this pool while it runs items (also when it is a worker of another)
+  struct Index0 {
+    int saved = tls_thread_index;
+    Index0() { tls_thread_index = 0; }
+    ~Index0() { tls_thread_index = saved; }
+  } index0;
   callable_ = callable;
   invoke_ = invoke;
   ahead_callable_ = ahead_callable;

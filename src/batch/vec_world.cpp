@@ -11,11 +11,16 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
   if (num_worlds < 1) throw InvalidArgument("VecWorld: num_worlds must be >= 1, got " + std::to_string(num_worlds));
   worlds_.resize(static_cast<std::size_t>(num_worlds));
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
+  for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
   pool_.parallel_for(num_worlds, [&](Index i) {
     auto w = std::make_unique<World>();
     build_world(description, *w);
     worlds_[static_cast<std::size_t>(i)] = std::move(w);
   });
+  // every thread's workspace holds the Data of every World's systems (one per Model and rank:
+  // worlds of one description share their Models), so that no step allocates
+  for (auto& ws : workspaces_)
+    for (const auto& w : worlds_) w->reserve_workspace(*ws);
 }
 
 std::unique_ptr<VecWorld> VecWorld::from_file(const std::string& path, Index num_worlds, int num_threads) {
@@ -31,15 +36,19 @@ World& VecWorld::world(Index i) {
 
 void VecWorld::integrate(Index steps) {
   if (steps < 0) throw InvalidArgument("VecWorld::integrate: steps must be >= 0, got " + std::to_string(steps));
+  // each thread steps its Worlds with its own workspace, whose Data stay in its cache
   pool_.parallel_for(size(), [&](Index i) {
     World& w = *worlds_[static_cast<std::size_t>(i)];
+    StepWorkspace& ws = *workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())];
     int first = 0;
     for (Index k = 0; k < steps; ++k) {
-      const StepStatus s = w.integrate();
+      const StepStatus s = w.integrate(ws);
       if (first == 0) first = static_cast<int>(s);
     }
     status_[static_cast<std::size_t>(i)] = first;
-  }, [&](Index next) { worlds_[static_cast<std::size_t>(next)]->prefetch(); });  // this thread's next World
+  }, [&](Index next) {  // this thread's next World
+    worlds_[static_cast<std::size_t>(next)]->prefetch(*workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())]);
+  });
 }
 
 void VecWorld::check_rows(const char* what, Index rows, Index cols, Index s, bool position) const {

@@ -45,7 +45,7 @@ ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Mod
   contact_impulses_.reserve(64);
 }
 
-void ArticulatedSystem::prefetch_step() const {
+void ArticulatedSystem::prefetch_step(bool with_data) const {
   prefetch_bytes(this, sizeof(ArticulatedSystem));
   for (const VecX* v : {&q_, &u_, &tau_, &kp_, &kd_, &q_target_, &u_target_, &u_free_, &u_next_, &q_next_, &rhs_,
                         &tau_applied_, &tau_friction_, &tau_clamp_})
@@ -53,7 +53,7 @@ void ArticulatedSystem::prefetch_step() const {
   prefetch_data(f_ext_);
   prefetch_data(clamped_);
   prefetch_data(contact_impulses_);
-  data_.prefetch_step();
+  if (with_data) data_.prefetch_step();
 }
 
 StepperSystem ArticulatedSystem::stepper_system() {

@@ -327,7 +327,14 @@ ArticulatedSystem& World::system(const std::string& name) {
 // it is resized in place.
 void World::reserve() {
   step_systems_.clear();
-  for (ArticulatedSystem* s : system_ptrs_) step_systems_.push_back(s->stepper_system());
+  same_model_rank_.clear();
+  for (ArticulatedSystem* s : system_ptrs_) {
+    step_systems_.push_back(s->stepper_system());
+    Index k = 0;
+    for (std::size_t j = 0; j + 1 < step_systems_.size(); ++j) k += system_ptrs_[j]->model_ == s->model_;
+    same_model_rank_.push_back(k);
+  }
+  workspace_data_.assign(step_systems_.size(), {0, nullptr});
   prepared_ = false;
   if (solver_recipe_.empty()) {
     stepper_.reserve(step_systems_, object_system_, settings_);
@@ -365,7 +372,7 @@ StepReport World::integrate2() {
   // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
   // build type; the step is skipped, state and time stay as they were.
   for (std::size_t i = 0; i < systems_.size() && !r.mass_matrix_not_positive_definite; ++i) {
-    const VecX& D = systems_[i]->data_.D;
+    const VecX& D = step_systems_[i].data_->D;  // (the workspace's under integrate(ws))
     for (Index k = 0; k < D.size(); ++k) {
       if (!(D[k] > 0) || !std::isfinite(D[k])) {
         r.mass_matrix_not_positive_definite = true;
@@ -417,6 +424,34 @@ StepReport World::integrate2() {
 StepReport World::integrate() {
   integrate1();
   return integrate2();
+}
+
+void World::reserve_workspace(StepWorkspace& ws) const {
+  for (std::size_t i = 0; i < system_ptrs_.size(); ++i) {
+    Index k = 0;
+    for (std::size_t j = 0; j < i; ++j) k += system_ptrs_[j]->model_ == system_ptrs_[i]->model_;
+    ws.data(system_ptrs_[i]->model_, k);
+  }
+}
+
+StepReport World::integrate(StepWorkspace& ws) {
+  // the step reads each system's Data through step_systems_: point them at the workspace's for
+  // this step (gravity is the only entry of a Data that is the World's, not the step's), and back
+  // at the systems' own on every exit
+  struct Restore {
+    World& w;
+    ~Restore() {
+      for (std::size_t i = 0; i < w.step_systems_.size(); ++i) w.step_systems_[i].data_ = &w.system_ptrs_[i]->data_;
+    }
+  } restore{*this};
+  for (std::size_t i = 0; i < step_systems_.size(); ++i) {
+    ArticulatedSystem& s = *system_ptrs_[i];
+    auto& cached = workspace_data_[i];
+    if (cached.first != ws.id()) cached = {ws.id(), &ws.data(s.model_, same_model_rank_[i])};
+    cached.second->gravity = s.data_.gravity;
+    step_systems_[i].data_ = cached.second;
+  }
+  return integrate();
 }
 
 std::string World::describe(const StepReport& r) const {
@@ -583,7 +618,18 @@ void World::prefetch() const {
   prefetch_bytes(this, sizeof(World));
   prefetch_data(system_ptrs_);
   prefetch_data(step_systems_);
-  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step();
+  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(true);
+  stepper_.prefetch_step();
+  collision_.prefetch_step();
+}
+
+void World::prefetch(const StepWorkspace&) const {
+  prefetch_bytes(this, sizeof(World));
+  prefetch_data(system_ptrs_);
+  prefetch_data(step_systems_);
+  prefetch_data(same_model_rank_);
+  prefetch_data(workspace_data_);
+  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(false);
   stepper_.prefetch_step();
   collision_.prefetch_step();
 }

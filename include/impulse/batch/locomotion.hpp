@@ -130,6 +130,7 @@ class LocomotionTask {
   LocomotionSettings settings_;
   ThreadPool pool_;
   std::vector<std::unique_ptr<Env>> envs_;
+  std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
   std::array<Index, kAct> joint_q_{}, joint_v_{};  // q and u index of action k's joint
   std::array<Index, 4> foot_body_{};
   Eigen::Matrix<Scalar, kAct, 1> nominal_;

@@ -30,6 +30,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Inside f (or ahead) of a parallel_for: the index of the thread running it, in
+  // [0, num_threads()) (0: the caller), e.g. to pick that thread's scratch memory.
+  static int thread_index();
 
   // Runs f(i) for i in [0, n). The first exception thrown by f is rethrown here after every
   // thread has stopped taking items.

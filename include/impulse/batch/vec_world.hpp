@@ -56,6 +56,7 @@ class VecWorld {
   ThreadPool pool_;
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<int> status_;
+  std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
 };
 
 }  // namespace impulse::batch

@@ -94,8 +94,9 @@ class ArticulatedSystem {
 
   Index collision_object() const { return object_; }
 
-  // Prefetches the memory a step of this system uses (World::prefetch).
-  void prefetch_step() const;
+  // Prefetches the memory a step of this system uses (World::prefetch); with_data = false leaves
+  // out its Data (a step with a StepWorkspace uses the workspace's).
+  void prefetch_step(bool with_data = true) const;
 
  private:
   friend class World;

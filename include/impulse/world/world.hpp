@@ -32,6 +32,7 @@
 #include "impulse/io/urdf.hpp"
 #include "impulse/stepper/stepper.hpp"
 #include "impulse/world/articulated_system.hpp"
+#include "impulse/world/step_workspace.hpp"
 #include "impulse/world/world_state.hpp"
 
 namespace impulse {
@@ -106,6 +107,9 @@ class World {
   // this World will use into the calling core's cache, so that a thread can ask for the World it
   // steps next while it computes the current one (core/prefetch.hpp). No effect on results.
   void prefetch() const;
+  // The same for a step with a StepWorkspace (integrate(ws)): the systems' own Data, which that
+  // step does not use, are left out.
+  void prefetch(const StepWorkspace& ws) const;
 
   // state (world_state.hpp)
   WorldState save_state() const;
@@ -182,6 +186,13 @@ class World {
 
   // stepping
   StepReport integrate();
+  // integrate() with the dynamics scratch (Data) of the workspace instead of the systems' own:
+  // the same results, bit for bit; for a thread that steps many Worlds in turn (batch/), whose
+  // Data then stay in its cache (step_workspace.hpp).
+  StepReport integrate(StepWorkspace& ws);
+  // Makes the workspace's Data for this World's systems now, so that integrate(ws) allocates
+  // nothing from its first step on (it would make them on first use otherwise).
+  void reserve_workspace(StepWorkspace& ws) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
   Scalar time() const { return time_; }
@@ -237,6 +248,9 @@ class World {
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
   std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
+  std::vector<Index> same_model_rank_;       // per system: earlier systems with its Model (reserve())
+  // per system: the workspace (id) whose Data the last integrate(ws) used, and that Data
+  std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
   std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
   Scalar time_ = 0;
   bool prepared_ = false;

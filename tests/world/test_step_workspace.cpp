@@ -1,0 +1,80 @@
+// StepWorkspace: a World stepped with a workspace that other Worlds share (their steps in between)
+// gives the same bits as the World stepped alone with its own Data; one Data per (Model, k).
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "impulse/io/urdf.hpp"
+#include "impulse/world/world.hpp"
+#include "support/test_models.hpp"
+
+using namespace impulse;
+
+namespace {
+
+// Two ANYmals of one shared Model (standing on PD, one pushed) and a box dropped next to them.
+std::unique_ptr<World> make_scene(const std::shared_ptr<const Model>& anymal, Scalar push) {
+  auto w = std::make_unique<World>();
+  w->add_ground();
+  for (int r = 0; r < 2; ++r) {
+    ArticulatedSystem& s = w->add_articulated_system(anymal);
+    VecX q = anymal->neutral_configuration();
+    q[0] = 2.0 * r, q[2] = 0.56;
+    const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
+    for (int leg = 0; leg < 4; ++leg) q[7 + 3 * leg + 1] = hfe[leg], q[7 + 3 * leg + 2] = kfe[leg];
+    VecX u = VecX::Zero(anymal->nv);
+    u[0] = push * (r + 1), u[5] = -push;
+    s.set_state(q, u);
+    VecX kp = VecX::Zero(anymal->nv), kd = VecX::Zero(anymal->nv);
+    kp.tail(12).setConstant(200);
+    kd.tail(12).setConstant(6);
+    s.set_pd_gains(kp, kd);
+    s.set_pd_targets(q, VecX::Zero(anymal->nv));
+  }
+  ArticulatedSystem& box = w->add_box("box", Vec3(0.3, 0.2, 0.1), 2.0);
+  VecX q = box.q();
+  q[0] = 1.0, q[2] = 0.3 + push;
+  box.set_q(q);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("step workspace: shared Data give the bits of the World's own", "[world][batch]") {
+  Model m;
+  if (!impulse::test::load_anymal(m)) return;
+  const auto anymal = std::make_shared<const Model>(m);
+  auto alone = make_scene(anymal, 0.2);    // integrate()
+  auto shared = make_scene(anymal, 0.2);   // integrate(ws), the same scene
+  auto other = make_scene(anymal, -0.5);   // integrate(ws) in between: a different state
+  StepWorkspace ws;
+  for (int k = 0; k < 300; ++k) {
+    alone->integrate();
+    other->integrate(ws);
+    const StepReport r = shared->integrate(ws);
+    CHECK(r.stepped);
+    if (k == 150) shared->integrate(), alone->integrate();  // plain steps mixed in: same bits
+  }
+  CHECK(alone->system(0).q()[2] > 0.3);  // the robots stand: the scene is not vacuous
+  for (Index s = 0; s < alone->num_systems(); ++s) {
+    INFO("system " << s);
+    CHECK(alone->system(s).q() == shared->system(s).q());  // bit-identical
+    CHECK(alone->system(s).u() == shared->system(s).u());
+    CHECK(alone->system(s).q() != other->system(s).q());
+  }
+  for (Index s = 0; s < alone->num_systems(); ++s) {
+    const auto& a = alone->system(s).contact_impulses();
+    const auto& b = shared->system(s).contact_impulses();
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].impulse == b[i].impulse);
+  }
+  CHECK(alone->contacts().size() == shared->contacts().size());
+  // one Data per (Model, k): the two robots share a Model (k = 0, 1); each World's box has its own
+  CHECK(ws.size() == 4);
+  // reserve_workspace makes them before the first step (a batch's steps then allocate nothing)
+  StepWorkspace fresh;
+  shared->reserve_workspace(fresh);
+  CHECK(fresh.size() == 3);
+  shared->integrate(fresh);
+  CHECK(fresh.size() == 3);
+}
