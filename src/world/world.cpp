@@ -614,22 +614,19 @@ void World::reset() {
   report_ = StepReport();
 }
 
-void World::prefetch() const {
-  prefetch_bytes(this, sizeof(World));
-  prefetch_data(system_ptrs_);
-  prefetch_data(step_systems_);
-  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(true);
-  stepper_.prefetch_step();
-  collision_.prefetch_step();
-}
+void World::prefetch() const { prefetch_step(true); }
 
-void World::prefetch(const StepWorkspace&) const {
+void World::prefetch(const StepWorkspace&) const { prefetch_step(false); }
+
+void World::prefetch_step(bool own_data) const {
   prefetch_bytes(this, sizeof(World));
   prefetch_data(system_ptrs_);
   prefetch_data(step_systems_);
-  prefetch_data(same_model_rank_);
-  prefetch_data(workspace_data_);
-  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(false);
+  if (!own_data) {
+    prefetch_data(same_model_rank_);
+    prefetch_data(workspace_data_);
+  }
+  for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(own_data);
   stepper_.prefetch_step();
   collision_.prefetch_step();
 }

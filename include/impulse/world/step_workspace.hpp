@@ -2,7 +2,7 @@
 // steps one after the other (module world/; used by batch/VecWorld and batch/LocomotionTask).
 //
 // A step rewrites every entry of its systems' Data before reading it (poses, J, M and its factor,
-// h: DESIGN.md sec. 7), so nothing of it carries over from one step to the next. Each World owns
+// h), so nothing of it carries over from one step to the next. Each World owns
 // one Data per articulated system, and a thread that steps 128 environments in turn finds each of
 // them cold: with 256 ANYmal environments a control step moved about 35 KiB per environment
 // through the caches, a third of it Data (docs/benchmarks.md). World::integrate(StepWorkspace&)

@@ -248,6 +248,7 @@ class World {
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
   std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
+  void prefetch_step(bool own_data) const;  // prefetch(): with the systems' own Data or not
   std::vector<Index> same_model_rank_;       // per system: earlier systems with its Model (reserve())
   // per system: the workspace (id) whose Data the last integrate(ws) used, and that Data
   std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
