@@ -371,7 +371,7 @@ StepReport World::integrate2() {
   // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
   // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
   // build type; the step is skipped, state and time stay as they were.
-  for (std::size_t i = 0; i < systems_.size() && !r.mass_matrix_not_positive_definite; ++i) {
+  for (std::size_t i = 0; i < step_systems_.size() && !r.mass_matrix_not_positive_definite; ++i) {
     const VecX& D = step_systems_[i].data_->D;  // (the workspace's under integrate(ws))
     for (Index k = 0; k < D.size(); ++k) {
       if (!(D[k] > 0) || !std::isfinite(D[k])) {
