@@ -19,10 +19,6 @@ void crba_from_poses(const Model& model, Data& data) {
   crba_backward(model, data);
 }
 
-inline Scalar dot6(const Scalar* a, const Scalar* b) {
-  return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
-}
-
 void crba_backward(const Model& model, Data& data) {
   // backward pass: F_i = I^c_i S_i; row block i of M over the subtree columns; I^c_lambda += I^c_i
   MatX& M = data.M;

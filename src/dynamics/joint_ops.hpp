@@ -156,6 +156,11 @@ inline void world_inertia(const Inertia& I, const SE3& X, WorldInertia& out) {
   out.I_O.diagonal().array() += out.h.dot(c);
 }
 
+// a . b for 6-vectors in raw storage (a column of Data::J with one of Data::F, or a wrench): S^T f
+inline Scalar dot6(const Scalar* a, const Scalar* b) {
+  return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
+}
+
 // Number of dofs in the subtree of body i (the dofs idx_v[i] .. idx_v[i] + n - 1, contiguous).
 inline Index subtree_nv(const Model& model, Index i) {
   const Index e = model.subtree_end[i];

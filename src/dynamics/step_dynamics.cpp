@@ -3,41 +3,11 @@
 #include "impulse/dynamics/step_dynamics.hpp"
 
 #include "impulse/core/check.hpp"
+#include "impulse/spatial/spatial.hpp"
 #include "joint_ops.hpp"
 #include "passes.hpp"
 
 namespace impulse {
-
-namespace {
-
-// Spatial vectors in world coordinates about the world origin, [linear; angular] (6 doubles).
-// a += v x m (motion cross motion): [w x m_lin + v_lin x m_ang; w x m_ang]
-inline void add_cross_motion(const Scalar* v, const Scalar* m, Scalar* a) {
-  const Scalar vx = v[0], vy = v[1], vz = v[2], wx = v[3], wy = v[4], wz = v[5];
-  a[0] += (wy * m[2] - wz * m[1]) + (vy * m[5] - vz * m[4]);
-  a[1] += (wz * m[0] - wx * m[2]) + (vz * m[3] - vx * m[5]);
-  a[2] += (wx * m[1] - wy * m[0]) + (vx * m[4] - vy * m[3]);
-  a[3] += wy * m[5] - wz * m[4];
-  a[4] += wz * m[3] - wx * m[5];
-  a[5] += wx * m[4] - wy * m[3];
-}
-
-// f += v x* p (motion cross force): [w x p_lin; w x p_ang + v_lin x p_lin]
-inline void add_cross_force(const Scalar* v, const Scalar* p, Scalar* f) {
-  const Scalar vx = v[0], vy = v[1], vz = v[2], wx = v[3], wy = v[4], wz = v[5];
-  f[0] += wy * p[2] - wz * p[1];
-  f[1] += wz * p[0] - wx * p[2];
-  f[2] += wx * p[1] - wy * p[0];
-  f[3] += (wy * p[5] - wz * p[4]) + (vy * p[2] - vz * p[1]);
-  f[4] += (wz * p[3] - wx * p[5]) + (vz * p[0] - vx * p[2]);
-  f[5] += (wx * p[4] - wy * p[3]) + (vx * p[1] - vy * p[0]);
-}
-
-inline Scalar dot6(const Scalar* a, const Scalar* b) {
-  return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
-}
-
-}  // namespace
 
 // RNEA with udot = 0 in world coordinates (RBDA sec. 5.3 and the world-frame form of Table 5.1;
 // Featherstone 2008 notes that any coordinate system may be used). CRBA needs each body's
@@ -79,6 +49,7 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
       const Scalar* ap = data.a[p].data();
       for (int r = 0; r < 6; ++r) v[r] = vp[r], a[r] = ap[r];
     }
+    // (raw coefficients throughout, see add_cross_motion in spatial.hpp)
     const Index k = model.idx_v[i];
     switch (model.joint_type[i]) {
       case JointType::Fixed: break;
@@ -117,11 +88,8 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
     Y.apply_to(a, f);
     add_cross_force(v, mom, f);
     if (f_ext) {
-      // the body-frame wrench about the body origin, in world coordinates about the world origin
-      const Vec6& fb = (*f_ext)[i];
-      const Vec3 fl = X.R * fb.head<3>();
-      const Vec3 fa = X.R * fb.tail<3>() + X.p.cross(fl);
-      f[0] -= fl.x(), f[1] -= fl.y(), f[2] -= fl.z(), f[3] -= fa.x(), f[4] -= fa.y(), f[5] -= fa.z();
+      const Vec6 fw = X.act_force((*f_ext)[i]);  // (body frame about the body origin -> world)
+      for (int r = 0; r < 6; ++r) f[r] -= fw[r];
     }
   }
   // backward pass: h_i = S_i^T f_i, f_lambda += f_i
@@ -131,12 +99,12 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
     switch (model.joint_type[i]) {
       case JointType::Fixed: break;
       case JointType::Revolute:
-      case JointType::Prismatic: h[k] = dot6(J + 6 * k, f); break;
+      case JointType::Prismatic: h[k] = detail::dot6(J + 6 * k, f); break;
       case JointType::Spherical:
-        for (int c = 0; c < 3; ++c) h[k + c] = dot6(J + 6 * (k + c), f);
+        for (int c = 0; c < 3; ++c) h[k + c] = detail::dot6(J + 6 * (k + c), f);
         break;
       case JointType::Floating: {
-        // S^T f = [f_lin; f_ang - p x f_lin]: the wrench about the base origin
+        // S^T f = [f_lin; f_ang - p x f_lin]: the wrench about the base origin (as crba_backward)
         const Vec3& pb = data.oMi[i].p;
         h[k] = f[0], h[k + 1] = f[1], h[k + 2] = f[2];
         h[k + 3] = f[3] - (pb.y() * f[2] - pb.z() * f[1]);
