@@ -325,7 +325,7 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
   }, [&](Index next) {
     // the thread's next environment: its memory arrives while this one steps (World::prefetch;
     // its Data are this thread's workspace's, already in the cache)
-    envs_[static_cast<std::size_t>(next)]->world->prefetch(*workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())]);
+    envs_[static_cast<std::size_t>(next)]->world->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
   });
 }
 

@@ -47,7 +47,7 @@ void VecWorld::integrate(Index steps) {
     }
     status_[static_cast<std::size_t>(i)] = first;
   }, [&](Index next) {  // this thread's next World
-    worlds_[static_cast<std::size_t>(next)]->prefetch(*workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())]);
+    worlds_[static_cast<std::size_t>(next)]->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
   });
 }
 

@@ -39,7 +39,6 @@ void ContactSolver::reserve(Index max_rows) {
   capacity_ = max_rows;
 }
 
-
 bool problem_is_finite(const ContactProblem& problem) {
   // box bounds may be +inf (equality rows: mimic joints), never NaN (check_problem: none < 0)
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();

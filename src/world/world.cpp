@@ -427,11 +427,7 @@ StepReport World::integrate() {
 }
 
 void World::reserve_workspace(StepWorkspace& ws) const {
-  for (std::size_t i = 0; i < system_ptrs_.size(); ++i) {
-    Index k = 0;
-    for (std::size_t j = 0; j < i; ++j) k += system_ptrs_[j]->model_ == system_ptrs_[i]->model_;
-    ws.data(system_ptrs_[i]->model_, k);
-  }
+  for (std::size_t i = 0; i < step_systems_.size(); ++i) ws.data(system_ptrs_[i]->model_, same_model_rank_[i]);
 }
 
 StepReport World::integrate(StepWorkspace& ws) {
@@ -614,11 +610,8 @@ void World::reset() {
   report_ = StepReport();
 }
 
-void World::prefetch() const { prefetch_step(true); }
-
-void World::prefetch(const StepWorkspace&) const { prefetch_step(false); }
-
-void World::prefetch_step(bool own_data) const {
+void World::prefetch(const StepWorkspace* ws) const {
+  const bool own_data = ws == nullptr;
   prefetch_bytes(this, sizeof(World));
   prefetch_data(system_ptrs_);
   prefetch_data(step_systems_);

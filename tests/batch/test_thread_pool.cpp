@@ -1,6 +1,7 @@
 // ThreadPool: every item runs exactly once, exceptions reach the caller, the pool stays usable.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <thread>
@@ -88,4 +89,36 @@ TEST_CASE("ThreadPool with a look-ahead: each thread announces the item it runs 
   std::atomic<long> sum{0};
   pool.parallel_for(100, [&](Index i) { sum += i; }, [](Index) {});
   CHECK(sum == 4950);
+}
+
+TEST_CASE("ThreadPool::thread_index names the running thread, one index per thread", "[batch]") {
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    const Index n = 3000;
+    std::vector<int> index(static_cast<std::size_t>(n), -1);
+    std::vector<std::thread::id> id(static_cast<std::size_t>(n));
+    std::atomic<int> ahead_max{0};
+    pool.parallel_for(n, [&](Index i) {
+      for (volatile int spin = 0; spin < 200; spin = spin + 1) {}  // (give the workers items too)
+      index[static_cast<std::size_t>(i)] = ThreadPool::thread_index();
+      id[static_cast<std::size_t>(i)] = std::this_thread::get_id();
+    }, [&](Index) { ahead_max = std::max<int>(ahead_max, ThreadPool::thread_index()); });
+    CHECK(ahead_max < threads);  // (Catch's CHECK only on this thread)
+    for (Index i = 0; i < n; ++i) {
+      const int t = index[static_cast<std::size_t>(i)];
+      REQUIRE(t >= 0);
+      REQUIRE(t < threads);
+      // the same index always means the same thread, and the caller is 0
+      for (Index j = 0; j < i; ++j) {
+        if (index[static_cast<std::size_t>(j)] == t) {
+          CHECK(id[static_cast<std::size_t>(j)] == id[static_cast<std::size_t>(i)]);
+          break;
+        }
+      }
+      if (id[static_cast<std::size_t>(i)] == std::this_thread::get_id()) CHECK(t == 0);
+      else CHECK(t != 0);
+    }
+  }
+  // outside a parallel_for the caller reads 0, also after one
+  CHECK(ThreadPool::thread_index() == 0);
 }

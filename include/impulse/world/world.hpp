@@ -106,10 +106,9 @@ class World {
   // A hint for batched stepping (VecWorld, LocomotionTask): requests the memory the next step of
   // this World will use into the calling core's cache, so that a thread can ask for the World it
   // steps next while it computes the current one (core/prefetch.hpp). No effect on results.
-  void prefetch() const;
-  // The same for a step with a StepWorkspace (integrate(ws)): the systems' own Data, which that
+  // With the StepWorkspace of the step to come (integrate(ws)), the systems' own Data, which that
   // step does not use, are left out.
-  void prefetch(const StepWorkspace& ws) const;
+  void prefetch(const StepWorkspace* ws = nullptr) const;
 
   // state (world_state.hpp)
   WorldState save_state() const;
@@ -248,7 +247,6 @@ class World {
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
   std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
-  void prefetch_step(bool own_data) const;  // prefetch(): with the systems' own Data or not
   std::vector<Index> same_model_rank_;       // per system: earlier systems with its Model (reserve())
   // per system: the workspace (id) whose Data the last integrate(ws) used, and that Data
   std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
