@@ -230,6 +230,7 @@ json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, 
 json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver) {
   World w;
   set_up(w, sc, anderson, solver);
+  w.set_stage_timing(true);  // the per-stage times of the report
   // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
   const SolverSettings used = solver_settings_of(w.contact_solver());
   const Index anderson_memory = used.name == "bisection" ? used.bisection.anderson_memory

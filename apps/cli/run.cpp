@@ -43,6 +43,7 @@ int run_world(const RunOptions& o) {
   }
   World world;
   build_world(d, world);
+  world.set_stage_timing(true);  // the summary's per-stage times
 
   std::unique_ptr<CsvLog> csv;
   if (!o.csv.empty()) csv = std::make_unique<CsvLog>(o.csv, world);

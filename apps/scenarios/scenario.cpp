@@ -52,6 +52,7 @@ void set_joint_targets(ArticulatedSystem& robot, const VecX& joints) {
 }
 
 Scenario::Scenario(std::string name, const ScenarioConfig& config) : rng_(config.seed), name_(std::move(name)) {
+  world_.set_stage_timing(true);  // the CSV's and the summary's per-stage times
   world_.add_ground();
   robot_ = &world_.add_articulated_system(anymal_urdf_path());
   world_.set_contact_solver(config.solver);
@@ -65,6 +66,7 @@ Scenario::Scenario(std::string name, const ScenarioConfig& config) : rng_(config
 }
 
 Scenario::Scenario(std::string name, const ScenarioConfig& config, EmptyWorld) : rng_(config.seed), name_(std::move(name)) {
+  world_.set_stage_timing(true);
   world_.set_contact_solver(config.solver);
 }
 

@@ -13,6 +13,8 @@ import impulse
 
 def test_load_world_file_and_step(stand_file):
     w = impulse.World.from_file(stand_file)
+    assert not w.stage_timing  # off by default
+    w.stage_timing = True
     assert w.time_step == pytest.approx(1e-3)
     r = w.system("anymal")
     assert (r.nq, r.nv) == (19, 18)
@@ -24,6 +26,7 @@ def test_load_world_file_and_step(stand_file):
     assert 0.5 < r.q[2] < 0.56  # standing
     # stage timers off: the times read 0 and the motion is the same to the bit
     w2 = impulse.World.from_file(stand_file)
+    w2.stage_timing = True
     assert w2.stage_timing and w2.settings.stage_timing
     w2.stage_timing = False
     assert not w2.settings.stage_timing

@@ -103,7 +103,6 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     w.set_max_contacts(s.max_contacts);
     w.set_default_material(s.friction, 0);
     w.set_contact_solver(s.solver);
-    w.set_stage_timing(false);  // nobody reads an environment's stage times: 2 % of its step
     w.add_ground();
     SystemOptions o;
     o.name = "anymal";

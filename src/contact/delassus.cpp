@@ -886,9 +886,11 @@ IslandView DelassusAssembler::island(Index k) const {
   const auto box = lbox_.segment(isl.row + 3 * isl.nc + isl.nl, isl.nf);
   if (isl.dense >= 0) {
     const Eigen::Map<const MatX> G(Gd_.data() + isl.dense, n, n);
-    return IslandView{ContactProblem(G, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
-                      ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
-                      isl.n_bounce, isl.n_position, isl.systems};
+    IslandView v{ContactProblem(G, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
+                 ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
+                 isl.n_bounce, isl.n_position, isl.systems};
+    v.problem.diagonal_covers = true;  // (assemble_dense: every entry a path product)
+    return v;
   }
   return IslandView{ContactProblem(isl.factored, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
                     ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),

@@ -58,6 +58,8 @@ bool problem_is_finite(const ContactProblem& problem) {
         add_zero_times(F.DY + 3 * p.y, n, stride, s);
       }
     }
+  } else if (problem.diagonal_covers) {  // (see ContactProblem::diagonal_covers)
+    add_zero_times(problem.G.data(), problem.G.rows(), problem.G.outerStride() + 1, s);
   } else {
     for (Index j = 0; j < problem.G.cols(); ++j)
       add_zero_times(problem.G.col(j).data(), problem.G.rows(), 1, s);

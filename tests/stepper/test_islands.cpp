@@ -241,6 +241,50 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or t
   CHECK(problem_is_finite(view()));
 }
 
+TEST_CASE("islands: a dense island's guard reads its diagonal, which bounds every entry", "[stepper][islands]") {
+  // A robot on a box: one dense island of two systems, with cross terms between their pieces.
+  World w;
+  w.add_ground();
+  ArticulatedSystem& box = w.add_box("platform", Vec3(1.5, 1.5, 0.2), 50.0);
+  place(box, Vec3(0, 0, 0.1 - 1e-4));
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  robot.set_q(anymal_stand_q(robot, 0.2 + 0.549));
+  Index k = -1;
+  for (int i = 0; i < 300 && k < 0; ++i) {
+    w.integrate();
+    for (Index j = 0; j < w.assembler().num_islands(); ++j) {
+      if (w.assembler().island(j).num_systems == 2 && w.assembler().island(j).problem.nc >= 2) k = j;
+    }
+  }
+  REQUIRE(k >= 0);
+  const IslandView isl = w.assembler().island(k);
+  REQUIRE_FALSE(isl.problem.is_factored());
+  REQUIRE(isl.problem.diagonal_covers);
+  CHECK(isl.problem.with_c(isl.problem.c).diagonal_covers);
+  // G = J M^-1 J^T is positive semidefinite: |G_pq| <= sqrt(G_pp G_qq), so an entry that is NaN
+  // or infinite comes from path products that make a diagonal entry NaN or infinite too
+  const MatX G = isl.problem.G;
+  for (Index p = 0; p < G.rows(); ++p)
+    for (Index q = 0; q < G.cols(); ++q)
+      CHECK(std::abs(G(p, q)) <= std::sqrt(G(p, p) * G(q, q)) * (1 + 1e-12) + 1e-300);
+  MatX bad = G;
+  const auto view = [&](bool covers) {
+    ContactProblem pr(bad, isl.problem.c, isl.problem.mu, isl.problem.nc, isl.problem.nl, isl.problem.nb, isl.problem.box);
+    pr.diagonal_covers = covers;
+    return pr;
+  };
+  CHECK(problem_is_finite(view(false)));
+  CHECK(problem_is_finite(view(true)));
+  for (const Scalar nan_or_inf : {std::numeric_limits<Scalar>::quiet_NaN(), std::numeric_limits<Scalar>::infinity()}) {
+    bad(0, G.cols() - 1) = nan_or_inf;  // a G given any other way: every entry is read
+    CHECK_FALSE(problem_is_finite(view(false)));
+    bad = G;
+    bad(G.rows() - 1, G.rows() - 1) = nan_or_inf;
+    CHECK_FALSE(problem_is_finite(view(true)));
+    bad = G;
+  }
+}
+
 TEST_CASE("contact cap: a scene above max_contacts reports the dropped contacts", "[stepper][islands]") {
   World w;
   w.add_ground();

@@ -82,6 +82,12 @@ struct ContactProblem {
   Index nl = 0;               // number of one-row unilateral rows after the contacts
   Index nb = 0;               // number of one-row box rows after the unilateral rows
   const FactoredG* factored = nullptr;  // when set, G is stored as its factors
+  // Dense G assembled as sums of path products (the DelassusAssembler's dense islands): each
+  // entry G_pq = sum_t Y_p(t) D^-1_t Y_q(t) over a path that G_pp's sum of squares also covers
+  // (|G_pq| <= max(G_pp, G_qq)), so a NaN or an infinity anywhere shows on the diagonal and the
+  // solvers' non-finite guard (problem_is_finite) reads the diagonal only, as for a FactoredG
+  // with diag_covers_pieces. Left false for a G given any other way: every entry is checked.
+  bool diagonal_covers = false;
 
   Index size() const { return 3 * nc + nl + nb; }
   Index first_box_row() const { return 3 * nc + nl; }
@@ -100,8 +106,10 @@ struct ContactProblem {
   MatX dense() const;                                    // G as a dense matrix (allocates)
   // The same G and mu with another c.
   ContactProblem with_c(Eigen::Ref<const VecX> c_other) const {
-    return factored ? ContactProblem(*factored, c_other, mu, nc, nl, nb, box)
-                    : ContactProblem(G, c_other, mu, nc, nl, nb, box);
+    ContactProblem p = factored ? ContactProblem(*factored, c_other, mu, nc, nl, nb, box)
+                                : ContactProblem(G, c_other, mu, nc, nl, nb, box);
+    p.diagonal_covers = diagonal_covers;
+    return p;
   }
 
   static const MatX& empty_matrix();
@@ -123,12 +131,12 @@ class DelassusProduct {
 
   Vec3 contact(Index i, const VecXcref& lambda) const {  // G(3i .. 3i+2, :) lambda
     const ContactProblem& p = *problem_;
-    if (!p.factored) return p.G.middleRows<3>(3 * i) * lambda;
+    if (!p.factored) return dense_rows(p, i, lambda);
     return read(i);
   }
   Scalar row(Index r, const VecXcref& lambda) const {  // G(r, :) lambda
     const ContactProblem& p = *problem_;
-    if (!p.factored) return p.G.row(r).dot(lambda);
+    if (!p.factored) return dense_row(p, r, lambda);
     const Index nc = p.nc;
     return r < 3 * nc ? read_row(r / 3, r % 3) : read_row(r - 2 * nc, 0);
   }
@@ -148,6 +156,11 @@ class DelassusProduct {
   std::size_t memory_bytes() const { return static_cast<std::size_t>(z_.size()) * sizeof(Scalar); }
 
  private:
+  // Dense G: the rows' products as plain column loops. Eigen's general matrix-vector kernel
+  // costs several hundred instructions of set-up for a 3 x 12 block (a standing robot's one
+  // sweep: 4.7k instructions before, most of the solve).
+  static inline Vec3 dense_rows(const ContactProblem& p, Index i, const VecXcref& lambda);
+  static inline Scalar dense_row(const ContactProblem& p, Index r, const VecXcref& lambda);
   inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded
   inline void update(Index g, const Vec3& delta);
   // One row r of group g only (a third of the work of a contact's three): one-row constraints and
@@ -168,6 +181,29 @@ inline bool free_body_piece(const FactoredPiece& p, const Index* dofs) {
 }
 using ConstY36 = Eigen::Map<const Eigen::Matrix<Scalar, 3, 6>>;
 }  // namespace detail
+
+inline Vec3 DelassusProduct::dense_rows(const ContactProblem& p, Index i, const VecXcref& lambda) {
+  const Index n = p.G.cols(), ld = p.G.outerStride();
+  const Scalar* g = p.G.data() + 3 * i;
+  const Scalar* l = lambda.data();
+  Scalar v0 = 0, v1 = 0, v2 = 0;
+  for (Index j = 0; j < n; ++j, g += ld) {
+    const Scalar lj = l[j];
+    v0 += g[0] * lj;
+    v1 += g[1] * lj;
+    v2 += g[2] * lj;
+  }
+  return Vec3(v0, v1, v2);
+}
+
+inline Scalar DelassusProduct::dense_row(const ContactProblem& p, Index r, const VecXcref& lambda) {
+  const Index n = p.G.cols(), ld = p.G.outerStride();
+  const Scalar* g = p.G.data() + r;
+  const Scalar* l = lambda.data();
+  Scalar v = 0;
+  for (Index j = 0; j < n; ++j, g += ld) v += *g * l[j];
+  return v;
+}
 
 // G(group g, :) lambda = sum over g's pieces of Y_p^T z on the path.
 inline Vec3 DelassusProduct::read(Index g) const {

@@ -160,9 +160,10 @@ struct StepSettings {
   DelassusSettings contact;
   bool warm_start = true;
   Index max_contacts = ContactSet::kDefaultCapacity;  // safety cap; storage grows with use
-  // Per-stage wall times in StepStats::times (7 clock reads per step, about 2 % of a robot's
-  // step on this machine); off, the times read 0. Batched RL environments turn them off.
-  bool stage_timing = true;
+  // Per-stage wall times in StepStats::times: 7 clock reads per step, about 2 % of a robot's
+  // step on this machine, so off by default (the times read 0), as MuJoCo's timers are off until
+  // a clock callback is set. The CLI's run, demo and bench commands turn them on.
+  bool stage_timing = false;
 };
 
 // Warm-start memory: last step's impulses by contact identity (world frame) and by limit row,
