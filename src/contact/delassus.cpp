@@ -13,7 +13,12 @@ namespace impulse {
 
 Mat3 contact_frame_from_normal(const Vec3& n) {
   const Vec3 e = std::abs(n.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
-  const Vec3 tx = (e - n * n.dot(e)).normalized();
+  const Vec3 t = e - n * n.dot(e);
+  // t.normalized() as Eigen computes it (t / sqrt(|t|^2), t itself when |t| = 0), with a unit t
+  // (a level ground's normal against e_x) returned as it is: the same bits without the square root
+  // and the divisions, whose latency was 2.4 % of a standing robot's step (perf)
+  const Scalar z = t.squaredNorm();
+  const Vec3 tx = z == 1 || !(z > 0) ? t : Vec3(t / std::sqrt(z));
   Mat3 C;
   C.col(0) = tx;
   C.col(1) = n.cross(tx);
