@@ -67,25 +67,33 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
   }
 }
 
+namespace {
+// The six columns of a floating root (dofs 0-5): its columns of J are [[1, [p_O]], [0, 1]]
+// (world_subspace), so the point's columns are e_k for the linear dofs and e_j x (p - p_O) for
+// the angular ones. Written out, these are the products the general loop of
+// point_jacobian_branch forms minus its terms with a zero factor (the same bits, up to the sign of
+// a zero); p_O comes from J itself, as there. Every body of a pile or a stack, and the first six
+// entries of every contact path on a legged robot (ANYmal: 6 of 9).
+void floating_root_columns(const Scalar* J, const Vec3& p, const Mat3& R, Index* dofs, Scalar* out) {
+  // p_O = (J(2, 4), J(0, 5), J(1, 3))
+  const Scalar rx = p[0] - J[2 + 6 * 4], ry = p[1] - J[0 + 6 * 5], rz = p[2] - J[1 + 6 * 3];
+  for (int k = 0; k < 6; ++k) dofs[k] = k;
+  for (int i = 0; i < 3; ++i) {
+    out[i] = R(i, 0);
+    out[3 + i] = R(i, 1);
+    out[6 + i] = R(i, 2);
+    out[9 + i] = R(i, 1) * -rz + R(i, 2) * ry;   // e_x x r = (0, -r_z, r_y)
+    out[12 + i] = R(i, 0) * rz + R(i, 2) * -rx;  // e_y x r = (r_z, 0, -r_x)
+    out[15 + i] = R(i, 0) * -ry + R(i, 1) * rx;  // e_z x r = (-r_y, r_x, 0)
+  }
+}
+}  // namespace
+
 Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                             Index* dofs, Scalar* out) {
+  const Scalar* J = data.J.data();
   if (model.is_free_body()) {
-    // One body on a floating joint (every body of a pile or a stack): its columns of J are
-    // [[1, [p_O]], [0, 1]] (world_subspace), so the point's columns are e_k for the linear dofs and
-    // e_j x (p - p_O) for the angular ones. Written out, these are the products the loop below
-    // forms minus its terms with a zero factor (the same bits, up to the sign of a zero); p_O
-    // comes from J itself, as there.
-    const Scalar* J = data.J.data();  // p_O = (J(2, 4), J(0, 5), J(1, 3))
-    const Scalar rx = p[0] - J[2 + 6 * 4], ry = p[1] - J[0 + 6 * 5], rz = p[2] - J[1 + 6 * 3];
-    for (int k = 0; k < 6; ++k) dofs[k] = k;
-    for (int i = 0; i < 3; ++i) {
-      out[i] = R(i, 0);
-      out[3 + i] = R(i, 1);
-      out[6 + i] = R(i, 2);
-      out[9 + i] = R(i, 1) * -rz + R(i, 2) * ry;   // e_x x r = (0, -r_z, r_y)
-      out[12 + i] = R(i, 0) * rz + R(i, 2) * -rx;  // e_y x r = (r_z, 0, -r_x)
-      out[15 + i] = R(i, 0) * -ry + R(i, 1) * rx;  // e_z x r = (-r_y, r_x, 0)
-    }
+    floating_root_columns(J, p, R, dofs, out);
     return 6;
   }
   const Index last = branch_last_dof(model, body);
@@ -94,12 +102,16 @@ Index point_jacobian_branch(const Model& model, const Data& data, Index body, co
   // no walk up dof_parent (a chain of dependent loads), one independent column per entry
   const Index* anc = data.anc.data() + data.anc_begin[static_cast<std::size_t>(last)];
   const Index n = data.anc_begin[static_cast<std::size_t>(last) + 1] - data.anc_begin[static_cast<std::size_t>(last)] + 1;
-  const Scalar* J = data.J.data();
+  Index t = 0;
+  if (n > 6 && anc[n - 2] == 0 && model.parent[0] < 0 && model.joint_type[0] == JointType::Floating) {
+    floating_root_columns(J, p, R, dofs, out);  // (dofs 0-5 are body 0's: the path's first six)
+    t = 6;
+  }
   // R and p in registers: the stores to `out` could alias them, so the compiler would reload both
   // for every dof
   const Mat3 Rl = R;
   const Vec3 pl = p;
-  for (Index t = 0; t < n; ++t) {
+  for (; t < n; ++t) {
     const Index k = t + 1 < n ? anc[n - 2 - t] : last;
     dofs[t] = k;
     Scalar v[3];
