@@ -400,6 +400,7 @@ Recorder::Recorder(const std::string& path, World& world, long every, RecordedSe
     file_ = nullptr;
     throw Error("recording '" + path + "': write failed");
   }
+  world.set_stage_timing(true);  // each frame carries the step's wall time, the sum of the stage timers
 }
 
 Recorder::~Recorder() {

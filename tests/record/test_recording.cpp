@@ -65,6 +65,7 @@ TEST_CASE("a recording reads back the poses, joint states, energies and contacts
     const RecordedFrame f = r.frame(static_cast<std::size_t>(k));
     CHECK(f.step == static_cast<std::uint64_t>(k + 1));
     CHECK(f.time == Approx(0.001 * (k + 1)).margin(1e-12));
+    CHECK(f.step_us > 0);  // the Recorder turned the stage timers on (off by default)
     std::size_t i = 0;
     for (std::size_t s = 0; s < f.poses.size(); ++s) {
       for (const SE3& X : f.poses[s]) {

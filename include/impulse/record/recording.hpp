@@ -99,7 +99,7 @@ class Recorder {
  public:
   // Opens `path` for writing and writes the header and the scene. `every` >= 1: record(world)
   // keeps calls every, 2 every, ... (like `impulse run --csv --every`). Throws Error naming the file when
-  // it cannot be written.
+  // it cannot be written. Turns the World's stage timers on: each frame carries the step's wall time.
   Recorder(const std::string& path, World& world, long every = 1, RecordedSensors sensors = {});
   ~Recorder();
   Recorder(const Recorder&) = delete;
