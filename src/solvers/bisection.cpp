@@ -324,44 +324,49 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
 }
 
 // The full single-contact solution of sec. III-A on a prepared block.
-SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, Scalar mu,
+// (G, M and locked by reference: the sweep passes its stored blocks without copying them)
+SingleContactSolution solve_prepared(const Mat3& G, const Mat3& M, bool locked, const Vec3& c, Scalar mu,
                                      const BisectionSettings& s) {
   SingleContactSolution sol;
   if (c.z() >= 0) {  // opening: lambda = 0 satisfies every condition
     sol.contact_case = ContactCase::Opening;
     return sol;
   }
-  if (pc.locked) {
+  if (locked) {
     sol.contact_case = ContactCase::Locked;
     return sol;
   }
   if (!(mu > 0)) {  // frictionless: only the normal row, v_z = 0
-    sol.lambda = Vec3(0, 0, -c.z() / pc.G(2, 2));
+    sol.lambda = Vec3(0, 0, -c.z() / G(2, 2));
     sol.contact_case = ContactCase::Slipping;
     return sol;
   }
-  const Vec3 lambda_v0 = -pc.M * c;  // zero-velocity impulse lambda^{v=0} = -M c
+  const Vec3 lambda_v0 = -M * c;  // zero-velocity impulse lambda^{v=0} = -M c
   if (mu * lambda_v0.z() >= std::sqrt(lambda_v0.x() * lambda_v0.x() + lambda_v0.y() * lambda_v0.y())) {
     sol.lambda = lambda_v0;
     sol.contact_case = ContactCase::Sticking;
     return sol;
   }
   sol.contact_case = ContactCase::Slipping;
-  sol.lambda = bisection_slip(pc.G, c, mu, lambda_v0, s, sol.steps);
+  sol.lambda = bisection_slip(G, c, mu, lambda_v0, s, sol.steps);
   if (s.slip_model == SlipModel::Coulomb) {
     // Guard: on a hyperbolic section (G_zz < mu |G_zT|, strongly coupled blocks) the Coulomb
     // search has no line-of-sight walls and can run towards an asymptote (r -> inf) or stop on a
     // non-dissipative zero. Such a contact takes the paper's energy minimum instead (bounded,
     // always found), which is the Coulomb solution whenever the block is decoupled.
-    const Vec3 v = pc.G * sol.lambda + c;
+    const Vec3 v = G * sol.lambda + c;
     const bool dissipative = v.head<2>().dot(sol.lambda.head<2>()) <= 1e-9 * v.norm() * sol.lambda.norm();
     if (!sol.lambda.allFinite() || !dissipative) {
       BisectionSettings energy = s;
       energy.slip_model = SlipModel::MinimumEnergy;
-      sol.lambda = bisection_slip(pc.G, c, mu, lambda_v0, energy, sol.steps);
+      sol.lambda = bisection_slip(G, c, mu, lambda_v0, energy, sol.steps);
     }
   }
   return sol;
+}
+
+SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, Scalar mu, const BisectionSettings& s) {
+  return solve_prepared(pc.G, pc.M, pc.locked, c, mu, s);
 }
 
 }  // namespace
@@ -484,11 +489,7 @@ SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref 
       // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
       const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
       const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
-      PreparedContact pc;
-      pc.G = G_ii_[i];
-      pc.M = M_ii_[i];
-      pc.locked = locked_[i] != 0;
-      const SingleContactSolution sol = solve_prepared(pc, c_i, problem.mu[i], s);
+      const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
       const Vec3& lambda_star = sol.lambda;
       anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
       error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
