@@ -62,6 +62,20 @@ VecX anymal_stand_q(const ArticulatedSystem& robot, Scalar height) {
   return q;
 }
 
+// The ground, a 1.5 m platform (0.2 m high) and ANYmal with its feet just above the platform.
+struct RobotOnBox {
+  ArticulatedSystem* box;
+  ArticulatedSystem* robot;
+};
+RobotOnBox add_robot_on_box(World& w) {
+  w.add_ground();
+  ArticulatedSystem& box = w.add_box("platform", Vec3(1.5, 1.5, 0.2), 50.0);
+  place(box, Vec3(0, 0, 0.1 - 1e-4));
+  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  robot.set_q(anymal_stand_q(robot, 0.2 + 0.549));  // feet just above the box top (z = 0.2)
+  return {&box, &robot};
+}
+
 }  // namespace
 
 TEST_CASE("islands: two separate stacks are two islands, the ground joins nothing", "[stepper][islands]") {
@@ -88,12 +102,10 @@ TEST_CASE("islands: two separate stacks are two islands, the ground joins nothin
 
 TEST_CASE("islands: a robot standing on a box joins it; limit rows belong to their system", "[stepper][islands]") {
   World w;
-  w.add_ground();
-  ArticulatedSystem& box = w.add_box("platform", Vec3(1.5, 1.5, 0.2), 50.0);
-  place(box, Vec3(0, 0, 0.1 - 1e-4));
-  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
-  VecX q = anymal_stand_q(robot, 0.2 + 0.549);  // feet just above the box top (z = 0.2)
-  robot.set_q(q);
+  const RobotOnBox rb = add_robot_on_box(w);
+  ArticulatedSystem& box = *rb.box;
+  ArticulatedSystem& robot = *rb.robot;
+  const VecX q = robot.q();
   VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
   kp.tail(12).setConstant(300);
   kd.tail(12).setConstant(8);
@@ -244,11 +256,7 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or t
 TEST_CASE("islands: a dense island's guard reads its diagonal, which bounds every entry", "[stepper][islands]") {
   // A robot on a box: one dense island of two systems, with cross terms between their pieces.
   World w;
-  w.add_ground();
-  ArticulatedSystem& box = w.add_box("platform", Vec3(1.5, 1.5, 0.2), 50.0);
-  place(box, Vec3(0, 0, 0.1 - 1e-4));
-  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
-  robot.set_q(anymal_stand_q(robot, 0.2 + 0.549));
+  add_robot_on_box(w);
   Index k = -1;
   for (int i = 0; i < 300 && k < 0; ++i) {
     w.integrate();
