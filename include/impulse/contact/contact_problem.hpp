@@ -156,9 +156,9 @@ class DelassusProduct {
   std::size_t memory_bytes() const { return static_cast<std::size_t>(z_.size()) * sizeof(Scalar); }
 
  private:
-  // Dense G: the rows' products as plain column loops. Eigen's general matrix-vector kernel
-  // costs several hundred instructions of set-up for a 3 x 12 block (a standing robot's one
-  // sweep: 4.7k instructions before, most of the solve).
+  // Dense G: the rows' products as plain column loops, in the order of Eigen's matrix-vector
+  // kernel (same bits) without its set-up: 0.7k instructions fewer in a standing ANYmal's step,
+  // neutral in wall time (docs/benchmarks.md, sessions 22 and 23).
   static inline Vec3 dense_rows(const ContactProblem& p, Index i, const VecXcref& lambda);
   static inline Scalar dense_row(const ContactProblem& p, Index r, const VecXcref& lambda);
   inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded
