@@ -214,6 +214,7 @@ double seconds_per_step(World& w, int steps) {
 json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, const std::string& solver) {
   World one;
   set_up(one, ref, anderson, solver);
+  one.set_stage_timing(w.settings().stage_timing);  // the same clock reads per step as `w`
   for (int k = 0; k < 300; ++k) one.integrate();
   constexpr int kRounds = 200;
   std::vector<double> r;
