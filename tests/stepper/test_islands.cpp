@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/pgs.hpp"
+#include "impulse/solvers/solver_result.hpp"
 #include "impulse/world/world.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/draw.hpp"
@@ -183,6 +185,33 @@ TEST_CASE("islands: a pile is one factored island; its G matches its dense globa
     CHECK_ALL_CLOSE(product.contact(j, xs), Vec3(Gl.middleRows<3>(3 * j) * xs), 1e-11, 1e-11);
     CHECK(std::abs(product.row(r, xs) - Gl.row(r).dot(xs)) <= 1e-11 * (1 + std::abs(Gl.row(r).dot(xs))));
   }
+}
+
+TEST_CASE("islands: evaluate_residuals measures a factored island as its dense copy", "[stepper][islands][sparse]") {
+  // (it read the empty dense G of a factored problem, out of bounds, before session 23)
+  World w;
+  std::mt19937 rng(11);
+  settle_small_pile(w, rng);
+  const IslandView isl = w.assembler().island(0);
+  REQUIRE(isl.problem.is_factored());
+  const MatX G = isl.problem.dense();
+  const ContactProblem dense(G, isl.problem.c, isl.problem.mu, isl.problem.nc, isl.problem.nl, isl.problem.nb,
+                             isl.problem.box);
+  std::normal_distribution<Scalar> nd(0, 1);
+  VecX lambda(isl.problem.size());
+  for (Index r = 0; r < lambda.size(); ++r) lambda[r] = r % 3 == 2 ? std::abs(nd(rng)) : 0.3 * nd(rng);
+  const ContactResiduals a = evaluate_residuals(isl.problem, lambda), b = evaluate_residuals(dense, lambda);
+  CHECK(a.penetration > 0);  // (a random lambda violates the conditions: the comparison means something)
+  for (const auto& [x, y] : {std::pair{a.penetration, b.penetration}, {a.negative_impulse, b.negative_impulse},
+                             {a.complementarity, b.complementarity}, {a.cone, b.cone}, {a.coulomb, b.coulomb},
+                             {a.max_dissipation, b.max_dissipation}, {a.slip, b.slip}})
+    CHECK(std::abs(x - y) <= 1e-10 * (1 + std::abs(y)));
+  VecX short_lambda(isl.problem.size() - 1);
+  CHECK_THROWS_AS(evaluate_residuals(isl.problem, short_lambda), InvalidArgument);
+  const MatX wrong = MatX::Zero(3, 3);
+  CHECK_THROWS_AS(evaluate_residuals(ContactProblem(wrong, isl.problem.c, isl.problem.mu, isl.problem.nc,
+                                                    isl.problem.nl), lambda),
+                  InvalidArgument);
 }
 
 TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or the blocks that cover them",

@@ -135,8 +135,9 @@ struct ContactResiduals {
   std::string to_string() const;
 };
 
-// Measures lambda against the conditions of `problem` (see the table above). Does not allocate.
-// Throws InvalidArgument if lambda has the wrong size.
+// Measures lambda against the conditions of `problem` (see the table above), dense or factored.
+// A tool for tests and benchmarks: allocates its product G lambda. Throws InvalidArgument if lambda
+// or a dense G has the wrong size.
 ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcref& lambda);
 
 }  // namespace impulse
