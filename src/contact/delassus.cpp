@@ -879,7 +879,6 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     isl.factored.DY = DY_.data();
     isl.factored.diag = fdiag_.data() + isl.diag;
     isl.factored.nz = isl.nz;
-    isl.factored.diag_covers_pieces = true;  // (each piece's self product is in its group's block)
   }
 }
 
@@ -889,17 +888,14 @@ IslandView DelassusAssembler::island(Index k) const {
   const auto c = lc_.segment(isl.row, n);
   const auto mu = lmu_.segment(isl.contact, isl.nc);
   const auto box = lbox_.segment(isl.row + 3 * isl.nc + isl.nl, isl.nf);
-  if (isl.dense >= 0) {
-    const Eigen::Map<const MatX> G(Gd_.data() + isl.dense, n, n);
-    IslandView v{ContactProblem(G, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
-                 ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
-                 isl.n_bounce, isl.n_position, isl.systems};
-    v.problem.diagonal_covers = true;  // (assemble_dense: every entry a path product)
-    return v;
-  }
-  return IslandView{ContactProblem(isl.factored, c, mu, isl.nc, isl.nl, isl.nf, box), lrow_global_.data() + isl.row,
-                    ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n), lposition_.segment(isl.row, n),
-                    isl.n_bounce, isl.n_position, isl.systems};
+  // (a Ref to the dense block binds to its memory: no copy)
+  IslandView v{isl.dense >= 0 ? ContactProblem(Eigen::Map<const MatX>(Gd_.data() + isl.dense, n, n), c, mu, isl.nc,
+                                               isl.nl, isl.nf, box)
+                              : ContactProblem(isl.factored, c, mu, isl.nc, isl.nl, isl.nf, box),
+               lrow_global_.data() + isl.row, ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n),
+               lposition_.segment(isl.row, n), isl.n_bounce, isl.n_position, isl.systems};
+  v.problem.diagonal_covers = true;  // (every entry of G a path product: ContactProblem::diagonal_covers)
+  return v;
 }
 
 std::size_t DelassusAssembler::memory_bytes() const {

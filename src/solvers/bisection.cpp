@@ -365,15 +365,12 @@ SingleContactSolution solve_prepared(const Mat3& G, const Mat3& M, bool locked, 
   return sol;
 }
 
-SingleContactSolution solve_prepared(const PreparedContact& pc, const Vec3& c, Scalar mu, const BisectionSettings& s) {
-  return solve_prepared(pc.G, pc.M, pc.locked, c, mu, s);
-}
-
 }  // namespace
 
 SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
                                            const BisectionSettings& settings) {
-  return solve_prepared(prepare_contact(G, settings.regularization), c, mu, settings);
+  const PreparedContact pc = prepare_contact(G, settings.regularization);
+  return solve_prepared(pc.G, pc.M, pc.locked, c, mu, settings);
 }
 
 void BisectionSolver::reserve_impl(Index max_rows) {

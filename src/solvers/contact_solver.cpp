@@ -44,12 +44,12 @@ bool problem_is_finite(const ContactProblem& problem) {
   const bool box_ok = !problem.box.head(problem.nb).hasNaN();
   Scalar s[4] = {0, 0, 0, 0};
   if (problem.is_factored()) {  // the diagonal blocks, and every entry in use of Y and D^-1 Y
-                                // unless the blocks cover them (FactoredG::diag_covers_pieces)
+                                // unless the blocks cover them (ContactProblem::diagonal_covers)
     const FactoredG& F = *problem.factored;
     const Index ng = problem.nc + problem.nl + problem.nb;
     for (Index g = 0; g < ng; ++g) {
       add_zero_times(F.diag[g].data(), 9, 1, s);
-      if (F.diag_covers_pieces) continue;  // (see FactoredG: the blocks are sums of their squares)
+      if (problem.diagonal_covers) continue;  // (the blocks are sums of the pieces' squares)
       for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
         const FactoredPiece& p = F.piece[k];
         // a contact side's 3 rows are contiguous; a one-row piece uses 1 value of every 3

@@ -232,7 +232,7 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or t
   // The assembler's blocks cover its pieces: the diagonal of G_gg sums D^-1 Y_r * Y_r over the
   // paths of the group's pieces (on different systems: no cross terms), the products a NaN or an
   // infinity in Y, D^-1 or D^-1 Y would poison.
-  REQUIRE(F.diag_covers_pieces);
+  REQUIRE(isl.problem.diagonal_covers);
   Index covered = 0;
   for (Index g = 0; g < ng; ++g) {
     bool one_system_each = true;
@@ -252,11 +252,15 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or t
   }
   CHECK(covered >= 3 * isl.problem.nc);
   FactoredG copy = F;
-  copy.diag_covers_pieces = false;  // a FactoredG from elsewhere: every entry is read
   copy.Y = Y.data();
   copy.DY = DY.data();
   copy.diag = diag.data();
-  const auto view = [&]() { return ContactProblem(copy, isl.problem.c, isl.problem.mu, isl.problem.nc, isl.problem.nl); };
+  bool covers = false;  // a FactoredG from elsewhere: every entry is read
+  const auto view = [&]() {
+    ContactProblem p(copy, isl.problem.c, isl.problem.mu, isl.problem.nc, isl.problem.nl);
+    p.diagonal_covers = covers;
+    return p;
+  };
   CHECK(problem_is_finite(view()));
   const FactoredPiece& first = F.piece[F.begin[0]];
   REQUIRE(first.nrows == 3);
@@ -273,9 +277,9 @@ TEST_CASE("islands: the non-finite guard reads every entry of a factored G, or t
     DY[dy_entry] = F.DY[dy_entry];
     diag[ng - 1](1, 2) = bad;
     CHECK_FALSE(problem_is_finite(view()));
-    copy.diag_covers_pieces = true;  // the assembler's: the blocks alone are read
+    covers = true;  // the assembler's: the blocks alone are read
     CHECK_FALSE(problem_is_finite(view()));
-    copy.diag_covers_pieces = false;
+    covers = false;
     diag[ng - 1] = F.diag[ng - 1];
   }
   Y[0] = Y[3] = 1e308;  // huge but finite entries are finite

@@ -55,12 +55,6 @@ struct FactoredG {
   const Scalar* DY = nullptr;           // D^-1 Y: Y with each path entry scaled by its D^-1
   const Mat3* diag = nullptr;           // ngroups: the diagonal blocks G_gg
   Index nz = 0;                         // velocity slots of the island's systems
-  // Set by DelassusAssembler, whose diag[g] holds, for every row r of every piece of group g, the
-  // sum over the piece's path of D^-1_t Y_rt^2 (a product of the same Y and D^-1 that make D^-1 Y):
-  // a NaN or an infinity in any of them makes that sum NaN or infinite (0 * inf is NaN), so finite
-  // diagonal blocks mean finite pieces, and the solvers' guard (problem_is_finite) checks the
-  // blocks only. Left false for a FactoredG built any other way: every entry is checked.
-  bool diag_covers_pieces = false;
 };
 
 struct ContactProblem {
@@ -82,11 +76,15 @@ struct ContactProblem {
   Index nl = 0;               // number of one-row unilateral rows after the contacts
   Index nb = 0;               // number of one-row box rows after the unilateral rows
   const FactoredG* factored = nullptr;  // when set, G is stored as its factors
-  // Dense G assembled as sums of path products (the DelassusAssembler's dense islands): each
-  // entry G_pq = sum_t Y_p(t) D^-1_t Y_q(t) over a path that G_pp's sum of squares also covers
-  // (|G_pq| <= max(G_pp, G_qq)), so a NaN or an infinity anywhere shows on the diagonal and the
-  // solvers' non-finite guard (problem_is_finite) reads the diagonal only, as for a FactoredG
-  // with diag_covers_pieces. Left false for a G given any other way: every entry is checked.
+  // Set by the DelassusAssembler for its islands, whose G is built from path products of the same
+  // Y and D^-1 on both storages, so that a NaN or an infinity anywhere shows on the diagonal and
+  // the solvers' non-finite guard (problem_is_finite) reads the diagonal only:
+  // - dense: G_pq = sum_t Y_p(t) D^-1_t Y_q(t) over a path that G_pp's sum of squares also covers
+  //   (|G_pq| <= sqrt(G_pp G_qq));
+  // - factored: the diagonal blocks' diagonals sum D^-1_t Y_rt^2 over every path entry of every
+  //   piece of their group, the same products that make Y and D^-1 Y (0 * inf is NaN), so the
+  //   blocks are read and the pieces are not.
+  // Left false for a problem built any other way: every entry is checked.
   bool diagonal_covers = false;
 
   Index size() const { return 3 * nc + nl + nb; }
