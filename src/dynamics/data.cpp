@@ -63,6 +63,10 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
   anc_begin[nv] = static_cast<Index>(anc.size());
   dof_chain = true;
   for (Index k = 0; k < nv; ++k) dof_chain = dof_chain && model.dof_parent[k] == k - 1;
+  root_chain6 = nv > 6;
+  for (Index k = 0; k < 6 && root_chain6; ++k) {
+    root_chain6 = model.dof_parent[k] == k - 1 && dof_subtree_end[static_cast<std::size_t>(k)] == nv;
+  }
   L_anc = VecX::Zero(static_cast<Index>(anc.size()));
 
   ov.assign(nb, Vec6::Zero());

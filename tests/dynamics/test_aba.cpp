@@ -173,7 +173,7 @@ TEST_CASE("ltdl: the fixed-size kernels of a dof chain give the general kernels'
     Data chain(model), general(model);
     REQUIRE((model.nv == 6 || model.nv == 7));
     REQUIRE(chain.dof_chain);
-    general.dof_chain = false;  // the general loops
+    general.dof_chain = general.root_chain6 = false;  // the general loops
     std::mt19937 rng(3);
     for (int trial = 0; trial < 5; ++trial) {
       const VecX q = model.random_configuration(rng);
@@ -194,4 +194,53 @@ TEST_CASE("ltdl: the fixed-size kernels of a dof chain give the general kernels'
   }
   // a branched tree is not a chain
   CHECK_FALSE(Data(quadruped()).dof_chain);
+}
+
+TEST_CASE("ltdl: a floating base's root block (Schur complement) agrees with the general loop", "[dynamics]") {
+  // Data::root_chain6 groups the root block's sums differently from the general loop: the same
+  // factor to round-off, on every model of the dynamics tests whose first six dofs carry the rest
+  int floating = 0;
+  for (const NamedModel& nm : dynamics_test_models()) {
+    INFO(nm.name);
+    const Model& model = nm.model;
+    Data grouped(model), general(model);
+    // expected: dofs 0..5 a chain, and every later dof reaches dof 5 through its ancestors
+    bool root6 = model.nv > 6;
+    for (Index k = 0; k < model.nv && root6; ++k) {
+      if (k < 6) {
+        root6 = model.dof_parent[k] == k - 1;
+        continue;
+      }
+      Index a = k;
+      while (a > 5) a = model.dof_parent[a];
+      root6 = a == 5;
+    }
+    CHECK(grouped.root_chain6 == root6);
+    if (!grouped.root_chain6) continue;
+    ++floating;
+    general.root_chain6 = false;
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 5; ++trial) {
+      const VecX q = model.random_configuration(rng);
+      crba(model, grouped, q);
+      const MatX M = grouped.M;
+      general.M = M;
+      REQUIRE(ltdl_factor(model, grouped));
+      REQUIRE(ltdl_factor(model, general));
+      const Scalar scale = M.diagonal().maxCoeff();
+      CHECK((grouped.M - general.M).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      CHECK(((grouped.D - general.D).array() / general.D.array()).abs().maxCoeff() < 1e-12);
+      CHECK((grouped.L_anc - general.L_anc).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      // and the factor is M's: L^T D L = M (upper triangle and diagonal of M kept by the factor)
+      MatX L = MatX::Identity(model.nv, model.nv);
+      L.triangularView<Eigen::StrictlyLower>() = grouped.M.triangularView<Eigen::StrictlyLower>();
+      const MatX LtDL = L.transpose() * grouped.D.asDiagonal() * L;
+      CHECK((LtDL - M).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      VecX x = random_vector(model.nv, rng), y = x;
+      ltdl_solve(model, grouped, x);
+      ltdl_solve(model, general, y);
+      CHECK((x - y).norm() < 1e-10 * y.norm());
+    }
+  }
+  CHECK(floating >= 5);  // the random floating trees, the quadruped (and ANYmal when it loads)
 }

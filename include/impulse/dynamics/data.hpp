@@ -136,6 +136,10 @@ class Data {
   // The dofs form one chain, dof_parent[k] = k - 1 (a free body, a serial arm): M is dense, and
   // ltdl_factor / ltdl_solve run fixed-size loops for the common sizes (constant, from the Model).
   bool dof_chain = false;
+  // The first six dofs form a chain from which every other dof descends, and nv > 6 (a floating
+  // base carrying the rest of the tree): ltdl_factor ends with the root block's Schur complement
+  // (constant, from the Model).
+  bool root_chain6 = false;
 
   // --- aba (world-frame variant of RBDA Table 7.1) -------------------------------------------
   Vec6Vector ov;           // nb: twist of body i, world frame
