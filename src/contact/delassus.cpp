@@ -115,6 +115,7 @@ const PathProduct kPathProductScaled[4] = {add_path_product<1, 1, -1, true>, add
 inline void path_product(Index nrows_p, Index nrows_q, const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len,
                          const Scalar* Dinv, Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
   if (nrows_p == 3 && nrows_q == 3 && len == 6) return add_path_product<3, 3, 6>(Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
+  if (nrows_p == 3 && nrows_q == 3 && len == 9) return add_path_product<3, 3, 9>(Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
   kPathProduct[2 * (nrows_p == 3) + (nrows_q == 3)](Yp, Yq, dofs, len, Dinv, G, ld, rp, rq, mirror);
 }
 inline void path_product_scaled(Index nrows_p, Index nrows_q, const Scalar* DYp, const Scalar* Yq, Index len, Scalar* G,
@@ -784,10 +785,13 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
       for (std::size_t b = a; b < list.size(); ++b) {
         const Piece& q = pieces_[static_cast<std::size_t>(list[b])];
         const Index* dq = dofs_.data() + q.offset;
-        const Index lmax = std::min(p.len, q.len);
-        Index len = 0;
-        while (len < lmax && dp[len] == dq[len]) ++len;
-        if (len == 0) continue;
+        Index len = p.len;  // a piece with itself: its whole path
+        if (a != b) {
+          const Index lmax = std::min(p.len, q.len);
+          len = 0;
+          while (len < lmax && dp[len] == dq[len]) ++len;
+          if (len == 0) continue;
+        }
         const Scalar* Yq = Y_.data() + 3 * q.offset;
         path_product(p.nrows, q.nrows, Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
       }
