@@ -30,7 +30,7 @@ namespace {
 
 // y <- L^-T y for y supported on one root path (dofs[0..len), root first; nr of the 3 values per
 // dof used): RBDA Table 6.4 first half restricted to the path, whose ancestors of dofs[t] are
-// exactly dofs[0..t). A free body (LEN = 6) runs the scatter form, which skips zero entries of
+// exactly dofs[0..t). A free body (SCATTER) runs the scatter form, which skips zero entries of
 // L: within a free joint the translation dofs never couple (their mass block is m 1), nor do they
 // couple with the rotation when the body's origin is its centre of mass, so a sphere's or a box's
 // factor is (nearly) the identity; this loop was 7 % of a 216-sphere pile's step. Robot paths run
@@ -41,12 +41,14 @@ namespace {
 // L(dofs[t], dofs[s]) = row[t][-s], row[t] = the packed row of dofs[t] (Data::L_anc: L(k,
 // dofs[t-1]), L(k, dofs[t-2]), ...) shifted by t - 1; `row` has room for the path (the
 // assembler's buffer of nv_max pointers; unused by the free body).
-template <int NR, int LEN = -1>
+// (LEN > 0: the path's length at compile time, the loops unrolled: 6 for a free body, which runs
+// the scatter form (SCATTER), 9 for a 3-dof leg on a floating base.)
+template <int NR, int LEN = -1, bool SCATTER = false>
 void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, const Scalar** row) {
   const Index len = LEN > 0 ? LEN : len_;
   const Scalar* La = d.L_anc.data();
   const Index* begin = d.anc_begin.data();
-  if (LEN > 0) {  // a free body: L is (nearly) the identity, the scatter form skips whole rows
+  if (SCATTER) {  // a free body: L is (nearly) the identity, the scatter form skips whole rows
     for (Index t = len - 1; t > 0; --t) {
       const Scalar* Lk = La + begin[dofs[t]];  // Lk[j] = L(dofs[t], dofs[t - 1 - j])
       Scalar yk[NR];
@@ -345,7 +347,10 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Scalar* u = systems[s].u->data();
       if (p.len == 6) {  // a free body (unrolled)
         accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3, 6>(d, dofs, p.len, Y, nullptr);
+        solve_LT_path<3, 6, true>(d, dofs, p.len, Y, nullptr);
+      } else if (p.len == 9) {  // a 3-dof leg on a floating base (unrolled)
+        accumulate_velocities<9>(Y, dofs, p.len, uf, u, c, v);
+        solve_LT_path<3, 9>(d, dofs, p.len, Y, path_rows_.data());
       } else {
         accumulate_velocities(Y, dofs, p.len, uf, u, c, v);
         solve_LT_path<3>(d, dofs, p.len, Y, path_rows_.data());
