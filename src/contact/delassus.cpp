@@ -49,10 +49,12 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, cons
   const Scalar* La = d.L_anc.data();
   const Index* begin = d.anc_begin.data();
   if (SCATTER) {  // a free body: L is (nearly) the identity, the scatter form skips whole rows
+#pragma GCC unroll 6
     for (Index t = len - 1; t > 0; --t) {
       const Scalar* Lk = La + begin[dofs[t]];  // Lk[j] = L(dofs[t], dofs[t - 1 - j])
       Scalar yk[NR];
       for (int r = 0; r < NR; ++r) yk[r] = Y[3 * t + r];
+#pragma GCC unroll 6
       for (Index j = 0; j < t; ++j) {
         const Scalar l = Lk[j];
         if (l == 0) continue;
@@ -64,10 +66,12 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, cons
   }
   // (once per path; row[0] is never read, and a path of one dof may have no L at all: L_anc empty)
   for (Index t = 1; t < len; ++t) row[t] = La + (begin[dofs[t]] + t - 1);
+#pragma GCC unroll 8
   for (Index s = len - 2; s >= 0; --s) {
     Scalar ys[NR];
     for (int r = 0; r < NR; ++r) ys[r] = Y[3 * s + r];
     const Scalar* yt = Y + 3 * (len - 1);
+#pragma GCC unroll 8
     for (const Scalar* const* rt = row + (len - 1); rt > row + s; --rt, yt -= 3) {
       const Scalar l = (*rt)[-s];
       for (int r = 0; r < NR; ++r) ys[r] -= l * yt[r];

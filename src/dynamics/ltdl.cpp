@@ -21,10 +21,12 @@ bool ltdl_factor_chain(Data& data) {
   Scalar* D = data.D.data();
   Scalar DL[N];
   bool positive_definite = true;
+#pragma GCC unroll 7
   for (int j = N - 1; j >= 0; --j) {
     const int b = j + 1, nd = N - b;
     const Scalar* Lj = H + b + j * N;
     Scalar Dj = H[j + j * N];
+#pragma GCC unroll 7
     for (int t = 0; t < nd; ++t) {
       DL[t] = D[b + t] * Lj[t];
       Dj -= Lj[t] * DL[t];
@@ -35,9 +37,11 @@ bool ltdl_factor_chain(Data& data) {
     data.Dinv[j] = Djinv;
     H[j + j * N] = Dj;
     Scalar* Lrow = L_anc + j * (j - 1) / 2;
+#pragma GCC unroll 7
     for (int i = j - 1; i >= 0; --i) {
       const Scalar* Li = H + b + i * N;
       Scalar s = H[i + j * N];
+#pragma GCC unroll 7
       for (int t = 0; t < nd; ++t) s -= Li[t] * DL[t];
       H[j + i * N] = Lrow[j - 1 - i] = s * Djinv;
     }
@@ -213,15 +217,19 @@ void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
 template <int N>
 void solve_chain_vec(const Data& data, Scalar* x) {
   const Scalar* La = data.L_anc.data();
+#pragma GCC unroll 7
   for (int k = N - 1; k >= 0; --k) {
     const Scalar xk = x[k];
     const Scalar* row = La + k * (k - 1) / 2;
+#pragma GCC unroll 7
     for (int a = 0; a < k; ++a) x[k - 1 - a] -= row[a] * xk;
   }
   for (int k = 0; k < N; ++k) x[k] *= data.Dinv[k];
+#pragma GCC unroll 7
   for (int k = 0; k < N; ++k) {
     Scalar xk = x[k];
     const Scalar* row = La + k * (k - 1) / 2;
+#pragma GCC unroll 7
     for (int a = 0; a < k; ++a) xk -= row[a] * x[k - 1 - a];
     x[k] = xk;
   }
