@@ -190,26 +190,48 @@ bool ltdl_factor(const Model& model, Data& data) {
 
 namespace {
 
-// Single-vector kernels (contiguous x), on the packed rows of L (Data::anc, Data::L_anc).
+// Single-vector kernels (contiguous x), on the packed rows of L (Data::anc, Data::L_anc). ROOT6
+// (Data::root_chain6): the last six ancestors of every dof k >= 6 are the root dofs 5, ..., 0, so
+// that part of its row runs with known indices, unrolled, in the same order (the same bits).
+template <bool ROOT6>
 void solve_LT_vec(const Model& model, const Data& data, Scalar* x) {
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   const Scalar* La = data.L_anc.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
     const Scalar xk = x[k];
-    for (Index a = begin[k]; a < begin[k + 1]; ++a) x[anc[a]] -= La[a] * xk;
+    const Index end = ROOT6 && k >= 6 ? begin[k + 1] - 6 : begin[k + 1];
+    for (Index a = begin[k]; a < end; ++a) x[anc[a]] -= La[a] * xk;
+    if (ROOT6 && k >= 6) {
+#pragma GCC unroll 6
+      for (int r = 0; r < 6; ++r) x[5 - r] -= La[end + r] * xk;
+    }
   }
 }
 
+template <bool ROOT6>
 void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   const Scalar* La = data.L_anc.data();
   for (Index k = 0; k < model.nv; ++k) {
     Scalar xk = x[k];
-    for (Index a = begin[k]; a < begin[k + 1]; ++a) xk -= La[a] * x[anc[a]];
+    const Index end = ROOT6 && k >= 6 ? begin[k + 1] - 6 : begin[k + 1];
+    for (Index a = begin[k]; a < end; ++a) xk -= La[a] * x[anc[a]];
+    if (ROOT6 && k >= 6) {
+#pragma GCC unroll 6
+      for (int r = 0; r < 6; ++r) xk -= La[end + r] * x[5 - r];
+    }
     x[k] = xk;
   }
+}
+
+void solve_LT_vec(const Model& model, const Data& data, Scalar* x) {
+  data.root_chain6 ? solve_LT_vec<true>(model, data, x) : solve_LT_vec<false>(model, data, x);
+}
+
+void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
+  data.root_chain6 ? solve_L_vec<true>(model, data, x) : solve_L_vec<false>(model, data, x);
 }
 
 // The two vector kernels and the D^-1 scaling for a chain of N dofs (Data::dof_chain), in the
