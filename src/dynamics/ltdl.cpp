@@ -133,7 +133,8 @@ bool ltdl_factor(const Model& model, Data& data) {
   Scalar* L_anc = data.L_anc.data();
   Scalar* DL = data.ltdl_tmp.data();
   bool positive_definite = true;
-  const Index first = data.root_chain6 ? 6 : 0;  // the root block of a floating base: below
+  const bool root6 = data.root_chain6;
+  const Index first = root6 ? 6 : 0;  // the root block of a floating base: below
   for (Index j = n - 1; j >= first; --j) {
     const Index b = j + 1, nd = data.dof_subtree_end[j] - b;  // descendants b .. b + nd - 1
     const Scalar* Lj = H + b + j * n;                         // L_kj, k in desc(j)
@@ -150,38 +151,41 @@ bool ltdl_factor(const Model& model, Data& data) {
     data.D[j] = Dj;
     data.Dinv[j] = Djinv;
     H[j + j * n] = Dj;
-    // the ancestors i of j from the packed list (Data::anc), not by walking lambda: a chain of
-    // dependent loads
-    // (a leg's dofs have 0-2 descendants and up to 8 ancestors: the inner loop unrolled for those)
+    // the ancestors i of j (entry a of its packed row) from the packed list (Data::anc), not by
+    // walking lambda: a chain of dependent loads. On a floating base the last six are the root
+    // dofs 5, ..., 0, visited with known indices (unrolled; the same operations). (A leg's dofs
+    // have 0-2 descendants and up to 8 ancestors: the inner loop unrolled for those.)
+    const Index a_root = root6 ? anc_begin[j + 1] - 6 : anc_begin[j + 1];
+    auto ancestors = [&](auto&& entry) {
+      for (Index a = anc_begin[j]; a < a_root; ++a) entry(a, anc[a]);
+      if (root6) {
+#pragma GCC unroll 6
+        for (Index r = 0; r < 6; ++r) entry(a_root + r, 5 - r);
+      }
+    };
     switch (nd) {
       case 0:
-        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
-          const Index i = anc[a];
-          H[j + i * n] = L_anc[a] = H[i + j * n] * Djinv;
-        }
+        ancestors([&](Index a, Index i) { H[j + i * n] = L_anc[a] = H[i + j * n] * Djinv; });
         break;
       case 1:
-        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
-          const Index i = anc[a];
+        ancestors([&](Index a, Index i) {
           const Scalar* Li = H + b + i * n;
           H[j + i * n] = L_anc[a] = (H[i + j * n] - Li[0] * DL[0]) * Djinv;
-        }
+        });
         break;
       case 2:
-        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
-          const Index i = anc[a];
+        ancestors([&](Index a, Index i) {
           const Scalar* Li = H + b + i * n;
           H[j + i * n] = L_anc[a] = ((H[i + j * n] - Li[0] * DL[0]) - Li[1] * DL[1]) * Djinv;
-        }
+        });
         break;
       default:
-        for (Index a = anc_begin[j]; a < anc_begin[j + 1]; ++a) {
-          const Index i = anc[a];
+        ancestors([&](Index a, Index i) {
           const Scalar* Li = H + b + i * n;  // L_ki, k in desc(j)
           Scalar s = H[i + j * n];           // M_ij
           for (Index t = 0; t < nd; ++t) s -= Li[t] * DL[t];
           H[j + i * n] = L_anc[a] = s * Djinv;  // L_ji, also in the packed row of j
-        }
+        });
     }
   }
   if (data.root_chain6) positive_definite = factor_root_chain6(model, data) && positive_definite;
