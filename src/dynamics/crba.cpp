@@ -42,8 +42,15 @@ void crba_backward(const Model& model, Data& data) {
           const Scalar* f = F + 6 * c;
           const Scalar col[6] = {f[0], f[1], f[2], f[3] - (py * f[2] - pz * f[1]),
                                  f[4] - (pz * f[0] - px * f[2]), f[5] - (px * f[1] - py * f[0])};
-          const Index rend = std::min(c + 1, k + 6);
-          for (Index r = k; r < rend; ++r) {
+          if (c >= k + 6) {  // a descendant's column: all six rows (unrolled)
+#pragma GCC unroll 6
+            for (Index r = 0; r < 6; ++r) {
+              M(k + r, c) = col[r];
+              M(c, k + r) = col[r];
+            }
+            continue;
+          }
+          for (Index r = k; r <= c; ++r) {  // the base block: its upper triangle
             M(r, c) = col[r - k];
             M(c, r) = col[r - k];
           }
