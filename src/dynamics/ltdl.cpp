@@ -9,6 +9,22 @@ namespace impulse {
 
 namespace {
 
+// f(a, i) for every ancestor i of dof k, entry a of k's packed row (Data::anc, Data::L_anc), in
+// the row's order. With ROOT6 (Data::root_chain6, as a constant) and k >= 6 the last six
+// ancestors are the root dofs 5, ..., 0: visited with known indices, unrolled, instead of loading
+// them from Data::anc (the same entries in the same order: the same bits).
+template <bool ROOT6, class F>
+inline void for_each_ancestor(const Data& data, Index k, F&& f) {
+  const Index* begin = data.anc_begin.data();
+  const bool root = ROOT6 && k >= 6;
+  const Index a_root = root ? begin[k + 1] - 6 : begin[k + 1];
+  for (Index a = begin[k]; a < a_root; ++a) f(a, data.anc[static_cast<std::size_t>(a)]);
+  if (root) {
+#pragma GCC unroll 6
+    for (Index r = 0; r < 6; ++r) f(a_root + r, 5 - r);
+  }
+}
+
 // ltdl_factor below for dofs that form one chain of N (Data::dof_chain): desc(j) = j+1 .. N-1 and
 // anc(j) = j-1, ..., 0 (so anc_begin[j] = j (j - 1) / 2). The same operations in the same order
 // (the same bits) with compile-time trip counts: for a free body (N = 6) the loops of the general
@@ -128,8 +144,6 @@ bool ltdl_factor(const Model& model, Data& data) {
   // diagonal) is read, so a previous factor left in the lower triangle needs no clearing.
   const Index n = model.nv;
   Scalar* H = data.M.data();  // H(r, c) = H[r + c n] (column major)
-  const Index* anc = data.anc.data();
-  const Index* anc_begin = data.anc_begin.data();
   Scalar* L_anc = data.L_anc.data();
   Scalar* DL = data.ltdl_tmp.data();
   bool positive_definite = true;
@@ -151,17 +165,11 @@ bool ltdl_factor(const Model& model, Data& data) {
     data.D[j] = Dj;
     data.Dinv[j] = Djinv;
     H[j + j * n] = Dj;
-    // the ancestors i of j (entry a of its packed row) from the packed list (Data::anc), not by
-    // walking lambda: a chain of dependent loads. On a floating base the last six are the root
-    // dofs 5, ..., 0, visited with known indices (unrolled; the same operations). (A leg's dofs
-    // have 0-2 descendants and up to 8 ancestors: the inner loop unrolled for those.)
-    const Index a_root = root6 ? anc_begin[j + 1] - 6 : anc_begin[j + 1];
-    auto ancestors = [&](auto&& entry) {
-      for (Index a = anc_begin[j]; a < a_root; ++a) entry(a, anc[a]);
-      if (root6) {
-#pragma GCC unroll 6
-        for (Index r = 0; r < 6; ++r) entry(a_root + r, 5 - r);
-      }
+    // the ancestors i of j (entry a of its packed row) from the packed list, not by walking
+    // lambda: a chain of dependent loads. (A leg's dofs have 0-2 descendants and up to 8
+    // ancestors: the inner loop unrolled for those.)
+    const auto ancestors = [&](auto&& entry) {
+      root6 ? for_each_ancestor<true>(data, j, entry) : for_each_ancestor<false>(data, j, entry);
     };
     switch (nd) {
       case 0:
@@ -188,44 +196,29 @@ bool ltdl_factor(const Model& model, Data& data) {
         });
     }
   }
-  if (data.root_chain6) positive_definite = factor_root_chain6(model, data) && positive_definite;
+  if (root6) positive_definite = factor_root_chain6(model, data) && positive_definite;
   return positive_definite;
 }
 
 namespace {
 
-// Single-vector kernels (contiguous x), on the packed rows of L (Data::anc, Data::L_anc). ROOT6
-// (Data::root_chain6): the last six ancestors of every dof k >= 6 are the root dofs 5, ..., 0, so
-// that part of its row runs with known indices, unrolled, in the same order (the same bits).
+// Single-vector kernels (contiguous x), on the packed rows of L (Data::anc, Data::L_anc); ROOT6:
+// Data::root_chain6 as a constant (for_each_ancestor).
 template <bool ROOT6>
 void solve_LT_vec(const Model& model, const Data& data, Scalar* x) {
-  const Index* anc = data.anc.data();
-  const Index* begin = data.anc_begin.data();
   const Scalar* La = data.L_anc.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
     const Scalar xk = x[k];
-    const Index end = ROOT6 && k >= 6 ? begin[k + 1] - 6 : begin[k + 1];
-    for (Index a = begin[k]; a < end; ++a) x[anc[a]] -= La[a] * xk;
-    if (ROOT6 && k >= 6) {
-#pragma GCC unroll 6
-      for (int r = 0; r < 6; ++r) x[5 - r] -= La[end + r] * xk;
-    }
+    for_each_ancestor<ROOT6>(data, k, [&](Index a, Index i) { x[i] -= La[a] * xk; });
   }
 }
 
 template <bool ROOT6>
 void solve_L_vec(const Model& model, const Data& data, Scalar* x) {
-  const Index* anc = data.anc.data();
-  const Index* begin = data.anc_begin.data();
   const Scalar* La = data.L_anc.data();
   for (Index k = 0; k < model.nv; ++k) {
     Scalar xk = x[k];
-    const Index end = ROOT6 && k >= 6 ? begin[k + 1] - 6 : begin[k + 1];
-    for (Index a = begin[k]; a < end; ++a) xk -= La[a] * x[anc[a]];
-    if (ROOT6 && k >= 6) {
-#pragma GCC unroll 6
-      for (int r = 0; r < 6; ++r) xk -= La[end + r] * x[5 - r];
-    }
+    for_each_ancestor<ROOT6>(data, k, [&](Index a, Index i) { xk -= La[a] * x[i]; });
     x[k] = xk;
   }
 }

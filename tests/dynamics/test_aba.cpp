@@ -236,10 +236,21 @@ TEST_CASE("ltdl: a floating base's root block (Schur complement) agrees with the
       L.triangularView<Eigen::StrictlyLower>() = grouped.M.triangularView<Eigen::StrictlyLower>();
       const MatX LtDL = L.transpose() * grouped.D.asDiagonal() * L;
       CHECK((LtDL - M).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      // the branch rows (dofs >= 6) run the same operations in both (known root indices): same bits
+      const Index first_branch = grouped.anc_begin[6];
+      CHECK(grouped.L_anc.tail(grouped.L_anc.size() - first_branch) == general.L_anc.tail(general.L_anc.size() - first_branch));
+      CHECK(grouped.D.tail(model.nv - 6) == general.D.tail(model.nv - 6));
       VecX x = random_vector(model.nv, rng), y = x;
       ltdl_solve(model, grouped, x);
       ltdl_solve(model, general, y);
       CHECK((x - y).norm() < 1e-10 * y.norm());
+      // the solves' known root indices against the packed lists, on one factor: the same bits
+      Data lists = grouped;
+      lists.root_chain6 = false;
+      VecX z = random_vector(model.nv, rng), w = z;
+      ltdl_solve(model, grouped, z);
+      ltdl_solve(model, lists, w);
+      CHECK(z == w);
     }
   }
   CHECK(floating >= 5);  // the random floating trees, the quadruped (and ANYmal when it loads)
