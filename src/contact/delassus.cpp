@@ -714,6 +714,35 @@ void DelassusAssembler::build_islands(Index nsys) {
   grow(lmu_, contact);
   grow_vec(begin_, group);
   grow_vec(gglobal_, diag);
+  if (islands_.size() == 1 && islands_[0].dense >= 0 && islands_[0].nc == nc_ && islands_[0].nl == nl_ &&
+      islands_[0].nf == nf_) {
+    // One dense island holding every group (a robot on the ground, a few bodies in contact): the
+    // placement below keeps ContactSet order and puts the limit and friction rows after the
+    // contacts, as the global rows are laid out, so local row L is global row L and group j is
+    // group j: the same result, by block copies instead of row by row.
+    Island& isl = islands_[0];
+    const Index n = row;
+    lc_.head(n) = c_.head(n);
+    ltarget_.head(n) = target_.head(n);
+    lbounce_.head(n) = bounce_.head(n);
+    lposition_.head(n) = position_target_.head(n);
+    lbox_.head(n) = box_.head(n);
+    isl.n_bounce = static_cast<Index>((bounce_.head(n).array() > 0).count());
+    isl.n_position = static_cast<Index>((position_target_.head(n).array() > 0).count());
+    lmu_.head(nc_) = mu_.head(nc_);
+    for (Index L = 0; L < n; ++L) lrow_global_[static_cast<std::size_t>(L)] = L;
+    for (Index g = 0; g < ng; ++g) {
+      gglobal_[static_cast<std::size_t>(g)] = g;
+      const Index lrow = g < nc_ ? 3 * g : 2 * nc_ + g;  // 3 nc + (g - nc)
+      for (int side = 0; side < 2; ++side) {
+        const Index p = group_pieces_[static_cast<std::size_t>(2 * g + side)];
+        if (p < 0) continue;
+        pieces_[static_cast<std::size_t>(p)].lrow = lrow;
+        pieces_[static_cast<std::size_t>(p)].lgroup = g;
+      }
+    }
+    return;
+  }
   cursor_.assign(islands_.size(), 0);  // capacity kept: no allocation once the count was seen
   // local placement: contacts first (in order), then limit rows, then friction rows (the global
   // groups list all limits before all friction rows, so each island keeps that order)
