@@ -816,6 +816,9 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
     Scalar* G = Gd_.data() + isl.dense;
     const Index ld = 3 * isl.nc + isl.nl + isl.nf;
     const Scalar* Dinv = systems[s].data->Dinv.data();
+    // a floating base whose six dofs carry every other dof (Data::root_chain6): every path
+    // starts with dofs 0..5, so two paths share at least their first min(6, lengths) entries
+    const Index shared_root = systems[s].data->root_chain6 ? 6 : 0;
     for (std::size_t a = 0; a < list.size(); ++a) {
       const Piece& p = pieces_[static_cast<std::size_t>(list[a])];
       const Index* dp = dofs_.data() + p.offset;
@@ -826,7 +829,7 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
         Index len = p.len;  // a piece with itself: its whole path
         if (a != b) {
           const Index lmax = std::min(p.len, q.len);
-          len = 0;
+          len = std::min(shared_root, lmax);
           while (len < lmax && dp[len] == dq[len]) ++len;
           if (len == 0) continue;
         }
