@@ -662,6 +662,15 @@ Index DelassusAssembler::row_system(const ConstraintRow& cr) const {
 
 void DelassusAssembler::build_islands(Index nsys) {
   auto piece_system = [&](Index pi) { return pieces_[static_cast<std::size_t>(pi)].system; };
+  // the pieces of group g (one per dynamic side) learn their local row and local group
+  auto place_pieces = [&](Index g, Index lrow, Index lgroup) {
+    for (int side = 0; side < 2; ++side) {
+      const Index p = group_pieces_[static_cast<std::size_t>(2 * g + side)];
+      if (p < 0) continue;
+      pieces_[static_cast<std::size_t>(p)].lrow = lrow;
+      pieces_[static_cast<std::size_t>(p)].lgroup = lgroup;
+    }
+  };
   islands_.clear();
   const Index ng = nc_ + nl_ + nf_;
   auto island_of_group = [&](Index g) -> Index {
@@ -733,13 +742,7 @@ void DelassusAssembler::build_islands(Index nsys) {
     for (Index L = 0; L < n; ++L) lrow_global_[static_cast<std::size_t>(L)] = L;
     for (Index g = 0; g < ng; ++g) {
       gglobal_[static_cast<std::size_t>(g)] = g;
-      const Index lrow = g < nc_ ? 3 * g : 2 * nc_ + g;  // 3 nc + (g - nc)
-      for (int side = 0; side < 2; ++side) {
-        const Index p = group_pieces_[static_cast<std::size_t>(2 * g + side)];
-        if (p < 0) continue;
-        pieces_[static_cast<std::size_t>(p)].lrow = lrow;
-        pieces_[static_cast<std::size_t>(p)].lgroup = g;
-      }
+      place_pieces(g, g < nc_ ? 3 * g : 2 * nc_ + g, g);  // row 3 nc + (g - nc) after the contacts
     }
     return;
   }
@@ -789,12 +792,7 @@ void DelassusAssembler::build_islands(Index nsys) {
       }
       if (g < nc_) lmu_[isl.contact + j] = mu_[g];
       gglobal_[static_cast<std::size_t>(isl.diag + j)] = g;
-      for (int side = 0; side < 2; ++side) {
-        const Index p = group_pieces_[static_cast<std::size_t>(2 * g + side)];
-        if (p < 0) continue;
-        pieces_[static_cast<std::size_t>(p)].lrow = lrow;
-        pieces_[static_cast<std::size_t>(p)].lgroup = j;
-      }
+      place_pieces(g, lrow, j);
     }
   }
 }
