@@ -113,6 +113,7 @@
 #include <cmath>
 #include <limits>
 
+#include "impulse/core/sincos.hpp"
 #include "impulse/solvers/cone.hpp"
 
 namespace impulse {
@@ -193,7 +194,8 @@ class SlipSearch {
   ConicPoint at(Scalar theta) const {
     ConicPoint p;
     p.theta = theta;
-    const Scalar cs = std::cos(theta), sn = std::sin(theta);
+    Scalar cs, sn;
+    sincos(theta, sn, cs);
     p.cs = cs;
     p.sn = sn;
     // eq. 14: r = -c_z / (G_zz / mu + G_zx cos + G_zy sin)

@@ -6,6 +6,7 @@
 // the frame origin. Frames use Drake-style monograms: X_AB is the pose of frame B in frame A.
 #pragma once
 
+#include "impulse/core/sincos.hpp"
 #include "impulse/core/types.hpp"
 
 namespace impulse {
@@ -171,8 +172,10 @@ inline Quat quat_exp(const Vec3& phi) {
     q.normalize();
     return q;
   }
-  const Scalar s = std::sin(0.5 * theta) / theta;
-  return Quat(std::cos(0.5 * theta), s * phi.x(), s * phi.y(), s * phi.z());
+  Scalar sh, ch;
+  sincos(0.5 * theta, sh, ch);
+  const Scalar s = sh / theta;
+  return Quat(ch, s * phi.x(), s * phi.y(), s * phi.z());
 }
 
 // Rotation vector of a unit quaternion (inverse of quat_exp, angle in [0, pi]).
