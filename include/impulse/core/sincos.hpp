@@ -7,8 +7,9 @@
 // latency of libm's pair, 17 ns in a dependent chain, and 1.4x its throughput):
 //   1. Cody-Waite reduction: k = round(x 2/pi), r = x - k pi/2 with pi/2 split in three parts
 //      (P1, P2: 33 significant bits each, so k P1 and k P2 are exact for |k| < 2^20; P3 the next
-//      53 bits), |r| <= pi/4 up to rounding. Subtracting them one after the other keeps r exact
-//      to about 2^-100 |k| even where r itself is tiny (x near a multiple of pi/2).
+//      53 bits), |r| <= pi/4 up to rounding. x - k P1 is exact (Sterbenz); subtracting k P2 and
+//      k P3 after it rounds at about ulp(r), so r keeps its relative accuracy even where r itself
+//      is tiny (x near a multiple of pi/2: the test checks there up to k = 6.7e5).
 //   2. Taylor polynomials on [-pi/4, pi/4]: sin to r^17, cos to r^18 (truncation below 1e-19,
 //      so the error is the arithmetic's: within 1 ulp of libm for |x| <= 100 rad, 2 ulp up to
 //      1.6e6, checked in tests/spatial/test_spatial.cpp). Evaluated by Estrin's scheme (pairs,
@@ -53,7 +54,7 @@ inline void sincos(Scalar x, Scalar& s, Scalar& c) {
   const Scalar kd = (t + kShift) - kShift;
 #endif
   const long long k = static_cast<long long>(kd);
-  const Scalar r = ((x - kd * kP1) - kd * kP2) - kd * kP3;  // (the first two differences are exact)
+  const Scalar r = ((x - kd * kP1) - kd * kP2) - kd * kP3;  // (the first difference is exact)
   const Scalar z = r * r, z2 = z * z, z4 = z2 * z2;
   // sin r = r + r^3 ps(z), cos r = 1 - z/2 + z^2 pc(z), with the Taylor coefficients 1/n!
   // (alternating). Estrin's scheme (pairs, then pairs of pairs): a dependency chain of four
