@@ -111,7 +111,8 @@ void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Ind
 // entries taken two at a time in the two lanes of a 16-byte vector (GCC/Clang vector extensions:
 // SSE2 on x86-64, NEON on ARM), even t in one lane and odd t in the other, added at the end: 9
 // vector multiply-adds per two entries instead of 18 scalar ones (acc[i][j] over a 3-wide j does
-// not vectorize as written above; the scalar kernel took 3 instructions per product). Sums in
+// not vectorize as written above; the scalar kernel took 3 instructions per product); rows 0 and 1
+// of each column of the block are summed, added and stored as one vector too. Sums in
 // another order than the scalar kernel, so both storages (dense and factored) take this one for
 // every 3x3 block: they must compute the same products in the same order (assemble_factored).
 using V2 = Scalar __attribute__((vector_size(16)));
@@ -133,27 +134,40 @@ void add_path_product_33(const Scalar* Yp, const Scalar* Yq, const Index* dofs, 
       for (int j = 0; j < 3; ++j) acc[i][j] += ai[i] * bj[j];
     }
   }
-  Scalar sum[3][3];
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) sum[i][j] = acc[i][j][0] + acc[i][j][1];
+  // column j of the block, rows 0 and 1 as one vector: the lane sums of acc[0][j] and acc[1][j]
+  V2 c01[3];
+  Scalar c2[3];
+  for (int j = 0; j < 3; ++j) {
+    c01[j] = V2{acc[0][j][0], acc[1][j][0]} + V2{acc[0][j][1], acc[1][j][1]};
+    c2[j] = acc[2][j][0] + acc[2][j][1];
   }
   if (len % 2 == 1) {  // the last entry of an odd path
     const Index t = len - 1;
     const Scalar di = SCALED ? Scalar(1) : Dinv[dofs[t]];
     const Scalar* a = Yp + 3 * t;
     const Scalar* b = Yq + 3 * t;
-    for (int i = 0; i < 3; ++i) {
-      const Scalar ai = SCALED ? a[i] : a[i] * di;
-      for (int j = 0; j < 3; ++j) sum[i][j] += ai * b[j];
+    const V2 a01 = SCALED ? V2{a[0], a[1]} : V2{a[0], a[1]} * di;
+    const Scalar a2 = SCALED ? a[2] : a[2] * di;
+    for (int j = 0; j < 3; ++j) {
+      c01[j] += a01 * b[j];
+      c2[j] += a2 * b[j];
     }
   }
   for (int j = 0; j < 3; ++j) {
-    for (int i = 0; i < 3; ++i) G[(rp + i) + (rq + j) * ld] += sum[i][j];
+    Scalar* g = G + rp + (rq + j) * ld;
+    V2 g01;
+    __builtin_memcpy(&g01, g, sizeof g01);
+    g01 += c01[j];
+    __builtin_memcpy(g, &g01, sizeof g01);
+    g[2] += c2[j];
   }
   if (!mirror) return;
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) G[(rq + j) + (rp + i) * ld] += sum[i][j];
+  for (int i = 0; i < 2; ++i) {
+    Scalar* g = G + rq + (rp + i) * ld;
+    g[0] += c01[0][i], g[1] += c01[1][i], g[2] += c01[2][i];
   }
+  Scalar* g = G + rq + (rp + 2) * ld;
+  g[0] += c2[0], g[1] += c2[1], g[2] += c2[2];
 }
 
 using PathProduct = void (*)(const Scalar*, const Scalar*, const Index*, Index, const Scalar*, Scalar*, Index, Index,
