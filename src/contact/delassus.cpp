@@ -436,14 +436,20 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Data& d = *systems[s].data;
     const VecX& q = *systems[s].q;
     const VecX& uf = *systems[s].u_free;
+    // (the settings and the data pointers read once: the rows' writes below may alias them for
+    // the compiler, which re-read them for each of the 2 nv tests, most of which add no row)
+    const Scalar* const qd = q.data();
+    const Scalar* const ufd = uf.data();
+    const Scalar margin = st.limit_margin;
+    const bool mimic = st.mimic_joints;
     for (const LimitedDof& ld : limited_[s]) {
       const Index iq = ld.iq, k = ld.k;
       for (int side = 0; side < 2; ++side) {
         const Scalar bound = ld.bound[side];
-        if (!std::isfinite(bound) || (ld.implied[side] && st.mimic_joints)) continue;
+        if (!std::isfinite(bound) || (ld.implied[side] && mimic)) continue;
         const Scalar sign = side == 0 ? 1.0 : -1.0;
-        const Scalar dist = sign * (q[iq] - bound);
-        if (dist > st.limit_margin && dist + dt * sign * uf[k] > 0) continue;
+        const Scalar dist = sign * (qd[iq] - bound);
+        if (dist > margin && dist + dt * sign * ufd[k] > 0) continue;
         add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
         c_[row] = sign * uf[k];
         v_before_[row] = sign * (*systems[s].u)[k];
