@@ -81,13 +81,13 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, cons
 }
 
 // G(rp.., rq..) += B and, when `mirror`, G(rq.., rp..) += B^T for the RA x RB block
-// B = sum_{t < len} Dinv[dofs[t]] Yp[:, t] Yq[:, t]^T (G column major, leading dimension ld).
-// (LEN as for solve_LT_path. SCALED: Yp is already D^-1 Yp, the factored storage's DY, whose
+// B = sum_{t < len} Dinv[dofs[t]] Yp[:, t] Yq[:, t]^T (G column major, leading dimension ld),
+// for the blocks of a one-row constraint (1x1, 1x3, 3x1; the 3x3 block of two contact sides is
+// add_path_product_33 below). (SCALED: Yp is already D^-1 Yp, the factored storage's DY, whose
 // entries di * Yp are the products a[i] * di below: the same bits without the multiplications.)
-template <int RA, int RB, int LEN = -1, bool SCALED = false>
-void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len_, const Scalar* Dinv,
+template <int RA, int RB, bool SCALED = false>
+void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len, const Scalar* Dinv,
                       Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
-  const Index len = LEN > 0 ? LEN : len_;
   Scalar acc[RA][RB] = {};
   for (Index t = 0; t < len; ++t) {
     const Scalar di = SCALED ? Scalar(1) : Dinv[dofs[t]];
@@ -108,13 +108,14 @@ void add_path_product(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Ind
 }
 
 // The 3x3 block of two contact sides (every pair of a robot's feet): the same B, with the path
-// entries taken two at a time in the two lanes of a 16-byte vector (GCC/Clang vector extensions:
-// SSE2 on x86-64, NEON on ARM), even t in one lane and odd t in the other, added at the end: 9
-// vector multiply-adds per two entries instead of 18 scalar ones (acc[i][j] over a 3-wide j does
-// not vectorize as written above; the scalar kernel took 3 instructions per product); rows 0 and 1
-// of each column of the block are summed, added and stored as one vector too. Sums in
-// another order than the scalar kernel, so both storages (dense and factored) take this one for
-// every 3x3 block: they must compute the same products in the same order (assemble_factored).
+// entries taken two at a time in the two lanes of a 16-byte vector (GCC/Clang vector extensions,
+// lowered to the target's SIMD: SSE2 here), even t in one lane and odd t in the other, added at
+// the end: 9 vector multiply-adds per two entries instead of 18 scalar ones (acc[i][j] over a
+// 3-wide j does not vectorize as written above; the scalar kernel took 3 instructions per
+// product); rows 0 and 1 of each column of the block are summed, added and stored as one vector
+// too. Sums in another order than the scalar kernel, so both storages (dense and factored) take
+// this one for every 3x3 block: they must compute the same products in the same order
+// (assemble_factored).
 using V2 = Scalar __attribute__((vector_size(16)));
 template <int LEN = -1, bool SCALED = false>
 void add_path_product_33(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len_, const Scalar* Dinv,
@@ -176,8 +177,8 @@ using PathProduct = void (*)(const Scalar*, const Scalar*, const Index*, Index, 
 const PathProduct kPathProduct[4] = {add_path_product<1, 1>, add_path_product<1, 3>, add_path_product<3, 1>,
                                      add_path_product_33<>};
 
-const PathProduct kPathProductScaled[4] = {add_path_product<1, 1, -1, true>, add_path_product<1, 3, -1, true>,
-                                           add_path_product<3, 1, -1, true>, add_path_product_33<-1, true>};
+const PathProduct kPathProductScaled[4] = {add_path_product<1, 1, true>, add_path_product<1, 3, true>,
+                                           add_path_product<3, 1, true>, add_path_product_33<-1, true>};
 
 // The path product of two pieces: unrolled for two contact sides on a free body's 6 dofs (every
 // contact of a pile of objects) and on a floating base's leg of 3 (9 dofs). path_product_scaled:
@@ -451,7 +452,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         const Scalar dist = sign * (qd[iq] - bound);
         if (dist > margin && dist + dt * sign * ufd[k] > 0) continue;
         add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
-        c_[row] = sign * uf[k];
+        c_[row] = sign * ufd[k];
         v_before_[row] = sign * (*systems[s].u)[k];
         rows_.push_back({ConstraintRow::Kind::Limit, k, static_cast<Index>(s), sign, row});
         depth_[row] = -dist;
