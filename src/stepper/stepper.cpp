@@ -382,6 +382,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   }
   for (const Contact& c : contacts_) stats_.max_penetration = std::max(stats_.max_penetration, c.depth);
   prepared_ = true;
+  solved_ = false;  // (lambda_ is the last solve's, for other contacts, and may be shorter)
 }
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st) {
@@ -389,6 +390,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
   grow(n, stats_.largest_island_rows);
+  solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
   if (st.warm_start) {
     warm_start(n);
@@ -767,7 +769,7 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {
-  if (i < 0 || i >= assembler_.num_contacts()) return Vec3::Zero();
+  if (!solved_ || i < 0 || i >= assembler_.num_contacts()) return Vec3::Zero();
   return assembler_.contact_frame(i) * lambda_.segment<3>(3 * i);
 }
 

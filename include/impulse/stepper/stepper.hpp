@@ -201,7 +201,9 @@ class Stepper {
   const ContactSet& contacts() const { return contacts_; }
   const DelassusAssembler& assembler() const { return assembler_; }
   const VecX& lambda() const { return lambda_; }
-  // Impulse of contact i in the world frame, acting on side A (after finish()).
+  // Impulse of contact i in the world frame, acting on side A: after finish(); zero after a
+  // prepare() that no finish() followed (integrate1 alone, or a step the World skipped), whose
+  // contacts no solve has answered yet.
   Vec3 contact_impulse(Index i) const;
   const StepStats& stats() const { return stats_; }
 
@@ -253,6 +255,7 @@ class Stepper {
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   StepStats stats_;
   bool prepared_ = false;
+  bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
 
   StepperCache cache_;
   std::vector<ContactMemory> memory_next_;
