@@ -64,26 +64,28 @@ TEST_CASE("step report: a non-finite step leaves state and time untouched and na
   CHECK(w.time() == w.time_step());
 }
 
-TEST_CASE("step report: a mass matrix that is not positive definite is detected and named (Release too)", "[world][report]") {
-  // A valid model whose arm is then edited in place (Model's fields are public) to have its mass on
-  // the axis and no inertia about it: M = [0], the LTDL pivot D_0 = 0. The builder's validation
-  // rejects such a model, so this is the path of a model changed after it was built.
+// A valid model whose arm is then edited in place (Model's fields are public) to have its mass on
+// the axis and no inertia about it: M = [0], the LTDL pivot D_0 = 0. The builder's validation
+// rejects such a model, so this is the path of a model changed after it was built.
+namespace {
+Model singular_arm() {
   const std::string urdf = R"(<robot name="bad">
     <link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
     <link name="arm"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
     <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
       <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
   </robot>)";
-  Model m;
-  try {
-    UrdfOptions o;
-    o.fixed_base = true;
-    m = load_urdf_string(urdf, o);
-  } catch (const Error& e) {
-    FAIL(std::string("loader rejected the model: ") + e.what());
-  }
+  UrdfOptions o;
+  o.fixed_base = true;
+  Model m = load_urdf_string(urdf, o);
   REQUIRE(m.nv == 1);
   m.inertia[static_cast<std::size_t>(m.nb - 1)] = Inertia(1, Vec3::Zero(), Vec3(1, 1, 0).asDiagonal());
+  return m;
+}
+}  // namespace
+
+TEST_CASE("step report: a mass matrix that is not positive definite is detected and named (Release too)", "[world][report]") {
+  const Model m = singular_arm();
   World w;
   ArticulatedSystem& s = w.add_articulated_system(m);
   const VecX q0 = s.q();
@@ -104,21 +106,12 @@ TEST_CASE("step report: a mass matrix that is not positive definite is detected 
 }
 
 TEST_CASE("contact reports of a step that was skipped, or not solved yet, carry no impulse", "[world][report]") {
-  // A box resting on the ground next to a robot whose mass matrix is singular (as in the test
-  // above): the World skips the step after the collision stage found the box's contacts, so no
-  // solve answered them. Before, contact_reports() paired those contacts with the impulse buffer
-  // of an earlier solve: never sized on the first step (a read past its end, an Eigen assertion in
+  // A box resting on the ground next to a robot whose mass matrix is singular (singular_arm):
+  // the World skips the step after the collision stage found the box's contacts, so no solve
+  // answered them. Before, contact_reports() paired those contacts with the impulse buffer of an
+  // earlier solve: never sized on the first step (a read past its end, an Eigen assertion in
   // Debug), stale and for other contacts later.
-  const std::string urdf = R"(<robot name="bad">
-    <link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-    <link name="arm"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-    <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
-      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-  </robot>)";
-  UrdfOptions o;
-  o.fixed_base = true;
-  Model m = load_urdf_string(urdf, o);
-  m.inertia[static_cast<std::size_t>(m.nb - 1)] = Inertia(1, Vec3::Zero(), Vec3(1, 1, 0).asDiagonal());
+  const Model m = singular_arm();
   World w;
   w.add_ground();
   ArticulatedSystem& box = w.add_box("box", Vec3(0.4, 0.3, 0.2), 1.0);
