@@ -374,7 +374,9 @@ void bind_world(py::module_& m) {
           "contacts",
           [](const World& w) { return std::vector<Contact>(w.contacts().begin(), w.contacts().end()); },
           "Contacts of the last step (copies).")
-      .def("contact_reports", &World::contact_reports, "Contacts of the last step with their impulses.")
+      .def("contact_reports", &World::contact_reports,
+           "Contacts of the last step with their impulses (zero until a solve answered them: after "
+           "integrate1 alone, or a step skipped for its mass matrix).")
       .def("object_name", &World::object_name, py::arg("collision_object"));
 
   m.def("load_world", [](const std::string& path) { return load_world(path); }, py::arg("path"),

@@ -211,6 +211,8 @@ class World {
   const ContactSet& contacts() const { return stepper_.contacts(); }
   // The contact problem of the last integrate1 (G, c, mu: assembler().problem()), its rows and frames.
   const DelassusAssembler& assembler() const { return stepper_.assembler(); }
+  // contacts() with their impulses; the impulses are zero until a solve answered the contacts
+  // (after integrate1 alone, or a step skipped for its mass matrix)
   std::vector<ContactReport> contact_reports() const;
   const std::string& object_name(Index collision_object) const { return collision_.object_name(collision_object); }
 
