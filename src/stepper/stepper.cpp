@@ -266,7 +266,6 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   cache_.limits.clear();
   for (auto* v : {&cache_.contacts, &memory_next_}) v->reserve(32);  // then they grow by doubling
   for (auto* v : {&cache_.limits, &limit_memory_next_}) v->reserve(32);
-  prepared_ = false;
 }
 
 void Stepper::set_solver(std::unique_ptr<ContactSolver> solver) {
@@ -381,7 +380,6 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     stats_.largest_island_rows = std::max(stats_.largest_island_rows, isl.problem.size());
   }
   for (const Contact& c : contacts_) stats_.max_penetration = std::max(stats_.max_penetration, c.depth);
-  prepared_ = true;
   solved_ = false;  // (lambda_ is the last solve's, for other contacts, and may be shorter)
 }
 
@@ -510,7 +508,6 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   }
   stats_.times.integrate = clock.lap();
   stats_.status = status;
-  prepared_ = false;
   return status;
 }
 

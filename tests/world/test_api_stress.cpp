@@ -18,9 +18,9 @@ using namespace impulse;
 
 namespace {
 
-bool finite_state(World& w) {
-  for (Index i = 0; i < w.num_systems(); ++i) {
-    if (!w.system(i).q().allFinite() || !w.system(i).u().allFinite()) return false;
+bool finite_state(const World& w) {
+  for (const ArticulatedSystem* a : w.systems()) {
+    if (!a->q().allFinite() || !a->u().allFinite()) return false;
   }
   return std::isfinite(w.time());
 }
@@ -109,7 +109,10 @@ void random_call(World& w, Random& r, WorldState& saved, int k) {
         break;
       case 4: {
         VecX kp = VecX::Zero(a.nv()), kd = VecX::Zero(a.nv());
-        for (Index d = a.nv() > 6 ? 6 : a.nv(); d < a.nv(); ++d) kp[d] = r.log_uniform(-1, 6), kd[d] = r.log_uniform(-2, 3);
+        for (Index d = a.nv() > 6 ? 6 : a.nv(); d < a.nv(); ++d) {  // joints only, not a floating base
+          kp[d] = r.log_uniform(-1, 6);
+          kd[d] = r.log_uniform(-2, 3);
+        }
         if (wild) kp[r.integer(0, static_cast<int>(a.nv()) - 1)] = r.wild();
         a.set_pd_gains(kp, kd);
         break;
@@ -149,7 +152,10 @@ void random_call(World& w, Random& r, WorldState& saved, int k) {
                                     : Vec3(r.wild(), 0, -9.81));
       break;
     case 16: w.set_contact_margin(r.integer(0, 1) ? r.log_uniform(-5, -1) : r.wild()); break;
-    case 17: w.set_default_material(r.integer(0, 1) ? r.uniform(0, 2) : r.wild(), r.integer(0, 1) ? r.uniform(0, 1) : r.wild()); break;
+    case 17:
+      w.set_default_material(r.integer(0, 1) ? r.uniform(0, 2) : r.wild(),
+                             r.integer(0, 1) ? r.uniform(0, 1) : r.wild());
+      break;
     case 18:
       (void)w.contact_reports();
       for (Index i = 0; i < w.num_systems(); ++i) {

@@ -254,7 +254,6 @@ class Stepper {
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   StepStats stats_;
-  bool prepared_ = false;
   bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
 
   StepperCache cache_;
