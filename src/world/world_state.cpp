@@ -112,9 +112,58 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+// The per-system vectors of the binary form, in order, with the size each has: one table that
+// both the writer and the reader walk, so that they cannot disagree on the layout.
+enum class Length { Nq, Nv };
+struct VectorField {
+  VecX SystemState::*member;
+  Length length;
+  const char* name;
+};
+constexpr VectorField kVectorFields[] = {
+    {&SystemState::q, Length::Nq, "q"},   {&SystemState::u, Length::Nv, "u"},
+    {&SystemState::tau, Length::Nv, "tau"}, {&SystemState::kp, Length::Nv, "kp"},
+    {&SystemState::kd, Length::Nv, "kd"}, {&SystemState::q_target, Length::Nq, "q_target"},
+    {&SystemState::u_target, Length::Nv, "u_target"},
+};
+constexpr int kWrenchDoubles = 6;  // per body: the pending external wrench
+
+std::uint64_t field_length(const VectorField& f, std::uint64_t nq, std::uint64_t nv) {
+  return f.length == Length::Nq ? nq : nv;
+}
+
+// Doubles of one system's record after its sizes: the vectors of the table and the wrenches.
+std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb) {
+  std::uint64_t n = kWrenchDoubles * nb;
+  for (const VectorField& f : kVectorFields) n += field_length(f, nq, nv);
+  return n;
+}
+
+// The writer refuses a state whose vectors do not have the sizes its nq, nv and nb declare (one
+// assembled by hand): its bytes would not read back.
+void check_writable(const SystemState& s) {
+  const auto fail = [&](const std::string& what) {
+    throw StateFormatError("world state: cannot write system '" + s.name + "': " + what);
+  };
+  if (s.nq < 0 || s.nv < 0 || s.nb < 0 || s.nq > 0xffffffffLL || s.nv > 0xffffffffLL || s.nb > 0xffffffffLL) {
+    fail("sizes out of range");
+  }
+  for (const VectorField& f : kVectorFields) {
+    const Index want = static_cast<Index>(field_length(f, static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv)));
+    if ((s.*f.member).size() != want) {
+      fail(std::string(f.name) + " has " + std::to_string((s.*f.member).size()) + " entries, expected " +
+           std::to_string(want));
+    }
+  }
+  if (static_cast<Index>(s.f_ext.size()) != s.nb) {
+    fail(std::to_string(s.f_ext.size()) + " external wrenches for " + std::to_string(s.nb) + " bodies");
+  }
+}
+
 }  // namespace
 
 std::string serialize_state(const WorldState& st) {
+  for (const SystemState& s : st.systems) check_writable(s);
   Writer w;
   for (char c : kMagic) w.u8(static_cast<std::uint8_t>(c));
   w.u32(kWorldStateVersion);
@@ -126,7 +175,7 @@ std::string serialize_state(const WorldState& st) {
     w.u32(static_cast<std::uint32_t>(s.nq));
     w.u32(static_cast<std::uint32_t>(s.nv));
     w.u32(static_cast<std::uint32_t>(s.nb));
-    for (const VecX* v : {&s.q, &s.u, &s.tau, &s.kp, &s.kd, &s.q_target, &s.u_target}) w.vec(*v);
+    for (const VectorField& f : kVectorFields) w.vec(s.*f.member);
     w.u8(s.has_f_ext ? 1 : 0);
     for (const Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) w.f64(f[k]);
@@ -177,16 +226,15 @@ WorldState deserialize_state(const std::string& bytes) {
     s.nq = r.u32();
     s.nv = r.u32();
     s.nb = r.u32();
-    const std::uint64_t doubles = 3ull * s.nq + 5ull * s.nv + 6ull * s.nb;
-    r.count(doubles, 8, "state size");
-    s.q = r.vec(s.nq);
-    s.u = r.vec(s.nv);
-    s.tau = r.vec(s.nv);
-    s.kp = r.vec(s.nv);
-    s.kd = r.vec(s.nv);
-    s.q_target = r.vec(s.nq);
-    s.u_target = r.vec(s.nv);
-    s.has_f_ext = r.u8() != 0;
+    r.count(system_doubles(static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv),
+                           static_cast<std::uint64_t>(s.nb)),
+            8, "state size");
+    for (const VectorField& f : kVectorFields) {
+      s.*f.member = r.vec(static_cast<Index>(field_length(f, static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv))));
+    }
+    const std::uint8_t has_f_ext = r.u8();
+    if (has_f_ext > 1) r.fail("external-wrench flag " + std::to_string(has_f_ext) + " is not 0 or 1");
+    s.has_f_ext = has_f_ext == 1;
     s.f_ext.assign(static_cast<std::size_t>(s.nb), Vec6::Zero());
     for (Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) f[k] = r.f64();
