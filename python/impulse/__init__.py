@@ -34,6 +34,7 @@ from ._impulse import (  # noqa: F401
     Contact,
     ContactReport,
     ContactSensor,
+    ConcurrentUseError,
     ContactSettings,
     Error,
     ForceTorqueSensor,
@@ -76,6 +77,11 @@ from ._impulse import (  # noqa: F401
     load_world,
     solver_registry,
 )
+from . import _impulse as _compiled  # noqa: E402
+from . import _pickling  # noqa: E402
+
+_pickling.install(_compiled)
+
 from . import envs  # noqa: F401,E402
 
 import os as _os

@@ -27,10 +27,20 @@ void bind_batch(py::module_& m) {
       .def("__len__", &VecWorld::size)
       .def_property_readonly("num_threads", &VecWorld::num_threads)
       .def("world", &VecWorld::world, py::arg("index"), py::return_value_policy::reference_internal)
-      .def("integrate", &VecWorld::integrate, py::arg("steps") = 1, py::call_guard<py::gil_scoped_release>(),
-           "Steps every world `steps` times (GIL released).")
+      .def(
+          "integrate",
+          [](VecWorld& v, Index steps) {
+            const UseMarker::Scope in_use(v.use_marker(), "VecWorld", "integrate");
+            py::gil_scoped_release release;
+            v.integrate(steps);
+          },
+          py::arg("steps") = 1, "Steps every world `steps` times (GIL released).")
       .def_property_readonly(
-          "status", [](const VecWorld& v) { return v.status(); },
+          "status",
+          [](const VecWorld& v) {
+            idle(v, "VecWorld", "status");
+            return v.status();
+          },
           "Per world, the first non-Ok StepStatus (as int) of the last integrate call.")
       .def("get_q", [](const VecWorld& v, Index s, Rref out) { v.get_q(s, out); }, py::arg("system"), py::arg("out"),
            "Writes q of system `system` of every world into out (float64, C order, N x nq).")
@@ -83,17 +93,25 @@ void bind_batch(py::module_& m) {
       .def_property_readonly("num_threads", &LocomotionTask::num_threads)
       .def_property_readonly("control_dt", &LocomotionTask::control_dt)
       .def_property_readonly("settings", &LocomotionTask::settings)
-      .def("reset", [](LocomotionTask& t, std::uint64_t seed, Rref obs) { t.reset(seed, obs); }, py::arg("seed"),
-           py::arg("obs"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "reset",
+          [](LocomotionTask& t, std::uint64_t seed, Rref obs) {
+            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "reset");
+            py::gil_scoped_release release;
+            t.reset(seed, obs);
+          },
+          py::arg("seed"), py::arg("obs"))
       .def(
           "step",
           [](LocomotionTask& t, Rcref actions, Rref obs, Eigen::Ref<VecX> reward, BoolRef terminated,
              BoolRef truncated, Rref final_obs, Eigen::Ref<VecX> episode_return, Eigen::Ref<VecX> episode_length) {
+            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "step");
+            py::gil_scoped_release release;
             t.step(actions, obs, reward, terminated, truncated, final_obs, episode_return, episode_length);
           },
           py::arg("actions"), py::arg("obs"), py::arg("reward"), py::arg("terminated"), py::arg("truncated"),
           py::arg("final_obs"), py::arg("episode_return"), py::arg("episode_length"),
-          py::call_guard<py::gil_scoped_release>(), "One control step of every environment into the given arrays.")
+          "One control step of every environment into the given arrays.")
       .def("privileged", [](const LocomotionTask& t, Rref out, Rref final_out) { t.privileged(out, final_out); },
            py::arg("out"), py::arg("final_out"),
            "Privileged observation (N x privileged_size) of the current state into out, and of the last state of "
@@ -108,6 +126,7 @@ void bind_batch(py::module_& m) {
             RowMatX a = RowMatX::Zero(n, LocomotionTask::kAct), o(n, LocomotionTask::kObs), fo(n, LocomotionTask::kObs);
             VecX r(n), er(n), el(n);
             LocomotionTask::BoolVec te(n), tr(n);
+            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "bench");
             py::gil_scoped_release release;
             const auto t0 = std::chrono::steady_clock::now();
             for (int k = 0; k < steps; ++k) t.step(a, o, r, te, tr, fo, er, el);

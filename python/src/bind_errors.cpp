@@ -3,6 +3,7 @@
 // generic code catching ValueError for a bad argument keeps working.
 #include "bindings.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/core/exclusive_use.hpp"
 #include "impulse/world/world_file.hpp"
 #include "impulse/world/world_state.hpp"
 
@@ -17,6 +18,10 @@ void bind_errors(py::module_& m) {
   world_file_error.doc() = "A world file that cannot be read or is invalid ('path:line: problem').";
   static py::exception<StateFormatError> state_format_error(m, "StateFormatError", error.ptr());
   state_format_error.doc() = "Bytes or a file that are not a valid serialized WorldState (magic, version, size, checksum).";
+  static py::exception<ConcurrentUseError> concurrent_use_error(m, "ConcurrentUseError", error.ptr());
+  concurrent_use_error.doc() =
+      "A call on a World (or its systems, sensors, a batch) made while another thread steps or changes it "
+      "(docs/threading.md).";
   // InvalidArgument(Error, ValueError): built with type() since it has two bases
   py::object invalid = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
       "impulse._impulse.InvalidArgument",
@@ -34,6 +39,8 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(world_file_error.ptr(), e.what());
     } catch (const StateFormatError& e) {
       PyErr_SetString(state_format_error.ptr(), e.what());
+    } catch (const ConcurrentUseError& e) {
+      PyErr_SetString(concurrent_use_error.ptr(), e.what());
     } catch (const ModelError& e) {
       PyErr_SetString(model_error.ptr(), e.what());
     } catch (const Error& e) {

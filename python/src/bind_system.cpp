@@ -26,32 +26,68 @@ void bind_system(py::module_& m) {
       .def_property_readonly("nq", &S::nq)
       .def_property_readonly("nv", &S::nv)
       // state
-      .def_property_readonly("q", [](py::object self) { return view(self.cast<S&>().q(), self); },
+      .def_property_readonly("q", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "q");
+                               return view(s.q(), self);
+                             },
                              "Generalized position (read-only view, size nq).")
-      .def_property_readonly("u", [](py::object self) { return view(self.cast<S&>().u(), self); },
+      .def_property_readonly("u", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "u");
+                               return view(s.u(), self);
+                             },
                              "Generalized velocity (read-only view, size nv).")
       .def("set_q", &S::set_q, py::arg("q"), "Sets q (size nq, finite, unit base quaternion).")
       .def("set_u", &S::set_u, py::arg("u"), "Sets u (size nv, finite).")
       .def("set_state", &S::set_state, py::arg("q"), py::arg("u"), "Sets q and u together (all or nothing).")
       // inputs
       .def_property_readonly("generalized_force",
-                             [](py::object self) { return view(self.cast<S&>().generalized_force(), self); },
+                             [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "generalized_force");
+                               return view(s.generalized_force(), self);
+                             },
                              "Explicit generalized force tau (layout of u), held until changed.")
       .def("set_generalized_force", &S::set_generalized_force, py::arg("tau"))
       .def("set_pd_gains", &S::set_pd_gains, py::arg("kp"), py::arg("kd"),
            "Implicit joint PD gains (layout of u; zero on the floating base and spherical joints).")
       .def("set_pd_targets", &S::set_pd_targets, py::arg("q_target"), py::arg("u_target"),
            "PD targets: q_target in the layout of q, u_target in that of u.")
-      .def_property_readonly("kp", [](py::object self) { return view(self.cast<S&>().kp(), self); })
-      .def_property_readonly("kd", [](py::object self) { return view(self.cast<S&>().kd(), self); })
-      .def_property_readonly("q_target", [](py::object self) { return view(self.cast<S&>().q_target(), self); })
-      .def_property_readonly("u_target", [](py::object self) { return view(self.cast<S&>().u_target(), self); })
+      .def_property_readonly("kp", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "kp");
+                               return view(s.kp(), self);
+                             })
+      .def_property_readonly("kd", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "kd");
+                               return view(s.kd(), self);
+                             })
+      .def_property_readonly("q_target", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "q_target");
+                               return view(s.q_target(), self);
+                             })
+      .def_property_readonly("u_target", [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "u_target");
+                               return view(s.u_target(), self);
+                             })
       .def_property_readonly("applied_torque",
-                             [](py::object self) { return view(self.cast<S&>().applied_torque(), self); },
+                             [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "applied_torque");
+                               return view(s.applied_torque(), self);
+                             },
                              "Actuator torque applied in the last step (layout of u, read-only view): the explicit "
                              "force plus the PD torque at the end of the step, within the URDF effort limit.")
       .def_property_readonly("joint_friction_torque",
-                             [](py::object self) { return view(self.cast<S&>().joint_friction_torque(), self); },
+                             [](py::object self) {
+                               const S& s = self.cast<const S&>();
+                               idle(s, "ArticulatedSystem", "joint_friction_torque");
+                               return view(s.joint_friction_torque(), self);
+                             },
                              "Joint Coulomb friction torque of the last step (layout of u, read-only view): the "
                              "friction row's impulse / dt, within the URDF <dynamics friction> bound.")
       .def("set_external_force", &S::set_external_force, py::arg("body"), py::arg("force"), py::arg("point"),
@@ -80,7 +116,13 @@ void bind_system(py::module_& m) {
       .def("kinetic_energy", &S::kinetic_energy)
       .def("potential_energy", &S::potential_energy)
       .def("center_of_mass", &S::center_of_mass)
-      .def("contact_impulses", &S::contact_impulses, "Contact impulses on this system's bodies in the last step.")
+      .def(
+          "contact_impulses",
+          [](const S& s) {
+            idle(s, "ArticulatedSystem", "contact_impulses");
+            return s.contact_impulses();
+          },
+          "Contact impulses on this system's bodies in the last step.")
       // collision filtering
       .def("set_collision_filter", &S::set_collision_filter, py::arg("group"), py::arg("mask"))
       .def("set_body_collision_filter", &S::set_body_collision_filter, py::arg("body"), py::arg("group"),

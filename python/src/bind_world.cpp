@@ -229,7 +229,13 @@ void bind_world(py::module_& m) {
       // settings
       .def_property("time_step", &World::time_step, &World::set_time_step, "Seconds per step (validated).")
       .def_property("gravity", &World::gravity, &World::set_gravity)
-      .def_property("time", &World::time, &World::set_time)
+      .def_property(
+          "time",
+          [](const World& w) {
+            idle(w, "World", "time");
+            return w.time();
+          },
+          &World::set_time)
       .def("set_contact_margin", &World::set_contact_margin, py::arg("margin"))
       .def("set_contact_settings", &World::set_contact_settings, py::arg("settings"))
       .def_property_readonly("contact_settings", [](const World& w) { return w.settings().contact; },
@@ -332,6 +338,8 @@ void bind_world(py::module_& m) {
           "integrate",
           [](World& w, int steps) {
             if (steps < 0) throw InvalidArgument("World.integrate: steps must be >= 0, got " + std::to_string(steps));
+            // the World is marked in use before the GIL is released (docs/threading.md)
+            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate");
             py::gil_scoped_release release;
             StepReport first_bad;
             bool bad = false;
@@ -348,17 +356,36 @@ void bind_world(py::module_& m) {
           "Advances `steps` time steps with the GIL released (all of them, whatever happens). Returns the "
           "StepReport of the first step that was not ok, else that of the last step; never raises for numerical "
           "trouble (warnings() counts every step's conditions).")
-      .def("integrate1", &World::integrate1, py::call_guard<py::gil_scoped_release>(),
-           "First half of a step: kinematics, dynamics, collision, Delassus assembly.")
-      .def("integrate2", &World::integrate2, py::call_guard<py::gil_scoped_release>(),
-           "Second half: solve and integrate. Returns the StepReport.")
-      .def_property_readonly("last_report", &World::last_report, "StepReport of the last step (a copy).")
+      .def(
+          "integrate1",
+          [](World& w) {
+            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate1");
+            py::gil_scoped_release release;
+            w.integrate1();
+          },
+          "First half of a step: kinematics, dynamics, collision, Delassus assembly.")
+      .def(
+          "integrate2",
+          [](World& w) {
+            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate2");
+            py::gil_scoped_release release;
+            return w.integrate2();
+          },
+          "Second half: solve and integrate. Returns the StepReport.")
+      .def_property_readonly(
+          "last_report",
+          [](const World& w) {
+            idle(w, "World", "last_report");
+            return w.last_report();
+          },
+          "StepReport of the last step (a copy).")
       .def(
           "describe", [](const World& w, const StepReport* r) { return w.describe(r ? *r : w.last_report()); },
           py::arg("report") = nullptr, "One line describing a report's conditions (default: the last one): 'ok' or ...")
       .def(
           "warnings",
           [](const World& w) {
+            idle(w, "World", "warnings");
             py::dict d;
             for (int k = 0; k < kNumWarningKinds; ++k) {
               const auto kind = static_cast<WarningKind>(k);
@@ -369,10 +396,19 @@ void bind_world(py::module_& m) {
           "Per-kind warning counters {WarningKind: WarningCounter} since construction, reset() or clear_warnings().")
       .def("warning", &World::warning, py::arg("kind"))
       .def("clear_warnings", &World::clear_warnings)
-      .def("stats", &World::stats, "StepStats of the last step (a copy).")
+      .def(
+          "stats",
+          [](const World& w) {
+            idle(w, "World", "stats");
+            return w.stats();
+          },
+          "StepStats of the last step (a copy).")
       .def(
           "contacts",
-          [](const World& w) { return std::vector<Contact>(w.contacts().begin(), w.contacts().end()); },
+          [](const World& w) {
+            idle(w, "World", "contacts");
+            return std::vector<Contact>(w.contacts().begin(), w.contacts().end());
+          },
           "Contacts of the last step (copies).")
       .def("contact_reports", &World::contact_reports,
            "Contacts of the last step with their impulses (zero until a solve answered them: after "

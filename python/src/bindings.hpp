@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "impulse/core/exclusive_use.hpp"
 #include "impulse/spatial/spatial.hpp"
 
 namespace impulse::python {
@@ -22,6 +23,15 @@ void bind_world(py::module_& m);     // bind_world.cpp: World, Contact, ContactR
 void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld, LocomotionBatch
 void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoise, Imu, JointSensor, ContactSensor,
                                      // ForceTorqueSensor, HeightScan
+
+// Raises ConcurrentUseError while another thread steps or changes `object` (a World, an
+// ArticulatedSystem, a batch): calls that release the GIL hold the object's use marker for their
+// whole duration, so a call of another Python thread that reads it meanwhile is refused instead
+// of racing with the step (docs/threading.md).
+template <class T>
+void idle(const T& object, const char* name, const char* call) {
+  object.use_marker().check(name, call);
+}
 
 // An SE3 as a 4x4 homogeneous transform (numpy).
 inline Eigen::Matrix4d to_matrix(const SE3& X) {

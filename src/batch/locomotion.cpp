@@ -1,5 +1,6 @@
 // LocomotionTask (see the header for the observation, reward and termination definitions).
 #include "impulse/batch/locomotion.hpp"
+#include "impulse/batch/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,9 +93,9 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     foot_body_[static_cast<std::size_t>(f)] = model.frames[static_cast<std::size_t>(fr)].body;
   }
 
-  envs_.resize(static_cast<std::size_t>(num_envs));
+  envs_.resize(1);
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
-  pool_.parallel_for(num_envs, [&](Index i) {
+  const auto make_env = [&](Index i) {
     auto e = std::make_unique<Env>();
     e->index = first_env + i;
     e->world = std::make_unique<World>();
@@ -123,7 +124,15 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     // standing PD targets, no force, time 0, no warm-start memory.
     w.mark_initial_state();
     envs_[static_cast<std::size_t>(i)] = std::move(e);
-  });
+  };
+  // the first environment alone: its heap measures what each takes, so a count beyond the
+  // machine's memory is refused before the others (or the array of all) are made
+  const std::size_t heap_before = heap_bytes_in_use();
+  make_env(0);
+  const std::size_t heap_after = heap_bytes_in_use();
+  check_batch_memory("LocomotionTask", num_envs, heap_after > heap_before ? heap_after - heap_before : 0);
+  envs_.resize(static_cast<std::size_t>(num_envs));
+  pool_.parallel_for(num_envs - 1, [&](Index i) { make_env(i + 1); });
   // every thread's workspace: the one robot Model's Data (all environments share the Model)
   for (auto& ws : workspaces_) envs_.front()->world->reserve_workspace(*ws);
 }
@@ -131,11 +140,13 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
 LocomotionTask::~LocomotionTask() = default;
 
 World& LocomotionTask::world(Index i) {
+  use_.check("LocomotionTask", "world");
   require(i >= 0 && i < num_envs(), "environment index " + std::to_string(i) + " out of range");
   return *envs_[static_cast<std::size_t>(i)]->world;
 }
 
 Vec3 LocomotionTask::command(Index i) const {
+  use_.check("LocomotionTask", "command");
   require(i >= 0 && i < num_envs(), "environment index " + std::to_string(i) + " out of range");
   return envs_[static_cast<std::size_t>(i)]->command;
 }
@@ -203,6 +214,7 @@ void LocomotionTask::observe_privileged(const Env& e, Scalar* o) {
 }
 
 void LocomotionTask::privileged(RowMatXref out, RowMatXref final_out) const {
+  const UseMarker::Scope in_use(use_, "LocomotionTask", "privileged");
   const Index n = num_envs();
   if (out.rows() != n || out.cols() != kPriv || final_out.rows() != n || final_out.cols() != kPriv)
     throw InvalidArgument("LocomotionTask::privileged: out and final_out must have shape (" + std::to_string(n) +
@@ -216,6 +228,7 @@ void LocomotionTask::privileged(RowMatXref out, RowMatXref final_out) const {
 }
 
 void LocomotionTask::reset(std::uint64_t seed, RowMatXref obs) {
+  const UseMarker::Scope in_use(use_, "LocomotionTask", "reset");
   if (obs.rows() != num_envs() || obs.cols() != kObs)
     throw InvalidArgument("LocomotionTask::reset: obs must have shape (" + std::to_string(num_envs()) + ", 49), got (" +
                           std::to_string(obs.rows()) + ", " + std::to_string(obs.cols()) + ")");
@@ -232,6 +245,7 @@ void LocomotionTask::reset(std::uint64_t seed, RowMatXref obs) {
 void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref reward, Eigen::Ref<BoolVec> terminated,
                           Eigen::Ref<BoolVec> truncated, RowMatXref final_obs, VecXref episode_return,
                           VecXref episode_length) {
+  const UseMarker::Scope in_use(use_, "LocomotionTask", "step");
   const Index n = num_envs();
   if (actions.rows() != n || actions.cols() != kAct)
     throw InvalidArgument("LocomotionTask::step: actions must have shape (" + std::to_string(n) + ", 12), got (" +

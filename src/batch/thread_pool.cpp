@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "impulse/batch/limits.hpp"
 #include "impulse/core/error.hpp"
 
 namespace impulse::batch {
@@ -17,6 +18,11 @@ int ThreadPool::thread_index() { return tls_thread_index; }
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads < 0) throw InvalidArgument("ThreadPool: num_threads must be >= 0, got " + std::to_string(num_threads));
+  if (num_threads > kMaxThreads) {
+    throw InvalidArgument("ThreadPool: num_threads " + std::to_string(num_threads) + " exceeds the limit of " +
+                          std::to_string(kMaxThreads) + " (this machine has " +
+                          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)");
+  }
   if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_.reserve(static_cast<std::size_t>(num_threads - 1));
   for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] {

@@ -3,19 +3,28 @@
 
 #include <string>
 
+#include "impulse/batch/limits.hpp"
 #include "impulse/core/error.hpp"
 
 namespace impulse::batch {
 
 VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int num_threads) : pool_(num_threads) {
   if (num_worlds < 1) throw InvalidArgument("VecWorld: num_worlds must be >= 1, got " + std::to_string(num_worlds));
+  // the first World alone: its heap measures what each copy takes, so a count beyond the machine's
+  // memory is refused before the others (or the arrays of all) are made
+  const std::size_t heap_before = heap_bytes_in_use();
+  auto first = std::make_unique<World>();
+  build_world(description, *first);
+  const std::size_t heap_after = heap_bytes_in_use();
+  check_batch_memory("VecWorld", num_worlds, heap_after > heap_before ? heap_after - heap_before : 0);
   worlds_.resize(static_cast<std::size_t>(num_worlds));
+  worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
-  pool_.parallel_for(num_worlds, [&](Index i) {
+  pool_.parallel_for(num_worlds - 1, [&](Index i) {
     auto w = std::make_unique<World>();
     build_world(description, *w);
-    worlds_[static_cast<std::size_t>(i)] = std::move(w);
+    worlds_[static_cast<std::size_t>(i + 1)] = std::move(w);
   });
   // every thread's workspace holds the Data of every World's systems (one per Model and rank:
   // worlds of one description share their Models), so that no step allocates
@@ -28,6 +37,7 @@ std::unique_ptr<VecWorld> VecWorld::from_file(const std::string& path, Index num
 }
 
 World& VecWorld::world(Index i) {
+  use_.check("VecWorld", "world");
   if (i < 0 || i >= size())
     throw InvalidArgument("VecWorld: world index " + std::to_string(i) + " out of range [0, " +
                           std::to_string(size()) + ")");
@@ -35,6 +45,7 @@ World& VecWorld::world(Index i) {
 }
 
 void VecWorld::integrate(Index steps) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "integrate");
   if (steps < 0) throw InvalidArgument("VecWorld::integrate: steps must be >= 0, got " + std::to_string(steps));
   // each thread steps its Worlds with its own workspace, whose Data stay in its cache
   pool_.parallel_for(size(), [&](Index i) {
@@ -65,16 +76,19 @@ void VecWorld::check_rows(const char* what, Index rows, Index cols, Index s, boo
 }
 
 void VecWorld::get_q(Index s, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_q");
   check_rows("get_q", out.rows(), out.cols(), s, true);
   for (Index i = 0; i < size(); ++i) out.row(i) = worlds_[static_cast<std::size_t>(i)]->systems()[s]->q().transpose();
 }
 
 void VecWorld::get_u(Index s, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_u");
   check_rows("get_u", out.rows(), out.cols(), s, false);
   for (Index i = 0; i < size(); ++i) out.row(i) = worlds_[static_cast<std::size_t>(i)]->systems()[s]->u().transpose();
 }
 
 void VecWorld::set_state(Index s, const RowMatXcref& q, const RowMatXcref& u) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_state");
   check_rows("set_state", q.rows(), q.cols(), s, true);
   check_rows("set_state", u.rows(), u.cols(), s, false);
   // validate every row first (the setters check), so a bad row changes nothing
@@ -105,6 +119,7 @@ void VecWorld::set_state(Index s, const RowMatXcref& q, const RowMatXcref& u) {
 }
 
 void VecWorld::set_pd_targets(Index s, const RowMatXcref& q_target, const RowMatXcref& u_target) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_pd_targets");
   check_rows("set_pd_targets", q_target.rows(), q_target.cols(), s, true);
   check_rows("set_pd_targets", u_target.rows(), u_target.cols(), s, false);
   if (!q_target.allFinite() || !u_target.allFinite())
@@ -115,6 +130,7 @@ void VecWorld::set_pd_targets(Index s, const RowMatXcref& q_target, const RowMat
 }
 
 void VecWorld::set_generalized_force(Index s, const RowMatXcref& tau) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_generalized_force");
   check_rows("set_generalized_force", tau.rows(), tau.cols(), s, false);
   if (!tau.allFinite()) throw InvalidArgument("VecWorld::set_generalized_force: tau must be finite");
   for (Index i = 0; i < size(); ++i)

@@ -64,6 +64,7 @@ void Imu::reset() {
 void Imu::update() { update(world_.time_step()); }
 
 void Imu::update(Scalar dt) {
+  const UseMarker::Scope in_use(sys_.use_marker(), "Imu", "update");
   Vec3 v, w;
   kinematics(v, w);
   const Vec3 a = (v - v_prev_) / dt;
@@ -100,6 +101,7 @@ JointSensor::JointSensor(const ArticulatedSystem& system, SensorNoise position, 
 }
 
 void JointSensor::update() {
+  const UseMarker::Scope in_use(sys_.use_marker(), "JointSensor", "update");
   const VecX &q = sys_.q(), &u = sys_.u(), &tau = sys_.generalized_force();
   const VecX &kp = sys_.kp(), &kd = sys_.kd(), &qt = sys_.q_target(), &ut = sys_.u_target();
   for (std::size_t k = 0; k < iq_.size(); ++k) {
@@ -118,6 +120,7 @@ ContactSensor::ContactSensor(const World& world, const ArticulatedSystem& system
     : world_(world), sys_(system), body_(system.model().body_id(body)) {}
 
 void ContactSensor::update() {
+  const UseMarker::Scope in_use(sys_.use_marker(), "ContactSensor", "update");
   const Scalar dt = world_.time_step();
   count_ = 0;
   force_.setZero();
@@ -161,6 +164,7 @@ void ForceTorqueSensor::reset() {
 void ForceTorqueSensor::update() { update(world_.time_step()); }
 
 void ForceTorqueSensor::update(Scalar dt) {
+  const UseMarker::Scope in_use(sys_.use_marker(), "ForceTorqueSensor", "update");
   const Model& m = sys_.model();
   udot_ = (sys_.u() - u_prev_) / dt;
   u_prev_ = sys_.u();
@@ -219,6 +223,7 @@ HeightScan::HeightScan(const World& world, const ArticulatedSystem& system, cons
 }
 
 void HeightScan::update() {
+  const UseMarker::Scope in_use(sys_.use_marker(), "HeightScan", "update");
   SE3 X_WF = X_BF_;
   if (body_ >= 0) {
     forward_kinematics(sys_.model(), data_, sys_.q());

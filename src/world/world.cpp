@@ -30,6 +30,7 @@ const char* to_string(WarningKind k) {
 }
 
 void World::set_time_step(Scalar dt) {
+  const auto in_use = use("set_time_step");
   validate_time_step(dt);
   settings_.dt = dt;
   prepared_ = false;
@@ -37,11 +38,13 @@ void World::set_time_step(Scalar dt) {
 }
 
 void World::set_time(Scalar t) {
+  const auto in_use = use("set_time");
   validate_time(t);
   time_ = t;
 }
 
 void World::set_gravity(const Vec3& g) {
+  const auto in_use = use("set_gravity");
   validate_gravity(g);
   gravity_ = g;
   // gravity lives in each system's Data (stepper and query workspaces); the Model stays untouched
@@ -51,6 +54,7 @@ void World::set_gravity(const Vec3& g) {
 }
 
 void World::set_contact_margin(Scalar margin) {
+  const auto in_use = use("set_contact_margin");
   validate_contact_margin(margin);
   collision_.set_margin(margin);
   prepared_ = false;
@@ -58,6 +62,7 @@ void World::set_contact_margin(Scalar margin) {
 }
 
 void World::set_contact_settings(const DelassusSettings& s) {
+  const auto in_use = use("set_contact_settings");
   validate_contact_settings(s);
   settings_.contact = s;
   prepared_ = false;
@@ -65,6 +70,7 @@ void World::set_contact_settings(const DelassusSettings& s) {
 }
 
 void World::set_max_contacts(Index n) {
+  const auto in_use = use("set_max_contacts");
   validate_max_contacts(n);
   const StepSettings old = settings_;
   settings_.max_contacts = n;
@@ -78,6 +84,7 @@ void World::set_max_contacts(Index n) {
 }
 
 void World::set_stage_timing(bool on) {
+  const auto in_use = use("set_stage_timing");
   settings_.stage_timing = on;
   record([on](const World&, World& w) { w.set_stage_timing(on); });
 }
@@ -85,6 +92,7 @@ void World::set_stage_timing(bool on) {
 void World::set_contact_solver(const std::string& name) { set_contact_solver(make_contact_solver(name)); }
 
 void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {
+  const auto in_use = use("set_contact_solver");
   IMPULSE_CHECK(solver != nullptr, "set_contact_solver: null solver");
   stepper_.set_solver(std::move(solver));
   prepared_ = false;
@@ -93,10 +101,12 @@ void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {
 }
 
 void World::set_material_pair(const std::string& a, const std::string& b, Scalar mu, Scalar restitution) {
+  const auto in_use = use("set_material_pair");
   collision_.materials().set_pair(a, b, MaterialPair{mu, restitution});
 }
 
 void World::set_default_material(Scalar mu, Scalar restitution) {
+  const auto in_use = use("set_default_material");
   collision_.materials().set_default(MaterialPair{mu, restitution});
 }
 
@@ -107,6 +117,7 @@ void World::objects_changed() {
 }
 
 Index World::add_ground(Scalar height, const std::string& material, const CollisionFilter& f) {
+  const auto in_use = use("add_ground");
   IMPULSE_CHECK(std::isfinite(height), "ground height is not finite");
   const Index o = collision_.add_ground(height, material, f);
   object_system_.push_back(-1);
@@ -117,6 +128,7 @@ Index World::add_ground(Scalar height, const std::string& material, const Collis
 
 Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3& size, const std::string& material,
                             const CollisionFilter& f) {
+  const auto in_use = use("add_static_box");
   // a rotation: orthonormal columns and det +1 (to 1e-6), else the box would be sheared or mirrored
   IMPULSE_CHECK(pose.R.allFinite() && pose.p.allFinite(), "static box '", name, "': pose is not finite");
   const Scalar ortho = (pose.R.transpose() * pose.R - Mat3::Identity()).cwiseAbs().maxCoeff();
@@ -133,6 +145,7 @@ Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3
 
 Index World::add_heightfield(const std::string& name, std::shared_ptr<const Heightfield> terrain,
                              const std::string& material, const CollisionFilter& f) {
+  const auto in_use = use("add_heightfield");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_heightfield(unique, terrain, material, f);
   object_system_.push_back(-1);
@@ -144,6 +157,7 @@ Index World::add_heightfield(const std::string& name, std::shared_ptr<const Heig
 
 Index World::add_static_mesh(const std::string& name, const std::string& mesh_path, const Vec3& scale,
                              const SE3& pose, const std::string& material, const CollisionFilter& f) {
+  const auto in_use = use("add_static_mesh");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_static_mesh(unique, mesh_path, scale, pose, material, f);
   object_system_.push_back(-1);
@@ -154,6 +168,7 @@ Index World::add_static_mesh(const std::string& name, const std::string& mesh_pa
 
 Index World::add_wall(const std::string& name, const Vec3& normal, Scalar offset, const std::string& material,
                       const CollisionFilter& f) {
+  const auto in_use = use("add_wall");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_plane(unique, normal, offset, material, f);
   object_system_.push_back(-1);
@@ -212,6 +227,7 @@ ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> mo
 }
 
 ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options) {
+  const auto in_use = use("add_system");
   sys->data_.gravity = sys->query_.gravity = gravity_;
   // The collision stage may reject the object (missing mesh): nothing else has changed then.
   CollisionObjectOptions co;
@@ -240,6 +256,7 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
 ArticulatedSystem& World::add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                         const std::string& material, const CollisionFilter& filter,
                                         const Inertia& inertia) {
+  const auto in_use = use("add_free_body");
   IMPULSE_CHECK(std::isfinite(inertia.m) && inertia.m > 0, "free body '", name, "': mass must be > 0, got ",
                 inertia.m);
   ModelBuilder b(name);
@@ -352,7 +369,15 @@ void World::reserve() {
 }
 
 void World::integrate1() {
-  if (!has_initial_) mark_initial_state();
+  const auto in_use = use("integrate1");
+  collide_and_assemble();
+}
+
+void World::collide_and_assemble() {
+  if (!has_initial_) {
+    save_state_into(initial_);
+    has_initial_ = true;
+  }
   stepper_.prepare(step_systems_, collision_, settings_);
   prepared_ = true;
 }
@@ -365,7 +390,12 @@ void World::warn(WarningKind k, Index info) {
 }
 
 StepReport World::integrate2() {
-  if (!prepared_) integrate1();
+  const auto in_use = use("integrate2");
+  return solve_and_integrate();
+}
+
+StepReport World::solve_and_integrate() {
+  if (!prepared_) collide_and_assemble();
   prepared_ = false;
   StepReport r;
   // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
@@ -422,15 +452,18 @@ StepReport World::integrate2() {
 }
 
 StepReport World::integrate() {
-  integrate1();
-  return integrate2();
+  const auto in_use = use("integrate");
+  collide_and_assemble();
+  return solve_and_integrate();
 }
 
 void World::reserve_workspace(StepWorkspace& ws) const {
+  use_.check("World", "reserve_workspace");
   for (std::size_t i = 0; i < step_systems_.size(); ++i) ws.data(system_ptrs_[i]->model_, same_model_rank_[i]);
 }
 
 StepReport World::integrate(StepWorkspace& ws) {
+  const auto in_use = use("integrate");
   // the step reads each system's Data through step_systems_: point them at the workspace's for
   // this step (gravity is the only entry of a Data that is the World's, not the step's), and back
   // at the systems' own on every exit
@@ -447,10 +480,12 @@ StepReport World::integrate(StepWorkspace& ws) {
     cached.second->gravity = s.data_.gravity;
     step_systems_[i].data_ = cached.second;
   }
-  return integrate();
+  collide_and_assemble();
+  return solve_and_integrate();
 }
 
 std::string World::describe(const StepReport& r) const {
+  use_.check("World", "describe");
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   auto sys = [&](Index i) {
@@ -486,6 +521,7 @@ std::string World::describe(const StepReport& r) const {
 // ---- state ----
 
 WorldState World::save_state() const {
+  use_.check("World", "save_state");
   WorldState st;
   save_state_into(st);
   return st;
@@ -577,6 +613,7 @@ void World::check_compatible(const WorldState& st) const {
 }
 
 void World::restore_state(const WorldState& st) {
+  const auto in_use = use("restore_state");
   check_compatible(st);
   // Everything below only copies into buffers of the right size (no throwing path but a
   // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
@@ -600,11 +637,13 @@ void World::restore_state(const WorldState& st) {
 }
 
 void World::mark_initial_state() {
+  const auto in_use = use("mark_initial_state");
   save_state_into(initial_);
   has_initial_ = true;
 }
 
 void World::reset() {
+  const auto in_use = use("reset");
   if (has_initial_) restore_state(initial_);
   clear_warnings();
   report_ = StepReport();
@@ -625,6 +664,7 @@ void World::prefetch(const StepWorkspace* ws) const {
 }
 
 std::unique_ptr<World> World::clone() const {
+  use_.check("World", "clone");
   IMPULSE_CHECK(!solver_recipe_.empty(), "clone: the World's contact solver '", stepper_.solver().name(),
                 "' is a custom instance; only solvers of the registry (", join_solver_names(), ") can be cloned");
   auto w = std::make_unique<World>();
@@ -658,6 +698,7 @@ std::unique_ptr<World> World::clone() const {
 }
 
 std::vector<ContactReport> World::contact_reports() const {
+  use_.check("World", "contact_reports");
   std::vector<ContactReport> out;
   const ContactSet& cs = stepper_.contacts();
   for (Index i = 0; i < cs.size(); ++i) out.push_back({cs[i], stepper_.contact_impulse(i)});

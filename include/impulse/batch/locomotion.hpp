@@ -121,6 +121,10 @@ class LocomotionTask {
   World& world(Index i);
   Vec3 command(Index i) const;
 
+  // One thread at a time (docs/threading.md): reset, step and privileged hold this marker and
+  // refuse with ConcurrentUseError while another thread holds it.
+  const UseMarker& use_marker() const { return use_; }
+
  private:
   struct Env;
   void reset_env(Env& e);
@@ -135,6 +139,7 @@ class LocomotionTask {
   std::array<Index, 4> foot_body_{};
   Eigen::Matrix<Scalar, kAct, 1> nominal_;
   std::uint64_t seed_ = 0;
+  UseMarker use_;
 };
 
 }  // namespace impulse::batch

@@ -50,6 +50,10 @@ class VecWorld {
   void set_pd_targets(Index s, const RowMatXcref& q_target, const RowMatXcref& u_target);
   void set_generalized_force(Index s, const RowMatXcref& tau);
 
+  // One thread at a time (docs/threading.md): the calls above hold this marker and refuse with
+  // ConcurrentUseError while another thread holds it.
+  const UseMarker& use_marker() const { return use_; }
+
  private:
   void check_rows(const char* what, Index rows, Index cols, Index s, bool position) const;
 
@@ -57,6 +61,7 @@ class VecWorld {
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<int> status_;
   std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
+  UseMarker use_;
 };
 
 }  // namespace impulse::batch

@@ -7,7 +7,8 @@
 //   for (;;) { world.integrate(); imu.update(); scan.update(); use(imu.linear_acceleration()); }
 //
 // Every sensor allocates at construction only: update() and the readings allocate nothing and
-// never throw, so they can run every step of a control loop. update() must be called once after
+// never throw (but for ConcurrentUseError while another thread steps or changes the World:
+// docs/threading.md), so they can run every step of a control loop. update() must be called once after
 // every World::integrate() (the IMU differentiates velocities over the step).
 //
 // Noise: each reading component gets value + bias + N(0, stddev^2), drawn from the sensor's own

@@ -3,7 +3,8 @@
 // queries (mass matrix, frames, Jacobians, contact impulses).
 //
 // Every setter validates its input (size, NaN/Inf, unit quaternions) and throws
-// InvalidArgument naming the system and the problem; a failed call changes nothing.
+// InvalidArgument naming the system and the problem; a failed call changes nothing. Setters and
+// queries called while another thread steps the World throw ConcurrentUseError.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
+#include "impulse/core/exclusive_use.hpp"
 #include "impulse/core/types.hpp"
 #include "impulse/dynamics/data.hpp"
 #include "impulse/model/model.hpp"
@@ -94,6 +96,10 @@ class ArticulatedSystem {
 
   Index collision_object() const { return object_; }
 
+  // The World's use marker (docs/threading.md): the setters and queries hold it, so a call made
+  // while another thread steps the World is refused (ConcurrentUseError); its own outside a World.
+  const UseMarker& use_marker() const;
+
   // Prefetches the memory a step of this system uses (World::prefetch); with_data = false leaves
   // out its Data (a step with a StepWorkspace uses the workspace's).
   void prefetch_step(bool with_data = true) const;
@@ -123,6 +129,7 @@ class ArticulatedSystem {
   std::vector<BodyContactImpulse> contact_impulses_;
 
   World* world_ = nullptr;
+  UseMarker own_use_;
   Index object_ = -1;
 };
 

@@ -13,7 +13,8 @@
 // subclasses; a failed call leaves the World as it was (strong guarantee). integrate() never
 // throws: it returns a StepReport (every condition of the step; converts to the worst
 // StepStatus) and keeps the state finite; conditions are also counted in warnings().
-// Worlds share nothing, so separate Worlds may be stepped on separate threads.
+// Worlds share nothing, so separate Worlds may be stepped on separate threads; one World is used
+// by one thread at a time (a second thread's call is refused: ConcurrentUseError, docs/threading.md).
 //
 // State: save_state() / restore_state() capture and restore everything that determines the next
 // steps (world_state.hpp), reset() returns to the initial state, clone() copies a whole World.
@@ -29,6 +30,7 @@
 
 #include "impulse/collision/collision_world.hpp"
 #include "impulse/collision/heightfield.hpp"
+#include "impulse/core/exclusive_use.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/stepper/stepper.hpp"
 #include "impulse/world/articulated_system.hpp"
@@ -205,7 +207,10 @@ class World {
   // warnings: per-kind counters since construction, reset() or clear_warnings()
   const WarningCounter& warning(WarningKind k) const { return warnings_[static_cast<std::size_t>(k)]; }
   const std::array<WarningCounter, kNumWarningKinds>& warnings() const { return warnings_; }
-  void clear_warnings() { warnings_ = {}; }
+  void clear_warnings() {
+    const auto in_use = use("clear_warnings");
+    warnings_ = {};
+  }
 
   // contacts of the last integrate1 (with impulses after integrate2)
   const ContactSet& contacts() const { return stepper_.contacts(); }
@@ -215,6 +220,11 @@ class World {
   // (after integrate1 alone, or a step skipped for its mass matrix)
   std::vector<ContactReport> contact_reports() const;
   const std::string& object_name(Index collision_object) const { return collision_.object_name(collision_object); }
+
+  // Threading (docs/threading.md): a World may be used by one thread at a time. The calls that
+  // step or change it hold its use marker, and refuse with ConcurrentUseError while another
+  // thread holds it; bindings take it around calls that release an interpreter lock.
+  const UseMarker& use_marker() const { return use_; }
 
  private:
   friend class ArticulatedSystem;
@@ -238,6 +248,10 @@ class World {
   void prepare_initial_state();
   void check_compatible(const WorldState& state) const;
   void warn(WarningKind k, Index info);
+  // the two halves of a step, without the use marker (integrate* hold it)
+  void collide_and_assemble();
+  StepReport solve_and_integrate();
+  UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_, "World", call); }
   // Replays the description onto a fresh World (clone): one entry per successful set-up call.
   using Recipe = std::function<void(const World& source, World& target)>;
   void record(Recipe r) { recipe_.push_back(std::move(r)); }
@@ -261,6 +275,7 @@ class World {
   bool has_initial_ = false;
   std::vector<Recipe> recipe_;
   std::string solver_recipe_;  // registry name of the solver, empty for a custom instance
+  UseMarker use_;
 };
 
 }  // namespace impulse

@@ -1,0 +1,24 @@
+// Limits of a batch (VecWorld, LocomotionTask), checked before anything large is made: a thread
+// count or an environment count far beyond the machine is refused with an error that says the
+// limit, instead of starting tens of thousands of threads or allocating until the process dies.
+#pragma once
+
+#include <cstddef>
+
+#include "impulse/core/types.hpp"
+
+namespace impulse::batch {
+
+// Threads of a ThreadPool at most (a pool of more threads than cores only adds switches).
+inline constexpr int kMaxThreads = 256;
+
+// Bytes of the heap in use by this process now (glibc's allocator statistics; 0 where unknown).
+std::size_t heap_bytes_in_use();
+// Bytes of physical memory of this machine (0 where unknown).
+std::size_t physical_memory_bytes();
+
+// Throws InvalidArgument naming `who` when `count` items of `bytes_each` (the measured heap of the
+// first one) need more than this machine's physical memory.
+void check_batch_memory(const char* who, Index count, std::size_t bytes_each);
+
+}  // namespace impulse::batch
