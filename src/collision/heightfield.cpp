@@ -267,6 +267,9 @@ Heightfield Heightfield::from_pgm_data(const std::string& bytes, const std::stri
         const std::size_t k = pos + bpp * static_cast<std::size_t>(r * w + c);
         const unsigned v = bpp == 1 ? static_cast<unsigned char>(bytes[k])
                                     : (static_cast<unsigned char>(bytes[k]) << 8) | static_cast<unsigned char>(bytes[k + 1]);
+        // a value above the maximum would put the terrain above max_height
+        IMPULSE_CHECK_AS(ModelError, v <= static_cast<unsigned>(maxval), "heightfield image '", path, "': pixel ", v,
+                         " at row ", r, ", column ", c, " is above the maximum value ", maxval);
         h(c, hgt - 1 - r) = max_height * v / static_cast<Scalar>(maxval);
       }
     }

@@ -185,6 +185,9 @@ TEST_CASE("heightfield images: a declared size larger than the limit or than the
       {"short5.pgm", "P5\n1000 1000\n65535\n" + std::string(1000, '\0'),
        "1000 x 1000 needs 2000000 bytes of pixel data, the file holds 1000"},
       {"short2.pgm", "P2\n1000 1000\n255\n0 0 0 0\n", "1000 x 1000 needs at least 1999999 bytes of pixel text"},
+      // a binary pixel above the declared maximum (found by fuzz_heightfield)
+      {"over.pgm", std::string("P5\n2 2\n100\n\x00\x00\x00\xff", 15),
+       "pixel 255 at row 1, column 1 is above the maximum value 100"},
   };
   for (const Case& c : cases) {
     const std::string path = tmp.write(c.name, c.bytes);
