@@ -8,8 +8,8 @@
 //   - it is resolved against the mesh's folder (never the working directory);
 //   - it is read by read_regular_file: a regular file, never a device or a FIFO, and all the
 //     files of one mesh together are at most kMaxMeshBytes.
-// A refused or unreadable reference fails the load with an error naming the mesh and the
-// reference.
+// A refused or unreadable reference fails the load (even when the importer would go on without
+// it) with an error naming the mesh and the reference.
 //
 // Counts: a PLY header's element counts are checked against the bytes that follow it and against
 // kMaxMeshElements before assimp sees the file (assimp allocates what the header declares); the
@@ -232,7 +232,10 @@ TriangleMesh read_mesh_assimp(const std::string& path, const std::string& extens
   // From memory: the importer's file name is a placeholder without a folder, so the references
   // reach MeshFolderIO exactly as the file writes them.
   const aiScene* scene = importer.ReadFileFromMemory(bytes.data(), bytes.size(), flags, extension.c_str());
-  MESH_CHECK(scene != nullptr || io->refusal().empty(), "mesh file '", path, "' ", io->refusal());
+  // a refusal fails the load even when the importer went on: assimp's glTF reader, refused an
+  // absolute path, retries with its file name in the mesh's folder, and a load must not depend
+  // on which file such a fallback happens to find
+  MESH_CHECK(io->refusal().empty(), "mesh file '", path, "' ", io->refusal());
   MESH_CHECK(scene != nullptr, "mesh file '", path, "': ", importer.GetErrorString());
   std::size_t vertices = 0, faces = 0;
   for (unsigned m = 0; m < scene->mNumMeshes; ++m) {
