@@ -143,22 +143,35 @@ TriangleMesh read_obj(const std::string& path, const std::string& bytes) {
 // ("k i1 .. ik", then an optional colour). Faces are fan-triangulated. '#' starts a comment.
 // The declared counts are checked against the lines the file holds before anything is kept,
 // so a header declaring a billion vertices is a one-line error, not an allocation.
-TriangleMesh read_off(const std::string& path, const std::string& bytes) {
-  std::vector<std::string> lines;  // non-empty lines, comments removed
-  {
-    std::size_t pos = 0;
+// The lines of an OFF file that hold something once '#' comments are cut, one at a time (no
+// copy of the file: memory stays that of the mesh).
+struct ContentLines {
+  const std::string& bytes;
+  std::size_t pos = 0;
+  bool next(std::string& line) {
     while (pos < bytes.size()) {
       std::size_t end = bytes.find_first_of("\n\r", pos);
       if (end == std::string::npos) end = bytes.size();
-      std::string line = bytes.substr(pos, end - pos);
-      const std::size_t hash = line.find('#');
-      if (hash != std::string::npos) line.resize(hash);
-      if (line.find_first_not_of(" \t\f\v") != std::string::npos) lines.push_back(std::move(line));
+      const void* hash = std::memchr(bytes.data() + pos, '#', end - pos);
+      const std::size_t stop = hash ? static_cast<std::size_t>(static_cast<const char*>(hash) - bytes.data()) : end;
+      line.assign(bytes, pos, stop - pos);
       pos = end + 1;
+      if (line.find_first_not_of(" \t\f\v") != std::string::npos) return true;
     }
+    return false;
   }
+  std::size_t remaining() const {
+    ContentLines rest{bytes, pos};
+    std::string line;
+    std::size_t n = 0;
+    while (rest.next(line)) ++n;
+    return n;
+  }
+};
+
+TriangleMesh read_off(const std::string& path, const std::string& bytes) {
+  ContentLines lines{bytes};
   // the header's tokens (keyword, dimension, counts) may share lines or not
-  std::size_t li = 0;
   std::istringstream head;
   std::string pending;  // a token read ahead and given back
   auto next_token = [&](std::string& t) {
@@ -167,10 +180,11 @@ TriangleMesh read_off(const std::string& path, const std::string& bytes) {
       pending.clear();
       return true;
     }
+    std::string line;
     while (!(head >> t)) {
-      if (li >= lines.size()) return false;
+      if (!lines.next(line)) return false;
       head.clear();
-      head.str(lines[li++]);
+      head.str(line);
     }
     return true;
   };
@@ -209,22 +223,25 @@ TriangleMesh read_off(const std::string& path, const std::string& bytes) {
   count("edge count");
   std::string rest;
   MESH_CHECK(!(head >> rest), "mesh file '", path, "': unexpected '", rest, "' after the OFF counts");
-  const std::size_t have = lines.size() - li;
+  const std::size_t have = lines.remaining();
   MESH_CHECK(nv <= kMaxMeshElements && nf <= kMaxMeshElements, "mesh file '", path, "': OFF header declares ", nv,
              " vertices and ", nf, " faces, more than the limit of ", kMaxMeshElements);
   MESH_CHECK(nv + nf <= have, "mesh file '", path, "': OFF header declares ", nv, " vertices and ", nf,
              " faces, the file holds ", have, " lines after it");
   TriangleMesh mesh;
   mesh.vertices.reserve(static_cast<std::size_t>(nv));
+  std::string line;
   for (unsigned long long k = 0; k < nv; ++k) {
-    std::istringstream ls(lines[li++]);
+    lines.next(line);  // there are enough (checked above)
+    std::istringstream ls(line);
     double x, y, z, w = 1;
     MESH_CHECK(static_cast<bool>(ls >> x >> y >> z) && (!homogeneous || static_cast<bool>(ls >> w)), "mesh file '",
                path, "': malformed OFF vertex ", k);
     mesh.vertices.emplace_back(x / w, y / w, z / w);
   }
   for (unsigned long long k = 0; k < nf; ++k) {
-    std::istringstream ls(lines[li++]);
+    lines.next(line);
+    std::istringstream ls(line);
     long long n = 0;
     MESH_CHECK(static_cast<bool>(ls >> n) && n >= 0 && n <= 1024, "mesh file '", path, "': OFF face ", k,
                " has a bad vertex count (0 .. 1024)");
