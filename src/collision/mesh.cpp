@@ -24,6 +24,7 @@ namespace {
 
 // Builds indexed triangles from a triangle soup, merging bit-identical vertices.
 struct Welder {
+  const std::string& path;
   TriangleMesh mesh;
   std::map<std::array<double, 3>, int> index;
 
@@ -31,6 +32,8 @@ struct Welder {
     const std::array<double, 3> key{v.x(), v.y(), v.z()};
     const auto it = index.find(key);
     if (it != index.end()) return it->second;
+    MESH_CHECK(mesh.vertices.size() < kMaxMeshElements, "mesh file '", path, "': more than ", kMaxMeshElements,
+               " vertices");
     const int k = static_cast<int>(mesh.vertices.size());
     mesh.vertices.push_back(v);
     index.emplace(key, k);
@@ -51,7 +54,7 @@ std::string lower_extension(const std::string& path) {
 }
 
 TriangleMesh read_stl(const std::string& path, const std::string& bytes) {
-  Welder w;
+  Welder w{path};
   // binary: 80-byte header, uint32 count, then 50 bytes per triangle; the size must match exactly
   if (bytes.size() >= 84) {
     std::uint32_t n = 0;
