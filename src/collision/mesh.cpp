@@ -54,7 +54,7 @@ std::string lower_extension(const std::string& path) {
 }
 
 TriangleMesh read_stl(const std::string& path, const std::string& bytes) {
-  Welder w{path};
+  Welder w{path, {}, {}};
   // binary: 80-byte header, uint32 count, then 50 bytes per triangle; the size must match exactly
   if (bytes.size() >= 84) {
     std::uint32_t n = 0;
@@ -173,7 +173,7 @@ struct ContentLines {
 };
 
 TriangleMesh read_off(const std::string& path, const std::string& bytes) {
-  ContentLines lines{bytes};
+  ContentLines lines{bytes, 0};
   // the header's tokens (keyword, dimension, counts) may share lines or not
   std::istringstream head;
   std::string pending;  // a token read ahead and given back
