@@ -32,6 +32,7 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -46,10 +47,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A read-only stream over bytes it owns (importers delete their streams themselves).
+// A read-only stream over bytes it owns. Importers delete their streams themselves, except when
+// they throw in between (assimp's glTF reader, given a buffer shorter than its byteLength): the
+// streams still open when the IO system goes are deleted with it (`open` lists them).
 class BytesStream : public Assimp::IOStream {
  public:
-  explicit BytesStream(std::string bytes) : bytes_(std::move(bytes)) {}
+  BytesStream(std::string bytes, std::set<BytesStream*>* open) : bytes_(std::move(bytes)), open_(open) {
+    open_->insert(this);
+  }
+  ~BytesStream() override {
+    if (open_) open_->erase(this);
+  }
+  void forget() { open_ = nullptr; }
   size_t Read(void* buffer, size_t size, size_t count) override {
     if (size == 0 || count == 0 || pos_ >= bytes_.size()) return 0;
     const size_t n = std::min(count, (bytes_.size() - pos_) / size);
@@ -77,6 +86,7 @@ class BytesStream : public Assimp::IOStream {
  private:
   std::string bytes_;
   size_t pos_ = 0;
+  std::set<BytesStream*>* open_;
 };
 
 // The files a mesh refers to, under the rules at the top of this file. The first refusal is kept
@@ -84,6 +94,15 @@ class BytesStream : public Assimp::IOStream {
 class MeshFolderIO : public Assimp::IOSystem {
  public:
   explicit MeshFolderIO(const std::string& mesh_path) : folder_(fs::path(mesh_path).parent_path()) {}
+  ~MeshFolderIO() override {
+    const std::set<BytesStream*> leaked = std::move(open_);
+    for (BytesStream* stream : leaked) {
+      stream->forget();
+      delete stream;
+    }
+  }
+  MeshFolderIO(const MeshFolderIO&) = delete;
+  MeshFolderIO& operator=(const MeshFolderIO&) = delete;
 
   bool Exists(const char* name) const override {
     std::string path, why;
@@ -101,7 +120,7 @@ class MeshFolderIO : public Assimp::IOSystem {
     try {
       std::string bytes = read_regular_file<ModelError>(path, kMaxMeshBytes - std::min(used_, kMaxMeshBytes), "file");
       used_ += bytes.size();
-      return new BytesStream(std::move(bytes));
+      return new BytesStream(std::move(bytes), &open_);
     } catch (const ModelError& e) {
       // "file '<path>': <problem>" without its head
       std::string what = e.what();
@@ -140,6 +159,7 @@ class MeshFolderIO : public Assimp::IOSystem {
   }
 
   fs::path folder_;
+  std::set<BytesStream*> open_;  // streams not deleted yet
   std::size_t used_ = 0;
   std::string refusal_;
 };
