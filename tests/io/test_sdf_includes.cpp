@@ -81,6 +81,25 @@ TEST_CASE("SDF includes: a relative URI resolves against the including file, not
   fs::current_path(cwd);
   INFO(what);
   CHECK(name == "box_beside_the_world");
+  // the loaded file's relative mesh URIs resolve against its folder too (libsdformat parses the
+  // bytes read, not the path)
+  tmp.write("world/meshes/tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  const std::string with_mesh = tmp.write(
+      "world/mesh.sdf", R"(<?xml version="1.0"?><sdf version="1.9"><model name="m"><link name="l">)"
+                        R"(<collision name="c"><geometry><mesh><uri>meshes/tri.obj</uri></mesh></geometry></collision>)"
+                        "</link></model></sdf>");
+  fs::current_path(tmp.path / "cwd");
+  std::string mesh_path;
+  try {
+    const SdfWorld w = load_sdf(with_mesh);
+    if (w.models.size() == 1 && w.models[0].model.collision.size() == 1) {
+      mesh_path = w.models[0].model.collision[0].mesh_path;
+    }
+  } catch (const ModelError& e) {
+    mesh_path = e.what();
+  }
+  fs::current_path(cwd);
+  CHECK(mesh_path == (tmp.path / "world/meshes/tri.obj").string());
   // a folder with a model.config, found through model:// next to the file
   tmp.write("world/crate/model.config", "<?xml version=\"1.0\"?><model><name>crate</name><sdf version=\"1.9\">"
                                         "model.sdf</sdf></model>");
