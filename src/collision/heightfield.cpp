@@ -42,6 +42,14 @@ Index grid_count(Scalar size, Scalar cell, const char* what) {
   return static_cast<Index>(n);
 }
 
+// The grid's point count, checked against kMaxHeightfieldPoints before anything is allocated
+// (1e5 points along each axis would be 80 GB of heights).
+void check_grid_points(Index nx, Index ny, const char* what) {
+  IMPULSE_CHECK(static_cast<double>(nx) * static_cast<double>(ny) <= static_cast<double>(kMaxHeightfieldPoints),
+                "heightfield ", what, ": ", nx, " x ", ny, " grid points, more than the limit of ",
+                kMaxHeightfieldPoints, " (a larger cell or a smaller size)");
+}
+
 // Closest point on triangle (a, b, c) to p; region 0 when it lies inside the face.
 Vec3 closest_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c, int& region) {
   const Vec3 ab = b - a, ac = c - a, ap = p - a;
@@ -100,6 +108,7 @@ Heightfield::Heightfield(MatX heights, Scalar dx, Scalar dy, Scalar x0, Scalar y
 Heightfield Heightfield::random_rough(Scalar size_x, Scalar size_y, Scalar cell, Scalar amplitude, std::uint64_t seed,
                                       int smoothing) {
   const Index nx = grid_count(size_x, cell, "random_rough"), ny = grid_count(size_y, cell, "random_rough");
+  check_grid_points(nx, ny, "random_rough");
   IMPULSE_CHECK(std::isfinite(amplitude) && amplitude >= 0, "heightfield random_rough: amplitude ", amplitude,
                 " must be finite and >= 0");
   IMPULSE_CHECK(smoothing >= 0 && smoothing <= 100, "heightfield random_rough: smoothing ", smoothing,
@@ -133,6 +142,7 @@ Heightfield Heightfield::random_rough(Scalar size_x, Scalar size_y, Scalar cell,
 
 Heightfield Heightfield::stairs(Scalar size_x, Scalar size_y, Scalar cell, Scalar run, Scalar rise, Scalar x_start) {
   const Index nx = grid_count(size_x, cell, "stairs"), ny = grid_count(size_y, cell, "stairs");
+  check_grid_points(nx, ny, "stairs");
   IMPULSE_CHECK(std::isfinite(run) && run > 0 && std::isfinite(rise) && std::isfinite(x_start),
                 "heightfield stairs: run ", run, " must be > 0, rise ", rise, " and start ", x_start, " finite");
   MatX h(nx, ny);
@@ -148,6 +158,7 @@ Heightfield Heightfield::stairs(Scalar size_x, Scalar size_y, Scalar cell, Scala
 
 Heightfield Heightfield::slope(Scalar size_x, Scalar size_y, Scalar cell, Scalar gradient, Scalar x_start) {
   const Index nx = grid_count(size_x, cell, "slope"), ny = grid_count(size_y, cell, "slope");
+  check_grid_points(nx, ny, "slope");
   IMPULSE_CHECK(std::isfinite(gradient) && std::isfinite(x_start), "heightfield slope: gradient ", gradient,
                 " and start ", x_start, " must be finite");
   MatX h(nx, ny);
@@ -162,6 +173,7 @@ Heightfield Heightfield::slope(Scalar size_x, Scalar size_y, Scalar cell, Scalar
 Heightfield Heightfield::stepping_stones(Scalar size_x, Scalar size_y, Scalar cell, Scalar stone, Scalar pitch,
                                          Scalar depth, Scalar jitter, std::uint64_t seed) {
   const Index nx = grid_count(size_x, cell, "stepping_stones"), ny = grid_count(size_y, cell, "stepping_stones");
+  check_grid_points(nx, ny, "stepping_stones");
   IMPULSE_CHECK(std::isfinite(stone) && std::isfinite(pitch) && stone > 0 && pitch >= stone && std::isfinite(depth) &&
                     depth >= 0 && std::isfinite(jitter) && jitter >= 0,
                 "heightfield stepping_stones: need 0 < stone ", stone, " <= pitch ", pitch, ", depth ", depth,
@@ -188,7 +200,12 @@ Heightfield Heightfield::stepping_stones(Scalar size_x, Scalar size_y, Scalar ce
 }
 
 Heightfield Heightfield::from_pgm(const std::string& path, Scalar size_x, Scalar size_y, Scalar max_height) {
-  const std::string bytes = read_regular_file<ModelError>(path, kMaxMeshBytes, "heightfield image");
+  return from_pgm_data(read_regular_file<ModelError>(path, kMaxMeshBytes, "heightfield image"), path, size_x, size_y,
+                       max_height);
+}
+
+Heightfield Heightfield::from_pgm_data(const std::string& bytes, const std::string& path, Scalar size_x,
+                                       Scalar size_y, Scalar max_height) {
   IMPULSE_CHECK_AS(ModelError, std::isfinite(size_x) && std::isfinite(size_y) && size_x > 0 && size_y > 0 &&
                                    std::isfinite(max_height),
                    "heightfield image '", path, "': size (", size_x, ", ", size_y, ") must be > 0 and max height ",
@@ -216,7 +233,7 @@ Heightfield Heightfield::from_pgm(const std::string& path, Scalar size_x, Scalar
     char* end = nullptr;
     const long v = std::strtol(t.c_str(), &end, 10);
     IMPULSE_CHECK_AS(ModelError, !t.empty() && *end == '\0' && v > 0 && v <= 100000, "heightfield image '", path,
-                     "': bad ", what, " '", t, "'");
+                     "': bad ", what, " '", t, "' (1 .. 100000)");
     return v;
   };
   const std::string magic = token();
@@ -225,17 +242,34 @@ Heightfield Heightfield::from_pgm(const std::string& path, Scalar size_x, Scalar
   const long w = number("width"), hgt = number("height"), maxval = number("maximum value");
   IMPULSE_CHECK_AS(ModelError, w >= 2 && hgt >= 2 && maxval < 65536, "heightfield image '", path, "': ", w, " x ", hgt,
                    " pixels, maximum ", maxval, " (need >= 2 x 2, maximum < 65536)");
-  MatX h(w, hgt);
+  // the declared size is checked against the limit and against the data the file holds before
+  // the grid is allocated
+  const std::size_t pixels = static_cast<std::size_t>(w) * static_cast<std::size_t>(hgt);
+  IMPULSE_CHECK_AS(ModelError, pixels <= static_cast<std::size_t>(kMaxHeightfieldPoints), "heightfield image '", path,
+                   "': width x height ", w, " x ", hgt, " is more than the limit of ", kMaxHeightfieldPoints,
+                   " pixels");
+  const std::size_t bpp = maxval < 256 ? 1 : 2;
   if (magic == "P5") {
     ++pos;  // the single whitespace after the header
-    const std::size_t bpp = maxval < 256 ? 1 : 2;
-    IMPULSE_CHECK_AS(ModelError, bytes.size() >= pos + bpp * static_cast<std::size_t>(w * hgt), "heightfield image '",
-                     path, "': pixel data is truncated");
+    const std::size_t have = pos <= bytes.size() ? bytes.size() - pos : 0;
+    IMPULSE_CHECK_AS(ModelError, have >= bpp * pixels, "heightfield image '", path, "': width x height ", w, " x ",
+                     hgt, " needs ", bpp * pixels, " bytes of pixel data, the file holds ", have);
+  } else {
+    // a P2 pixel takes at least a digit and a separator
+    const std::size_t have = bytes.size() - std::min(pos, bytes.size());
+    IMPULSE_CHECK_AS(ModelError, have + 1 >= 2 * pixels, "heightfield image '", path, "': width x height ", w, " x ",
+                     hgt, " needs at least ", 2 * pixels - 1, " bytes of pixel text, the file holds ", have);
+  }
+  MatX h(w, hgt);
+  if (magic == "P5") {
     for (long r = 0; r < hgt; ++r) {
       for (long c = 0; c < w; ++c) {
         const std::size_t k = pos + bpp * static_cast<std::size_t>(r * w + c);
         const unsigned v = bpp == 1 ? static_cast<unsigned char>(bytes[k])
                                     : (static_cast<unsigned char>(bytes[k]) << 8) | static_cast<unsigned char>(bytes[k + 1]);
+        // a value above the maximum would put the terrain above max_height
+        IMPULSE_CHECK_AS(ModelError, v <= static_cast<unsigned>(maxval), "heightfield image '", path, "': pixel ", v,
+                         " at row ", r, ", column ", c, " is above the maximum value ", maxval);
         h(c, hgt - 1 - r) = max_height * v / static_cast<Scalar>(maxval);
       }
     }

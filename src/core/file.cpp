@@ -1,11 +1,11 @@
 #include "impulse/core/file.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace impulse {
 
@@ -13,22 +13,36 @@ std::string read_regular_file_or_throw(const std::string& path, std::size_t max_
                                        void (*raise)(const std::string& message)) {
   const std::string head = std::string(what) + " '" + path + "': ";
   struct stat st {};
-  // stat follows symbolic links: a link to a regular file is fine, a link to a device is not
+  // stat follows symbolic links: a link to a regular file is fine, a link to a device is not.
+  // Checked before opening, since opening some devices has effects of its own.
   if (::stat(path.c_str(), &st) != 0) {
     raise(head + (errno == ENOENT ? std::string("file not found") : std::string(std::strerror(errno))));
   }
   if (S_ISDIR(st.st_mode)) raise(head + "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) raise(head + "is not a regular file (device, FIFO or socket)");
+  // Opened without blocking (a FIFO swapped in after the stat would block a plain open until a
+  // writer comes) and checked again on the descriptor, which is what is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) raise(head + "cannot open the file for reading: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) raise(head + "is not a regular file (device, FIFO or socket)");
   if (static_cast<unsigned long long>(st.st_size) > max_bytes) {
     raise(head + "is " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(max_bytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) raise(head + "cannot open the file for reading");
   std::string bytes;
   bytes.resize(static_cast<std::size_t>(st.st_size));
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.gcount() != static_cast<std::streamsize>(bytes.size())) raise(head + "read error");
-  // a file that grew while reading is cut at the size stat reported (never beyond the limit)
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) raise(head + "read error: " + std::strerror(errno));
+    if (n == 0) raise(head + "read error: the file shrank while it was read");
+    done += static_cast<std::size_t>(n);
+  }
+  // a file that grew while reading is cut at the size fstat reported (never beyond the limit)
   return bytes;
 }
 

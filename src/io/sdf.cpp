@@ -25,6 +25,7 @@
 
 #ifdef IMPULSE_HAVE_SDFORMAT
 #include <sdf/sdf.hh>
+#include <tinyxml2.h>
 #endif
 
 namespace impulse {
@@ -127,8 +128,9 @@ void count_ignored(const sdf::ElementPtr& root, std::map<std::string, int>& coun
 class ModelReader {
  public:
   ModelReader(const sdf::Model& m, const SE3& X_WM, const std::vector<std::string>& resource_paths,
-              const Reporter& report, SdfWorld& out)
-      : m_(m), X_WM_(X_WM), resource_paths_(resource_paths), report_(report), source_(report.source()), out_(out) {}
+              const std::string& text_dir, const Reporter& report, SdfWorld& out)
+      : m_(m), X_WM_(X_WM), resource_paths_(resource_paths), text_dir_(text_dir), report_(report),
+        source_(report.source()), out_(out) {}
 
   void read() {
     const std::string name = m_.Name();
@@ -338,7 +340,9 @@ class ModelReader {
            looked.empty() ? std::string("nowhere") : looked,
            " (set SdfOptions::resource_paths, SDF_PATH, GZ_SIM_RESOURCE_PATH or IGN_GAZEBO_RESOURCE_PATH)");
     }
-    const std::string base = mesh.FilePath().empty() ? std::string() : fs::path(mesh.FilePath()).parent_path().string();
+    // elements of text loaded from a string (a file whose includes were rewritten) carry no file
+    const std::string file = mesh.FilePath() == "data-string" ? std::string() : mesh.FilePath();
+    const std::string base = file.empty() ? text_dir_ : fs::path(file).parent_path().string();
     try {
       return resolve_resource_uri(uri, base, {});
     } catch (const ModelError& e) {
@@ -559,6 +563,7 @@ class ModelReader {
   const sdf::Model& m_;
   const SE3 X_WM_;
   const std::vector<std::string>& resource_paths_;  // model:// search directories
+  const std::string text_dir_;  // folder of the loaded file (empty for a string)
   const Reporter& report_;
   const std::string source_;
   SdfWorld& out_;
@@ -589,8 +594,132 @@ sdf::ParserConfig parser_config(const SdfOptions& options, std::vector<std::stri
   return config;
 }
 
+// <include> URIs. libsdformat opens included files itself, resolves a relative URI against the
+// working directory (not the file that names it) and would block on a FIFO. So before it runs,
+// every <include> is resolved and checked here, in the file and, recursively, in the files it
+// includes (at most kMaxIncludeDepth deep, kMaxIncludedFiles in all, which also stops a cycle):
+//   - model://<name>/rest: the first resource path that holds <name>/rest, as libsdformat looks;
+//   - file:// and absolute paths: as written; a relative path in the loaded file (or string):
+//     against that file's folder (a string's: the working directory); the URI is rewritten to
+//     the resolved path before libsdformat reads the text, so that it opens that very file;
+//   - a relative path inside an included file is refused (libsdformat would resolve it against
+//     the working directory; model:// URIs work there);
+//   - the target is a regular file within kMaxDescriptionBytes, or a folder whose model.config
+//     is one and whose <sdf> files are (libsdformat picks one of them).
+constexpr int kMaxIncludeDepth = 16;
+constexpr int kMaxIncludedFiles = 1000;
+
+class IncludeCheck {
+ public:
+  IncludeCheck(const std::vector<std::string>& paths, std::string source) : paths_(paths), source_(std::move(source)) {}
+
+  // Checks the includes of `xml` (the loaded file or string; `base_dir`: its folder, empty for a
+  // string). Returns the text with relative include URIs made absolute, or `xml` unchanged when
+  // there were none.
+  std::string top(const std::string& xml, const fs::path& base_dir) {
+    tinyxml2::XMLDocument doc;
+    // an XML error is left to libsdformat, which names it with its line
+    if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) return xml;
+    bool rewritten = false;
+    walk(doc.RootElement(), source_, base_dir, 0, &rewritten);
+    if (!rewritten) return xml;
+    tinyxml2::XMLPrinter printer;
+    doc.Print(&printer);
+    return printer.CStr();
+  }
+
+ private:
+  // The includes under `e` of file `file` (depth 0: the loaded one, whose relative URIs resolve
+  // against base_dir and are rewritten).
+  void walk(tinyxml2::XMLElement* root, const std::string& file, const fs::path& base_dir, int depth,
+            bool* rewritten) {
+    std::vector<tinyxml2::XMLElement*> stack;
+    if (root) stack.push_back(root);
+    while (!stack.empty()) {
+      tinyxml2::XMLElement* e = stack.back();
+      stack.pop_back();
+      for (tinyxml2::XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) stack.push_back(c);
+      if (std::string(e->Name()) != "include") continue;
+      tinyxml2::XMLElement* u = e->FirstChildElement("uri");
+      if (!u || !u->GetText()) continue;  // libsdformat reports a missing URI
+      std::string uri = u->GetText();
+      const auto first = uri.find_first_not_of(" \t\r\n"), last = uri.find_last_not_of(" \t\r\n");
+      uri = first == std::string::npos ? std::string() : uri.substr(first, last - first + 1);
+      const std::string where = (depth == 0 ? std::string() : "in included file '" + file + "': ") + "<include> '" +
+                                uri + "' (line " + std::to_string(u->GetLineNum()) + ")";
+      const std::string target = resolve(uri, base_dir, depth, where);
+      if (depth == 0 && uri.compare(0, 8, "model://") != 0 && target != uri) {
+        u->SetText(target.c_str());
+        *rewritten = true;
+      }
+      check_target(target, depth, where);
+    }
+  }
+
+  std::string resolve(const std::string& uri, const fs::path& base_dir, int depth, const std::string& where) const {
+    const std::string model_prefix = "model://", file_prefix = "file://";
+    if (uri.compare(0, model_prefix.size(), model_prefix) == 0) {
+      const std::string rest = uri.substr(model_prefix.size());
+      std::string looked;
+      for (const std::string& dir : paths_) {
+        const fs::path candidate = fs::path(dir) / rest;
+        std::error_code ec;
+        if (fs::exists(candidate, ec)) return candidate.string();
+        looked += (looked.empty() ? "" : ", ") + dir;
+      }
+      fail(source_, where, ": not found; looked in: ", looked.empty() ? std::string("nowhere") : looked,
+           " (set SdfOptions::resource_paths, SDF_PATH, GZ_SIM_RESOURCE_PATH or IGN_GAZEBO_RESOURCE_PATH)");
+    }
+    std::string path = uri.compare(0, file_prefix.size(), file_prefix) == 0 ? uri.substr(file_prefix.size()) : uri;
+    if (path.empty()) fail(source_, where, ": names no file");
+    if (fs::path(path).is_absolute()) return path;
+    if (depth > 0) {
+      fail(source_, where, ": a relative URI in an included file is not supported (libsdformat would resolve it "
+           "against the working directory); use model:// or an absolute path");
+    }
+    return base_dir.empty() ? path : (base_dir / path).lexically_normal().string();
+  }
+
+  void check_target(const std::string& target, int depth, const std::string& where) {
+    if (depth + 1 > kMaxIncludeDepth) fail(source_, where, ": includes nested more than ", kMaxIncludeDepth, " deep (a cycle?)");
+    if (++files_ > kMaxIncludedFiles) fail(source_, where, ": more than ", kMaxIncludedFiles, " included files");
+    std::error_code ec;
+    std::vector<std::string> files;
+    if (fs::is_directory(target, ec)) {
+      const std::string config = (fs::path(target) / "model.config").string();
+      if (!fs::exists(config, ec)) return;  // libsdformat reports the folder without a model.config
+      const std::string text = read(config, where);
+      tinyxml2::XMLDocument doc;
+      if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS || !doc.RootElement()) return;
+      for (const tinyxml2::XMLElement* e = doc.RootElement()->FirstChildElement("sdf"); e; e = e->NextSiblingElement("sdf")) {
+        if (e->GetText()) files.push_back((fs::path(target) / e->GetText()).string());
+      }
+    } else {
+      files.push_back(target);
+    }
+    for (const std::string& f : files) {
+      const std::string text = read(f, where);
+      tinyxml2::XMLDocument doc;
+      if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) continue;  // libsdformat names it
+      walk(doc.RootElement(), f, fs::path(f).parent_path(), depth + 1, nullptr);
+    }
+  }
+
+  std::string read(const std::string& file, const std::string& where) const {
+    try {
+      return read_regular_file<ModelError>(file, kMaxDescriptionBytes, "file");
+    } catch (const ModelError& e) {
+      fail(source_, where, ": ", e.what());
+    }
+  }
+
+  const std::vector<std::string>& paths_;
+  const std::string source_;
+  int files_ = 0;
+};
+
 SdfWorld read(sdf::Root& root, const sdf::Errors& load_errors, const SdfOptions& options, const std::string& source,
-              const std::vector<std::string>& paths) {
+              const std::vector<std::string>& paths, const std::string& text_dir) {
   const Reporter report(options, source);
   if (!load_errors.empty()) fail(source, describe(load_errors));
   SdfWorld out;
@@ -628,7 +757,7 @@ SdfWorld read(sdf::Root& root, const sdf::Errors& load_errors, const SdfOptions&
     report.warn(n, " <", tag, "> element(s) ignored (Impulse does not simulate them)");
   }
   for (const auto& [m, X_WM] : models) {
-    ModelReader(*m, X_WM, paths, report, out).read();
+    ModelReader(*m, X_WM, paths, text_dir, report, out).read();
   }
   return out;
 }
@@ -638,24 +767,27 @@ SdfWorld read(sdf::Root& root, const sdf::Errors& load_errors, const SdfOptions&
 bool sdf_supported() { return true; }
 
 SdfWorld load_sdf(const std::string& path, const SdfOptions& options) {
-  // checked by read_regular_file (a regular file within the size limit, like every description),
-  // then loaded by path so that libsdformat resolves relative URIs against its folder
-  (void)read_regular_file<ModelError>(path, kMaxDescriptionBytes, "SDF file");
+  // read by read_regular_file (a regular file within the size limit, like every description)
+  const std::string xml = read_regular_file<ModelError>(path, kMaxDescriptionBytes, "SDF file");
   std::vector<std::string> paths;
   sdf::ParserConfig config = parser_config(options, paths);
   paths.push_back(fs::path(path).parent_path().string());  // model:// next to the file
   config.AddURIPath("model://", fs::path(path).parent_path().string());
+  const std::string checked = IncludeCheck(paths, path).top(xml, fs::path(path).parent_path());
   sdf::Root root;
-  const sdf::Errors errors = root.Load(path, config);
-  return read(root, errors, options, path, paths);
+  // libsdformat parses the bytes read and checked above, never the path again (which could name
+  // another file by then); the file's folder stands in for the file in mesh URIs
+  const sdf::Errors errors = root.LoadSdfString(checked, config);
+  return read(root, errors, options, path, paths, fs::path(path).parent_path().string());
 }
 
 SdfWorld load_sdf_string(const std::string& xml, const SdfOptions& options, const std::string& source_name) {
   std::vector<std::string> paths;
   const sdf::ParserConfig config = parser_config(options, paths);
+  const std::string checked = IncludeCheck(paths, source_name).top(xml, fs::path());
   sdf::Root root;
-  const sdf::Errors errors = root.LoadSdfString(xml, config);
-  return read(root, errors, options, source_name, paths);
+  const sdf::Errors errors = root.LoadSdfString(checked, config);
+  return read(root, errors, options, source_name, paths, std::string());
 }
 
 #endif

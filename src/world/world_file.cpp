@@ -549,7 +549,12 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
   const Quat rot = orientation(e);
   const Vec3 vel = vec3(e, "vel", Vec3::Zero()), angvel = vec3(e, "angvel", Vec3::Zero());
 
-  if (!std::ifstream(r.urdf).good()) fail_attr(e, "urdf", "cannot open URDF file '" + r.urdf + "'");
+  // checked without opening it (opening a FIFO blocks); load_urdf reads it through read_regular_file
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(r.urdf, ec)) {
+    fail_attr(e, "urdf", (std::filesystem::exists(r.urdf, ec) ? "not a regular file: URDF '" : "cannot open URDF file '") +
+                             r.urdf + "'");
+  }
   UrdfOptions uo;
   uo.fixed_base = r.fixed_base;
   if (has(e, "package_path")) {

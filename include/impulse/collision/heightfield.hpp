@@ -29,6 +29,10 @@ namespace impulse {
 
 struct ManifoldPoint;
 
+// Most grid points a generator or an image may give (2^25, 256 MiB of heights; e.g. 5792 x 5792):
+// larger sizes are an error before anything is allocated.
+inline constexpr Index kMaxHeightfieldPoints = Index(1) << 25;
+
 class Heightfield {
  public:
   Heightfield() = default;
@@ -53,7 +57,12 @@ class Heightfield {
   // Grey-scale PGM image (P2 or P5, 8 or 16 bit): pixel (row r, column c) -> x along columns, y
   // along rows (top row at the largest y); black = 0, white = max_height. Read through
   // read_regular_file. Throws ModelError naming the file.
+  // The declared width x height is checked against kMaxHeightfieldPoints and against the pixel
+  // data the file holds before anything is allocated.
   static Heightfield from_pgm(const std::string& path, Scalar size_x, Scalar size_y, Scalar max_height);
+  // The same from the content of a PGM file; `source` names it in errors.
+  static Heightfield from_pgm_data(const std::string& bytes, const std::string& source, Scalar size_x,
+                                   Scalar size_y, Scalar max_height);
 
   Index nx() const { return static_cast<Index>(heights_.rows()); }
   Index ny() const { return static_cast<Index>(heights_.cols()); }
