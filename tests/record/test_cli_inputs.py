@@ -66,6 +66,23 @@ run(["view", os.path.join(corpus, "scene_not_json.imprec"), "--port", "0"], True
 run(["plot", os.path.join(corpus, "status_7.imprec"), "--out", out], True, "(rule 10)")
 # a run killed mid-frame: plotted, with a warning naming the dropped bytes
 run(["plot", os.path.join(corpus, "killed_mid_frame.imprec"), "--out", out], False, "bytes at byte")
+# a CSV "log" of 2 MiB without a line break: the line bound stops it before it is read whole
+long_line = os.path.join(work, "one_line.csv")
+with open(long_line, "w") as f:
+    f.write("time," + "1," * (1 << 20))
+run(["plot", long_line, "--out", out], True, "a line is longer than")
+# the plot module alone (python3 -m impulse_viz.plot) checks its input too
+module = [sys.executable, "-m", "impulse_viz.plot"]
+env["PYTHONPATH"] = os.path.join(source, "python")
+for bad, expect in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file")):
+    try:
+        p = subprocess.run(module + [bad, "--out", out], capture_output=True, text=True, timeout=60,
+                           preexec_fn=limit_memory, env=env)
+        err = p.stderr.strip().splitlines()
+        if p.returncode == 0 or len(err) != 1 or expect not in err[0]:
+            failures.append(f"impulse_viz.plot {bad}: exit {p.returncode}, stderr {p.stderr!r}")
+    except subprocess.TimeoutExpired:
+        failures.append(f"impulse_viz.plot {bad}: still running after 60 s")
 os.remove(fifo)
 for f in failures:
     print(f)
