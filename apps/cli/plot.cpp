@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "impulse/core/version.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/core/file.hpp"
 
 namespace impulse::cli {
 
@@ -33,6 +34,9 @@ std::string python_dir() {
 }
 
 int run_plot(const PlotOptions& o) {
+  // a regular file, checked before the module reads it (a FIFO or /dev/zero is not read at all)
+  std::uint64_t size = 0;
+  ::close(open_regular_file<Error>(o.input, "plot input", size));
   const std::string dir = python_dir();
   if (!std::ifstream(dir + "/impulse_viz/plot.py").good()) {
     throw Error("cannot find impulse_viz/plot.py under '" + dir + "' (set IMPULSE_PYTHON_DIR)");

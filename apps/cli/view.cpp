@@ -85,13 +85,6 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-bool is_recording(const std::string& path) {
-  char magic[8] = {};
-  std::ifstream in(path, std::ios::binary);
-  in.read(magic, 8);
-  return in.gcount() == 8 && std::memcmp(magic, record::kMagic, 8) == 0;
-}
-
 // Where the bundled page is: $IMPULSE_VIEWER_DIR, else the build tree's (set by viewer/CMakeLists.txt).
 std::string viewer_dir() {
   if (const char* env = std::getenv("IMPULSE_VIEWER_DIR")) return env;
@@ -416,13 +409,16 @@ int run_view(const ViewOptions& o) {
         "(scripts/install-deps.sh), or set IMPULSE_VIEWER_DIR to a directory holding index.html and viewer.js");
   }
   if (o.speed <= 0 || o.speed > 1000) throw UsageError("--speed must be in (0, 1000]");
-  const bool replay = is_recording(o.target);
+  // a regular file with the recording magic (a FIFO or device is not opened: the world-file loader
+  // then rejects it)
+  const bool replay = is_recording_file(o.target);
   if (!o.mp4.empty() && !replay) throw UsageError("--mp4 needs a recording (impulse run|demo ... --record FILE)");
 
   std::unique_ptr<RecordingReader> rec;
   std::unique_ptr<LiveSim> live;
   if (replay) {
     rec = std::make_unique<RecordingReader>(o.target);
+    if (rec->dropped_bytes() > 0) std::cerr << "warning: " << rec->dropped_warning() << "\n";
     if (rec->num_frames() == 0) throw Error("recording '" + o.target + "' has no frames");
   } else {
     live = std::make_unique<LiveSim>(o.target, o.speed, o.paused);

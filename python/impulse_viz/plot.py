@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import stat
 import sys
+import warnings
 
 import numpy as np
 
@@ -28,7 +30,41 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .recording import MAGIC, Recording, RecordingError  # noqa: E402
+from .recording import MAGIC, Recording, RecordingError, RecordingWarning  # noqa: E402
+
+# Bounds on a CSV input (docs/recording.md): it is read whole into Python lists, so its size is
+# limited, and so is a line (a file without line breaks would otherwise be one line).
+MAX_CSV_BYTES = 256 << 20
+MAX_LINE_BYTES = 1 << 20
+
+
+def _open_input(path: str, binary: bool = False):
+    """Opens a regular file for reading; anything else (a FIFO, /dev/zero, a directory) is an
+    error before a byte is read. The open does not block, and fstat checks the open file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise RecordingError(f"'{path}': {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (device, FIFO or socket)"
+        raise RecordingError(f"'{path}': is {kind}")
+    return os.fdopen(fd, "rb") if binary else os.fdopen(fd, newline="")
+
+
+def _csv_lines(f, path: str):
+    """The lines of an open CSV file, each at most MAX_LINE_BYTES, the file at most MAX_CSV_BYTES."""
+    size = os.fstat(f.fileno()).st_size
+    if size > MAX_CSV_BYTES:
+        raise RecordingError(f"csv '{path}': {size} bytes, more than the limit of {MAX_CSV_BYTES}")
+    while True:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES:
+            raise RecordingError(f"csv '{path}': a line is longer than {MAX_LINE_BYTES} characters")
+        yield line
 
 
 class Run:
@@ -45,7 +81,13 @@ class Run:
 
 
 def load_recording(path: str) -> Run:
-    rec = Recording(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecordingWarning)  # printed below, once, as the CLI's warnings are
+        rec = Recording(path)
+    if rec.dropped_bytes:
+        print(f"warning: {rec.dropped_warning()}", file=sys.stderr)
+    if len(rec) == 0:
+        raise RecordingError(f"recording '{path}': no frames, nothing to plot")
     r = Run()
     r.title = os.path.basename(path)
     r.time = rec.time
@@ -73,8 +115,8 @@ def load_recording(path: str) -> Run:
 
 
 def load_csv(path: str) -> Run:
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
+    with _open_input(path) as f:
+        reader = csv.reader(_csv_lines(f, path))
         try:
             header = next(reader)
         except StopIteration:
@@ -206,17 +248,17 @@ TRAINING_COLUMNS = ("iteration", "time_s", "episode_return", "mean_reward", "act
 def is_training_log(path: str) -> bool:
     """Whether `path` is a CSV whose header names the training log's columns."""
     try:
-        with open(path, newline="") as f:
-            header = next(csv.reader(f), [])
-    except (UnicodeDecodeError, csv.Error):
+        with _open_input(path) as f:
+            header = next(csv.reader(_csv_lines(f, path)), [])
+    except (UnicodeDecodeError, csv.Error, RecordingError):
         return False
     return all(c in header for c in TRAINING_COLUMNS)
 
 
 def plot_training(path: str, out: str) -> list:
     """training.png of a train_log.csv: return, reward per step and action noise over wall time."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    with _open_input(path) as f:
+        rows = list(csv.DictReader(_csv_lines(f, path)))
     if not rows:
         raise RecordingError(f"training log '{path}': no data rows")
     try:
@@ -240,7 +282,7 @@ def plot_training(path: str, out: str) -> list:
 
 
 def load(path: str) -> Run:
-    with open(path, "rb") as f:
+    with _open_input(path, binary=True) as f:
         head = f.read(8)
     return load_recording(path) if head == MAGIC else load_csv(path)
 
@@ -261,6 +303,9 @@ def main(argv=None) -> int:
         return 1
     except (UnicodeDecodeError, ValueError, csv.Error) as e:
         print(f"error: '{a.input}' is neither a recording nor a CSV log ({e})", file=sys.stderr)
+        return 1
+    except (KeyError, IndexError, TypeError) as e:  # a CSV log whose columns do not fit together
+        print(f"error: '{a.input}' cannot be plotted ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
     if not written:
         print(f"error: '{a.input}' has no series to plot", file=sys.stderr)

@@ -46,4 +46,31 @@ std::string read_regular_file_or_throw(const std::string& path, std::size_t max_
   return bytes;
 }
 
+int open_regular_file_or_throw(const std::string& path, const char* what, std::uint64_t& size,
+                               void (*raise)(const std::string& message)) {
+  const std::string head = std::string(what) + " '" + path + "': ";
+  // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; fstat of the
+  // descriptor (not of the name, which may change in between) then rejects anything not regular
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    raise(head + (e == ENOENT ? std::string("file not found") : std::string(std::strerror(e))));
+  }
+  struct stat st {};
+  std::string problem;
+  if (::fstat(fd, &st) != 0) {
+    problem = std::strerror(errno);
+  } else if (S_ISDIR(st.st_mode)) {
+    problem = "is a directory, not a file";
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = "is not a regular file (device, FIFO or socket)";
+  }
+  if (!problem.empty()) {
+    ::close(fd);
+    raise(head + problem);
+  }
+  size = static_cast<std::uint64_t>(st.st_size);
+  return fd;
+}
+
 }  // namespace impulse

@@ -15,9 +15,13 @@
 #include <sstream>
 
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "impulse/collision/mesh.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/core/file.hpp"
 #include "impulse/dynamics/energy.hpp"
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/sensors/sensors.hpp"
@@ -429,85 +433,257 @@ void Recorder::close() {
   if (!ok) throw Error("recording '" + path_ + "': write failed (disk full?)");
 }
 
+// ---------------------------------------------------------------------------------------------
+// reader: the validation rules of docs/recording.md ("Validation"), cited by number below; the
+// Python reader (python/impulse_viz/recording.py) and the page's (viewer/src/recording.js)
+// apply the same rules in the same order.
+
 namespace {
-// Memory for a whole file, not zero-filled. Large buffers ask for transparent huge pages: on this
-// VM a page fault costs about as much as copying its 4 KiB, and a 75 MB recording took 0.34 s
-// to read with 4 KiB pages.
-std::unique_ptr<char[], void (*)(char*)> allocate_file_buffer(std::size_t size) {
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  if (size < kHuge) return {new char[size > 0 ? size : 1], [](char* p) { delete[] p; }};
-  const std::size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
-  char* p = static_cast<char*>(std::aligned_alloc(kHuge, rounded));
-  if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it the buffer works the same
-#endif
-  return {p, [](char* q) { std::free(q); }};
+
+// A whole number (rule 8): a JSON number with an integral value, not a boolean.
+bool whole(const nlohmann::json& v, double& out) {
+  if (!v.is_number()) return false;
+  out = v.get<double>();
+  return std::isfinite(out) && std::floor(out) == out;
 }
+
+// Rule 8 on the parsed scene; returns the problem, or "" when the scene is fine.
+std::string scene_problem(const nlohmann::json& scene, const std::vector<RecordingReader::SystemSize>& sizes,
+                          std::uint32_t sensor_floats) {
+  if (!scene.is_object()) return "the scene is not a JSON object";
+  const auto systems = scene.find("systems");
+  if (systems == scene.end() || !systems->is_array()) return "the scene has no \"systems\" array";
+  if (systems->size() != sizes.size()) {
+    return "the scene has " + std::to_string(systems->size()) + " systems, the header " + std::to_string(sizes.size());
+  }
+  auto is_string = [](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string();
+  };
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const nlohmann::json& s = (*systems)[i];
+    const std::string at = "scene system " + std::to_string(i);
+    if (!s.is_object() || !is_string(s, "name")) return at + " is not an object with a \"name\"";
+    const int header[3] = {sizes[i].nb, sizes[i].nq, sizes[i].nv};
+    const char* keys[3] = {"nb", "nq", "nv"};
+    for (int k = 0; k < 3; ++k) {
+      double v = 0;
+      const auto it = s.find(keys[k]);
+      if (it == s.end() || !whole(*it, v) || v != header[k]) {
+        return at + ": \"" + keys[k] + "\" is not " + std::to_string(header[k]) + " as in the header";
+      }
+    }
+    const auto bodies = s.find("bodies");
+    if (bodies == s.end() || !bodies->is_array() || bodies->size() != static_cast<std::size_t>(sizes[i].nb)) {
+      return at + ": \"bodies\" is not an array of " + std::to_string(sizes[i].nb);
+    }
+    for (const nlohmann::json& b : *bodies) {
+      if (!b.is_object() || !is_string(b, "name")) return at + ": a body is not an object with a \"name\"";
+    }
+    const auto joints = s.find("joints");
+    if (joints == s.end() || !joints->is_array()) return at + ": no \"joints\" array";
+    for (const nlohmann::json& j : *joints) {
+      if (!j.is_object() || !is_string(j, "name")) return at + ": a joint is not an object with a \"name\"";
+      double idx_q = 0, nq = 0, idx_v = 0, nv = 0;
+      const auto iq = j.find("idx_q"), q = j.find("nq"), iv = j.find("idx_v"), v = j.find("nv");
+      if (iq == j.end() || q == j.end() || iv == j.end() || v == j.end() || !whole(*iq, idx_q) || !whole(*q, nq) ||
+          !whole(*iv, idx_v) || !whole(*v, nv) || idx_q < 0 || nq < 0 || idx_v < 0 || nv < 0 ||
+          idx_q + nq > sizes[i].nq || idx_v + nv > sizes[i].nv) {
+        return at + ": joint '" + j["name"].get<std::string>() + "' has coordinates outside the system's";
+      }
+    }
+  }
+  const auto sensors = scene.find("sensors");
+  if (sensors == scene.end()) {
+    if (sensor_floats > 0) return "the scene has no \"sensors\" for the header's " + std::to_string(sensor_floats) + " values";
+    return "";
+  }
+  if (!sensors->is_array()) return "the scene's \"sensors\" is not an array";
+  std::uint64_t fields = 0;
+  for (const nlohmann::json& c : *sensors) {
+    if (!c.is_object() || !is_string(c, "name") || !is_string(c, "type")) {
+      return "a scene sensor is not an object with a \"name\" and a \"type\"";
+    }
+    const auto f = c.find("fields");
+    if (f == c.end() || !f->is_array()) return "scene sensor '" + c["name"].get<std::string>() + "' has no \"fields\" array";
+    for (const nlohmann::json& label : *f) {
+      if (!label.is_string()) return "scene sensor '" + c["name"].get<std::string>() + "' has a field that is not a string";
+    }
+    fields += f->size();
+  }
+  if (fields != sensor_floats) {
+    return "the scene's sensors have " + std::to_string(fields) + " fields, the header " + std::to_string(sensor_floats) +
+           " values";
+  }
+  return "";
+}
+
+std::string fmt_double(double x) {
+  std::ostringstream o;
+  o << std::setprecision(17) << x;
+  return o.str();
+}
+
 }  // namespace
 
-RecordingReader::RecordingReader(const std::string& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error("recording '" + path + "': cannot open");
-  // one read of the whole file into memory that is not zero-filled first
-  const std::streamoff length = in.tellg();
-  if (length < 0) throw Error("recording '" + path + "': cannot read");
-  size_ = static_cast<std::size_t>(length);
-  bytes_ = allocate_file_buffer(size_);
-  in.seekg(0);
-  if (!in.read(bytes_.get(), length)) throw Error("recording '" + path + "': cannot read");
-  const char* p = bytes_.get();
-  const std::size_t n = size_;
-  if (n < record::kHeaderBytes || std::memcmp(p, record::kMagic, 8) != 0) {
-    throw Error("recording '" + path + "': not an Impulse recording (bad magic)");
+bool is_recording_file(const std::string& path) {
+  std::uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = open_regular_file<Error>(path, "recording", size);  // rule 1: never blocks
+  } catch (const Error&) {
+    return false;
   }
+  char magic[8] = {};
+  const bool ok = size >= 8 && ::pread(fd, magic, 8, 0) == 8 && std::memcmp(magic, record::kMagic, 8) == 0;
+  ::close(fd);
+  return ok;
+}
+
+RecordingReader::RecordingReader(const std::string& path) : path_(path) {
+  const std::string head = "recording '" + path + "': ";
+  auto fail = [&head](const std::string& problem, std::uint64_t at, int rule) {
+    throw Error(head + problem + " at byte " + std::to_string(at) + " (rule " + std::to_string(rule) + ")");
+  };
+  std::uint64_t file_size = 0;
+  const int fd = open_regular_file<Error>(path, "recording", file_size);  // rule 1
+  if (file_size < 48) {  // rule 2 (and nothing to map for an empty file)
+    ::close(fd);
+    fail("not an Impulse recording (bad magic: the file has " + std::to_string(file_size) + " bytes)", 0, 2);
+  }
+  if (file_size > std::numeric_limits<std::size_t>::max()) {
+    ::close(fd);
+    throw Error(head + "too large to map");
+  }
+  size_ = static_cast<std::size_t>(file_size);
+  // read-only mapping: memory is the pages that are read (the page cache's, reclaimable), not a
+  // copy of the file
+  void* map = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) throw Error(head + "cannot map the file: " + std::strerror(map_errno));
+  const std::size_t mapped = size_;
+  bytes_ = std::shared_ptr<const char>(static_cast<const char*>(map),
+                                       [mapped](const char* q) { ::munmap(const_cast<char*>(q), mapped); });
+  const char* p = bytes_.get();
+  const std::uint64_t n = size_;
+  if (std::memcmp(p, record::kMagic, 8) != 0) fail("not an Impulse recording (bad magic)", 0, 2);  // rule 2
   const auto version = get<std::uint32_t>(p + 8);
-  if (version != 1 && version != record::kVersion) {
-    throw Error("recording '" + path + "': version " + std::to_string(version) + " is not supported (this build reads " +
-                "1 and " + std::to_string(record::kVersion) + ")");
+  if (version != 1 && version != record::kVersion) {  // rule 3
+    fail("version " + std::to_string(version) + " is not supported (this build reads 1 and " +
+             std::to_string(record::kVersion) + ")",
+         8, 3);
   }
   version_ = version;
   const auto header = get<std::uint32_t>(p + 12);
   const auto nsys = get<std::uint32_t>(p + 16);
   const auto fixed = get<std::uint32_t>(p + 20);
   const auto contact = get<std::uint32_t>(p + 24);
+  const auto every = get<std::uint32_t>(p + 28);
   dt_ = get<double>(p + 32);
-  // version 2 adds the sensor values per frame (u32) after the system sizes
-  const std::size_t sizes_end = record::kHeaderBytes + 12 * std::size_t(nsys) + (version >= 2 ? 8 : 4);
-  if (header > n || sizes_end > header || contact != record::kContactBytes) {
-    throw Error("recording '" + path + "': truncated or corrupt header");
+  if (contact != record::kContactBytes) fail("contact_bytes is " + std::to_string(contact) + ", not 56", 24, 4);  // rule 4
+  if (every < 1) fail("every is 0, not >= 1", 28, 5);                                                            // rule 5
+  if (!std::isfinite(dt_) || !(dt_ > 0)) fail("dt is " + fmt_double(dt_) + ", not a finite number > 0", 32, 5);
+  every_ = every;
+  // rule 6: the header fits in the file and holds its parts (64-bit sums: no wrap-around)
+  if (header % 8 != 0) fail("header_bytes " + std::to_string(header) + " is not a multiple of 8", 12, 6);
+  if (header > n) {
+    fail("header_bytes " + std::to_string(header) + " is beyond the end of the file (" + std::to_string(n) + " bytes)",
+         12, 6);
   }
-  // sizes in 64 bits with a sanity bound, so a corrupt or hostile header cannot wrap around
+  // version 2 adds the sensor values per frame (u32) after the system sizes
+  const std::uint64_t sizes_end = record::kHeaderBytes + 12 * std::uint64_t(nsys) + (version >= 2 ? 8 : 4);
+  if (sizes_end > header) {
+    fail(std::to_string(nsys) + " systems do not fit in header_bytes " + std::to_string(header), 16, 6);
+  }
+  const auto scene_len = get<std::uint32_t>(p + sizes_end - 4);
+  if (sizes_end + scene_len > header) {
+    fail("the scene's " + std::to_string(scene_len) + " bytes do not fit in header_bytes " + std::to_string(header),
+         sizes_end - 4, 6);
+  }
+  // rule 7: sizes with a sanity bound, and the frame size they give
   std::uint64_t expect = record::kFramePrefixBytes;
   for (std::uint32_t i = 0; i < nsys; ++i) {
-    const char* s = p + record::kHeaderBytes + 12 * std::size_t(i);
-    const std::uint32_t nb = get<std::uint32_t>(s), nq = get<std::uint32_t>(s + 4), nv = get<std::uint32_t>(s + 8);
+    const std::uint64_t at = record::kHeaderBytes + 12 * std::uint64_t(i);
+    const std::uint32_t nb = get<std::uint32_t>(p + at), nq = get<std::uint32_t>(p + at + 4),
+                        nv = get<std::uint32_t>(p + at + 8);
     if (nb > 100000 || nq > 1000000 || nv > 1000000) {
-      throw Error("recording '" + path + "': corrupt header (system " + std::to_string(i) + " sizes)");
+      fail("system " + std::to_string(i) + " sizes (nb " + std::to_string(nb) + ", nq " + std::to_string(nq) + ", nv " +
+               std::to_string(nv) + ") are out of bounds",
+           at, 7);
     }
     systems_.push_back(SystemSize{static_cast<int>(nb), static_cast<int>(nq), static_cast<int>(nv)});
     expect += system_bytes(nb, nq, nv);
   }
   if (version >= 2) {
     sensor_floats_ = get<std::uint32_t>(p + sizes_end - 8);
-    if (sensor_floats_ > 100000000) throw Error("recording '" + path + "': corrupt header (sensor values)");
+    if (sensor_floats_ > 100000000) {
+      fail(std::to_string(sensor_floats_) + " sensor values per frame are out of bounds", sizes_end - 8, 7);
+    }
     expect += 4 * std::uint64_t(sensor_floats_);
   }
-  const auto scene_len = get<std::uint32_t>(p + sizes_end - 4);
-  if (sizes_end + scene_len > header || expect != fixed) {
-    throw Error("recording '" + path + "': corrupt header (scene or frame size)");
+  if (expect != fixed) {
+    fail("fixed_bytes is " + std::to_string(fixed) + ", the sizes give " + std::to_string(expect), 20, 7);
   }
-  scene_.assign(p + sizes_end, scene_len);
   fixed_bytes_ = fixed;
-  std::size_t at = header;
-  while (at + 8 <= n) {
+  // rule 8: the scene
+  scene_.assign(p + sizes_end, scene_len);
+  // (nlohmann skips a byte order mark, which the other readers' JSON parsers reject: so does this one)
+  const bool bom = scene_.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  const nlohmann::json scene = bom ? nlohmann::json(nlohmann::json::value_t::discarded)
+                                   : nlohmann::json::parse(scene_, nullptr, false);
+  if (scene.is_discarded()) fail("the scene is not valid UTF-8 JSON", sizes_end, 8);
+  const std::string problem = scene_problem(scene, systems_, sensor_floats_);
+  if (!problem.empty()) fail(problem, sizes_end, 8);
+  // rules 9 to 12: the frames, back to back from header_bytes
+  std::uint64_t at = header;
+  while (at < n) {
+    if (n - at < 8) {  // rule 12: a partial last frame, too short for its size fields
+      dropped_bytes_ = n - at;
+      break;
+    }
     const std::uint64_t size = get<std::uint32_t>(p + at);
     const std::uint64_t nc = get<std::uint32_t>(p + at + 4);
-    if (size != fixed + nc * contact) throw Error("recording '" + path + "': corrupt frame at byte " + std::to_string(at));
-    if (at + size > n) break;  // a run that was killed mid-frame: drop the partial frame
-    offsets_.push_back(at);
-    at += static_cast<std::size_t>(size);
+    if (size != fixed + nc * contact) {  // rule 9
+      fail("frame " + std::to_string(offsets_.size()) + " has size " + std::to_string(size) + ", not fixed_bytes + 56 x " +
+               std::to_string(nc) + " contacts = " + std::to_string(fixed + nc * contact),
+           at, 9);
+    }
+    if (size > n - at) {  // rule 12: a partial last frame (the file of a run that was killed)
+      dropped_bytes_ = n - at;
+      break;
+    }
+    offsets_.push_back(static_cast<std::size_t>(at));
+    at += size;
   }
+  // rules 10 and 11, frame by frame (after the boundaries, as the other readers do)
+  for (std::size_t k = 0; k < offsets_.size(); ++k) {
+    const std::uint64_t at = offsets_[k];
+    const std::uint64_t nc = get<std::uint32_t>(p + at + 4);
+    const auto status = get<std::uint32_t>(p + at + 24);
+    if (status > 4) fail("frame " + std::to_string(k) + " has status " + std::to_string(status) + ", not 0..4", at + 24, 10);
+    for (std::uint64_t c = 0; c < nc; ++c) {
+      const std::uint64_t ca = at + fixed + 56 * c + 40;
+      for (int side = 0; side < 2; ++side) {
+        const auto system = get<std::int32_t>(p + ca + 8 * side);
+        const auto body = get<std::int32_t>(p + ca + 8 * side + 4);
+        const bool ok = system == -1 ? body == -1
+                                     : system >= 0 && static_cast<std::uint32_t>(system) < nsys && body >= 0 &&
+                                           body < systems_[static_cast<std::size_t>(system)].nb;
+        if (!ok) {
+          fail("frame " + std::to_string(k) + " contact " + std::to_string(c) + " has system " + std::to_string(system) +
+                   " and body " + std::to_string(body) + ", not a body of the recording",
+               ca + 8 * side, 11);
+        }
+      }
+    }
+  }
+}
+
+std::string RecordingReader::dropped_warning() const {
+  return "recording '" + path_ + "': the last frame is incomplete (a run that was killed?): its " +
+         std::to_string(dropped_bytes_) + " bytes at byte " + std::to_string(size_ - dropped_bytes_) +
+         " are dropped (rule 12)";
 }
 
 std::uint32_t RecordingReader::frame_size(std::size_t k) const { return get<std::uint32_t>(frame_data(k)); }

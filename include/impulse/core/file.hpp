@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace impulse {
@@ -23,6 +24,18 @@ std::string read_regular_file_or_throw(const std::string& path, std::size_t max_
 template <class E>
 std::string read_regular_file(const std::string& path, std::size_t max_bytes, const char* what) {
   return read_regular_file_or_throw(path, max_bytes, what, [](const std::string& m) { throw E(m); });
+}
+
+// Opens the regular file `path` read-only and returns its descriptor (the caller closes it) and
+// its size in `size`, for readers that map or read a file in pieces. The open does not block (a
+// FIFO would wait for a writer) and fstat of the descriptor decides: the same errors as above,
+// without a size limit.
+int open_regular_file_or_throw(const std::string& path, const char* what, std::uint64_t& size,
+                               void (*raise)(const std::string& message));
+
+template <class E>
+int open_regular_file(const std::string& path, const char* what, std::uint64_t& size) {
+  return open_regular_file_or_throw(path, what, size, [](const std::string& m) { throw E(m); });
 }
 
 }  // namespace impulse

@@ -164,10 +164,16 @@ struct DofSeries {
   std::vector<float> q, u, tau;
 };
 
+// Whether `path` is a regular file that starts with the recording magic (never blocks: a FIFO or a
+// device is not a recording). For choosing between a recording and a world file.
+bool is_recording_file(const std::string& path);
+
 class RecordingReader {
  public:
-  // Reads the whole file; throws Error naming the file for a bad magic, an unsupported version,
-  // or a truncated frame (a truncated last frame, e.g. of a run that was killed, is dropped).
+  // Maps the file read-only and checks it against the rules of docs/recording.md ("Validation"):
+  // throws Error naming the file, the byte offset and the rule for anything else than a valid
+  // recording. A truncated last frame (a run that was killed) is dropped: dropped_bytes() says
+  // how many bytes.
   explicit RecordingReader(const std::string& path);
 
   const std::string& scene() const { return scene_; }
@@ -184,20 +190,27 @@ class RecordingReader {
   RecordingSeries series() const;
   // Coordinate iq and dof iv of system `system`; throws Error naming the index that is out of range.
   DofSeries dof_series(int system, int iq, int iv) const;
-  // Sizes of each system (nb, nq, nv), parsed from the scene.
+  // Sizes of each system (nb, nq, nv), from the header (the scene agrees: rule 8).
   struct SystemSize {
     int nb = 0, nq = 0, nv = 0;
   };
   const std::vector<SystemSize>& systems() const { return systems_; }
   std::uint32_t version() const { return version_; }
   std::uint32_t sensor_floats() const { return sensor_floats_; }  // sensor values per frame
+  std::uint32_t every() const { return every_; }
+  // Bytes after the last whole frame (a partial last frame, rule 12), 0 for a complete file.
+  std::uint64_t dropped_bytes() const { return dropped_bytes_; }
+  // The warning to print when dropped_bytes() > 0 (one line naming the file and the offset).
+  std::string dropped_warning() const;
 
  private:
   std::string path_, scene_;
   double dt_ = 0;
-  // the whole file (recording.cpp: allocate_file_buffer)
-  std::unique_ptr<char[], void (*)(char*)> bytes_{nullptr, [](char*) {}};
+  // the file, mapped read-only (shared by copies of the reader; unmapped with the last one)
+  std::shared_ptr<const char> bytes_;
   std::size_t size_ = 0;
+  std::uint32_t every_ = 1;
+  std::uint64_t dropped_bytes_ = 0;
   std::vector<std::size_t> offsets_;
   std::vector<SystemSize> systems_;
   std::uint32_t version_ = 0, sensor_floats_ = 0;
