@@ -19,10 +19,11 @@
 #include "support/alloc_counter.hpp"
 #include "support/test_models.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
+// (the sanitizers bring allocators of their own: no counter under them)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define IMPULSE_NO_MALLOC_HOOK 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
 #define IMPULSE_NO_MALLOC_HOOK 1
 #endif
 #endif
