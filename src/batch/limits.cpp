@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -34,8 +35,11 @@ std::string gib(double bytes) {
 }  // namespace
 
 void check_batch_memory(const char* who, Index count, std::size_t bytes_each) {
+  // Where the heap cannot be measured (another allocator, a sanitizer's) the measured size is 0 or
+  // too small: no World takes less than kMinEnvironmentBytes.
+  bytes_each = std::max(bytes_each, kMinEnvironmentBytes);
   const std::size_t memory = physical_memory_bytes();
-  if (memory == 0 || bytes_each == 0) return;  // unknown: nothing to compare with
+  if (memory == 0) return;  // unknown: nothing to compare with
   const double need = static_cast<double>(count) * static_cast<double>(bytes_each);
   if (need > static_cast<double>(memory)) {
     throw InvalidArgument(std::string(who) + ": " + std::to_string(count) + " environments need about " + gib(need) +

@@ -202,4 +202,9 @@ TEST_CASE("batch sizes beyond the machine are refused up front, naming the limit
   CHECK_THROWS_AS(batch::check_batch_memory("VecWorld", 1000, batch::physical_memory_bytes()), InvalidArgument);
   CHECK_THROWS_WITH(batch::check_batch_memory("VecWorld", 1000, batch::physical_memory_bytes()), Catch::Contains("1000 environments need about"));
   CHECK_NOTHROW(batch::check_batch_memory("VecWorld", 1, 1024));
+  // the floor assumed where the heap cannot be measured is below what an empty World takes
+  const std::size_t before = batch::heap_bytes_in_use();
+  auto empty = std::make_unique<World>();
+  const std::size_t after = batch::heap_bytes_in_use();
+  if (after > before) CHECK(after - before >= batch::kMinEnvironmentBytes);
 }

@@ -17,8 +17,12 @@ std::size_t heap_bytes_in_use();
 // Bytes of physical memory of this machine (0 where unknown).
 std::size_t physical_memory_bytes();
 
+// The least heap one environment takes (an empty World takes more), assumed where the heap of the
+// first one cannot be measured.
+inline constexpr std::size_t kMinEnvironmentBytes = std::size_t(4) << 10;
+
 // Throws InvalidArgument naming `who` when `count` items of `bytes_each` (the measured heap of the
-// first one) need more than this machine's physical memory.
+// first one, at least kMinEnvironmentBytes) need more than this machine's physical memory.
 void check_batch_memory(const char* who, Index count, std::size_t bytes_each);
 
 }  // namespace impulse::batch
