@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import random
+import re
 import socket
 import sys
 import threading
@@ -152,6 +153,18 @@ def make_request(r, port):
     return method, data
 
 
+def check_range(reply, head):
+    """A 206 holds exactly the bytes its Content-Range names, inside the resource."""
+    if reply.status != 206:
+        return
+    m = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", reply.header("content-range") or "")
+    if not m:
+        raise ValueError(f"206 with Content-Range {reply.header('content-range')!r}")
+    a, b, n = map(int, m.groups())
+    if not a <= b < n or (not head and len(reply.body) != b - a + 1):
+        raise ValueError(f"206 with Content-Range {m.group(0)!r} and {len(reply.body)} bytes")
+
+
 def exchange(port, data, r, head):
     """Sends `data` (whole, truncated, slowly, or twice pipelined) and reads the replies until the
     server closes or stops answering. Returns the statuses; raises on a malformed reply or a hang."""
@@ -183,6 +196,7 @@ def exchange(port, data, r, head):
             except (Closed, ConnectionResetError):
                 break  # closed without (another) reply
             statuses.append(reply.status)
+            check_range(reply, head)
             if reply.header("connection") == "close":
                 break
     return statuses
