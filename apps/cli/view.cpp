@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -349,23 +350,27 @@ class ConnectionThreads final : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     std::unique_lock<std::mutex> lock(mutex_);
     reap_locked();
-    if (running_ >= kMaxConnections) {
-      lock.unlock();
-      t_no_room = true;
-      fn();
-      t_no_room = false;
-      return;
+    if (running_ < kMaxConnections) {
+      workers_.emplace_back();
+      Worker& w = workers_.back();
+      try {
+        w.thread = std::thread([this, &w, fn]() {
+          fn();
+          std::lock_guard<std::mutex> done(mutex_);
+          w.done = true;
+          --running_;
+          idle_.notify_all();
+        });
+        ++running_;
+        return;
+      } catch (const std::system_error&) {  // no thread to be had: as when full
+        workers_.pop_back();
+      }
     }
-    ++running_;
-    workers_.emplace_back();
-    Worker& w = workers_.back();
-    w.thread = std::thread([this, &w, fn = std::move(fn)]() {
-      fn();
-      std::lock_guard<std::mutex> done(mutex_);
-      w.done = true;
-      --running_;
-      idle_.notify_all();
-    });
+    lock.unlock();
+    t_no_room = true;
+    fn();
+    t_no_room = false;
   }
   void shutdown() override {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -402,6 +407,10 @@ class ViewServer final : public httplib::Server {
   ViewServer() {
     new_task_queue = [] { return new ConnectionThreads(); };
   }
+  // cpp-httplib listens with a backlog of 5 (Debian 12): a burst of connections beyond that (a
+  // browser opens 6 at once) waited for the client's SYN retransmission, 1 s and more. Linux takes
+  // a new backlog from a second listen() on the bound socket.
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
 
  private:
   bool process_and_close_socket(socket_t sock) override {
@@ -1027,6 +1036,7 @@ int run_view(const ViewOptions& o) {
   } else {
     port = -1;
   }
+  if (port > 0) server.widen_backlog();
   if (port <= 0) {
     throw Error("cannot listen on 127.0.0.1:" + std::to_string(o.port) + " (in use? pass --port 0 for any free port)");
   }

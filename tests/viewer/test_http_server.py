@@ -118,7 +118,7 @@ def origins():
         check(r.status == 200 and json.loads(r.body)["steps"] == 1, "POST from the page (Origin, header): 200, one step")
 
 # ------------------------------------------------------------------------------------ slow clients, large bodies
-def slow_and_large():
+def slow_clients():
     with Viewer(impulse, world, "--paused") as v:
         slow = []
         for i in range(40):  # more than cpp-httplib's 8 threads
@@ -164,8 +164,12 @@ def slow_and_large():
             finally:
                 s.close()
         check(dropped == len(slow), f"{dropped} of {len(slow)} slow clients dropped within 14 s")
+        check(get(v, "/api/status").status == 200 and v.alive(), "the server answers after the slow clients")
 
-        # 300 MB announced, 64 MB sent: 413 as soon as the limit is passed, memory flat
+
+def large_body():
+    with Viewer(impulse, world, "--paused") as v:
+        # 300 MB announced, 64 MB sent: 413 at once, memory flat
         rss0 = v.rss_kib()
         s = socket.create_connection(("127.0.0.1", v.port))
         s.sendall(f"POST /api/control HTTP/1.1\r\nHost: 127.0.0.1:{v.port}\r\nX-Impulse-Request: 1\r\n"
@@ -181,8 +185,33 @@ def slow_and_large():
         grew = v.rss_kib() - rss0
         check(r.status == 413 and error_line(r), f"a 300 MB body: 413 with a reason ({r})")
         check(grew < 20 << 10, f"the server's memory grew {grew} KiB (< 20 MiB) for the 300 MB body")
-        r = get(v, "/api/status")
-        check(r.status == 200 and v.alive(), "the server answers after the slow clients and the large body")
+        check(get(v, "/api/status").status == 200 and v.alive(), "the server answers after the large body")
+
+
+def connection_limits():
+    with Viewer(impulse, world, "--paused") as v:
+        # a body on a GET would be read as the next request: refused, and the connection closed
+        with socket.create_connection(("127.0.0.1", v.port)) as s:
+            s.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{v.port}\r\nContent-Length: 16\r\n\r\n"
+                      "GET / HTTP/1.1\r\n".encode())
+            r = read_reply(s, time.time() + 10)
+            s.settimeout(10)
+            rest = s.recv(4096)
+        check(r.status == 400 and "body" in (error_line(r) or "") and rest == b"",
+              f"a GET with a body: 400, then the connection closes ({r}, then {rest[:60]!r})")
+        # 128 connections at most: the next ones get 503 at once, and the server serves again once
+        # they are gone
+        idle = [socket.create_connection(("127.0.0.1", v.port)) for _ in range(140)]
+        busy = 0
+        for s in idle[-8:]:
+            s.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{v.port}\r\n\r\n".encode())
+            busy += read_reply(s, time.time() + 10).status == 503
+        for s in idle:
+            s.close()
+        check(busy == 8, f"connections over 128: {busy} of 8 answered 503")
+        time.sleep(0.5)
+        check(get(v, "/api/status").status == 200, "after they close, a request gets 200")
+
 
 # ------------------------------------------------------------------------------------ numbers
 def replay_numbers():
@@ -232,7 +261,7 @@ def live_numbers():
         check(s["steps"] == 50 and s["error"] == "" and isinstance(s["time"], float),
               f"the pushed world steps on, finite ({s['steps']} steps, error '{s['error']}')")
 
-for section in (ranges, origins, slow_and_large, replay_numbers, live_numbers):
+for section in (ranges, origins, slow_clients, large_body, connection_limits, replay_numbers, live_numbers):
     try:
         section()
     except Exception as e:  # a crashed or hung server: the section fails, the next ones still run
