@@ -188,15 +188,18 @@ def exchange(port, data, r, head):
         except OSError:
             return statuses  # the server closed first (a reply may have been lost with the reset)
         deadline = time.time() + HANG
+        # Bytes past a reply are the reply to what the server read as the next request (a wrong
+        # Content-Length, pipelining): read them as replies too, each must be well-formed.
         pipelined = 0.1 <= mode < 0.25
-        pending = bytearray() if pipelined else None
-        while len(statuses) < (2 if pipelined else 1):
+        pending = bytearray()
+        sent = 2 if pipelined else 1
+        while len(statuses) < sent or pending:
             try:
-                reply = read_reply(s, deadline, head=head, pending=pending)
+                reply = read_reply(s, deadline, head=head and len(statuses) < sent, pending=pending)
             except (Closed, ConnectionResetError):
                 break  # closed without (another) reply
             statuses.append(reply.status)
-            check_range(reply, head)
+            check_range(reply, head and len(statuses) <= sent)
             if reply.header("connection") == "close":
                 break
     return statuses
