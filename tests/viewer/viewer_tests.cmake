@@ -16,6 +16,16 @@ set_tests_properties(record_python_roundtrip plot_pngs PROPERTIES SKIP_RETURN_CO
 # COST: the longest entries of the suite (12-25 s) start first under ctest -j, so that on a fresh
 # build tree (no timings from an earlier run, as in CI) they do not run alone at the end.
 set_tests_properties(plot_pngs PROPERTIES COST 20)
+# The HTTP server's limits and security rules, and a request fuzzer (12 s here; longer locally:
+# http_fuzz.py IMPULSE SOURCE WORK --seconds 600). Under the sanitizer build they exercise its
+# `impulse` binary.
+add_test(NAME viewer_http
+  COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_http_server.py
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/viewer_http)
+add_test(NAME viewer_http_fuzz
+  COMMAND ${IMPULSE_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/http_fuzz.py
+          $<TARGET_FILE:impulse_cli> ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/viewer_http_fuzz --seconds 12)
+set_tests_properties(viewer_http viewer_http_fuzz PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 COST 25)
 
 find_program(IMPULSE_NODE node)
 if(IMPULSE_NODE)

@@ -18,12 +18,16 @@ const state = (window.__impulse = {
 window.addEventListener('error', (e) => state.errors.push(String(e.message)));
 window.addEventListener('unhandledrejection', (e) => state.errors.push(String(e.reason)));
 
+// Every POST carries this header: the server refuses a POST without it, and a page from another
+// origin cannot send it (docs/viewer.md, "Limits and security").
+const postInit = (body) => ({ method: 'POST', headers: { 'X-Impulse-Request': '1' }, body });
+
 function fail(msg) {
   state.errors.push(msg);
   const el = $('error');
   el.textContent = msg;
   el.style.display = 'block';
-  if (renderMode) fetch('/api/render/error', { method: 'POST', body: msg });
+  if (renderMode) fetch('/api/render/error', postInit(msg));
 }
 
 async function getJson(url, init) {
@@ -249,10 +253,10 @@ async function renderVideo(view, series, setFrame, frameAt, tStart, tEnd) {
     await setFrame(frameAt(tStart + i / fps));
     view.render();
     const blob = await new Promise((res) => view.renderer.domElement.toBlob(res, 'image/png'));
-    const r = await fetch('/api/render/frame', { method: 'POST', body: blob });
+    const r = await fetch('/api/render/frame', postInit(blob));
     if (!r.ok) throw new Error('the server refused a frame');
   }
-  await fetch('/api/render/done', { method: 'POST', body: String(count) });
+  await fetch('/api/render/done', postInit(String(count)));
 }
 
 // ---------------------------------------------------------------------------- live
@@ -297,7 +301,7 @@ async function live(info) {
   let status = {};
   const control = async (cmd, extra = '') => {
     try {
-      status = await getJson(`/api/control?cmd=${cmd}${extra}`, { method: 'POST' });
+      status = await getJson(`/api/control?cmd=${cmd}${extra}`, postInit());
       $('pause').textContent = status.paused ? 'Run' : 'Pause';
     } catch (e) { fail(String(e.message)); }
   };
@@ -350,7 +354,7 @@ async function live(info) {
       const f = grab.target.clone().sub(p).multiplyScalar(k);
       const q = `system=${grab.system}&body=${grab.body}&fx=${f.x}&fy=${f.y}&fz=${f.z}` +
         `&px=${grab.local.x}&py=${grab.local.y}&pz=${grab.local.z}&seconds=0.12`;
-      fetch(`/api/push?${q}`, { method: 'POST' });
+      fetch(`/api/push?${q}`, postInit());
     }
     setTimeout(sendPush, 50);
   };
