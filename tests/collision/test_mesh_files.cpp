@@ -15,30 +15,13 @@
 #include "impulse/collision/heightfield.hpp"
 #include "impulse/collision/mesh.hpp"
 #include "impulse/core/error.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace impulse;
+using impulse_test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("impulse_mesh_files_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& rel, const std::string& bytes) const {
-    const fs::path p = path / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p.string();
-  }
-};
 
 // The cube [-0.5, 0.5]^3 as a glTF buffer: 8 float32 positions, then 36 uint16 indices.
 std::string cube_buffer() {

@@ -13,30 +13,13 @@
 
 #include "impulse/core/error.hpp"
 #include "impulse/io/sdf.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace impulse;
+using impulse_test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("impulse_sdf_include_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 std::string model_sdf(const std::string& name, const std::string& inside = "") {
   return R"(<?xml version="1.0"?><sdf version="1.9"><model name=")" + name +

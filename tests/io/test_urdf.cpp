@@ -13,8 +13,10 @@
 #include "impulse/core/error.hpp"
 #include "impulse/io/urdf.hpp"
 #include "support/matchers.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace impulse;
+using impulse_test::TempDir;
 using impulse_test::source_path;
 
 namespace {
@@ -63,26 +65,6 @@ void require_model_error(const std::string& xml, const std::vector<std::string>&
     for (const std::string& f : fragments) CHECK_THAT(what, Catch::Contains(f));
   }
 }
-
-// A temporary directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("impulse_urdf_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 const Scalar kInf = std::numeric_limits<Scalar>::infinity();
 
