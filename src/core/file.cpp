@@ -20,20 +20,19 @@ std::string read_regular_file_or_throw(const std::string& path, std::size_t max_
   }
   if (S_ISDIR(st.st_mode)) raise(head + "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) raise(head + "is not a regular file (device, FIFO or socket)");
-  // Opened without blocking (a FIFO swapped in after the stat would block a plain open until a
-  // writer comes) and checked again on the descriptor, which is what is read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) raise(head + "cannot open the file for reading: " + std::strerror(errno));
+  // opened without blocking and checked again on the descriptor, which is what is read (a FIFO
+  // swapped in after the stat would block a plain open until a writer comes)
+  std::uint64_t size = 0;
+  const int fd = open_regular_file_or_throw(path, what, size, raise);
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) raise(head + "is not a regular file (device, FIFO or socket)");
-  if (static_cast<unsigned long long>(st.st_size) > max_bytes) {
-    raise(head + "is " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(max_bytes));
+  if (size > max_bytes) {
+    raise(head + "is " + std::to_string(size) + " bytes, more than the limit of " + std::to_string(max_bytes));
   }
   std::string bytes;
-  bytes.resize(static_cast<std::size_t>(st.st_size));
+  bytes.resize(static_cast<std::size_t>(size));
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
@@ -51,7 +50,7 @@ int open_regular_file_or_throw(const std::string& path, const char* what, std::u
   const std::string head = std::string(what) + " '" + path + "': ";
   // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; fstat of the
   // descriptor (not of the name, which may change in between) then rejects anything not regular
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
     raise(head + (e == ENOENT ? std::string("file not found") : std::string(std::strerror(e))));
