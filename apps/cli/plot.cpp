@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -38,7 +38,8 @@ int run_plot(const PlotOptions& o) {
   std::uint64_t size = 0;
   ::close(open_regular_file<Error>(o.input, "plot input", size));
   const std::string dir = python_dir();
-  if (!std::ifstream(dir + "/impulse_viz/plot.py").good()) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir + "/impulse_viz/plot.py", ec)) {
     throw Error("cannot find impulse_viz/plot.py under '" + dir + "' (set IMPULSE_PYTHON_DIR)");
   }
   if (access(o.python.c_str(), X_OK) != 0) {

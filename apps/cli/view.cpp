@@ -41,6 +41,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/core/file.hpp"
 #include "impulse/record/recording.hpp"
 #include "impulse/world/world_file.hpp"
 
@@ -471,12 +472,12 @@ std::string refusal(const httplib::Request& req, int port) {
   return "";
 }
 
+// A file of the bundled page: empty when it does not exist (the page was not built); anything but
+// a regular file is an error (a FIFO is not opened, so it cannot block the server's start).
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  return read_regular_file<Error>(path, kMaxDescriptionBytes, "viewer page file");
 }
 
 // Where the bundled page is: $IMPULSE_VIEWER_DIR, else the build tree's (set by viewer/CMakeLists.txt).
