@@ -71,6 +71,19 @@ long_line = os.path.join(work, "one_line.csv")
 with open(long_line, "w") as f:
     f.write("time," + "1," * (1 << 20))
 run(["plot", long_line, "--out", out], True, "a line is longer than")
+# a page file that is a FIFO is refused before the server starts (it is not opened)
+fifo_page = os.path.join(work, "fifo_page")
+os.makedirs(fifo_page, exist_ok=True)
+with open(os.path.join(fifo_page, "index.html"), "w") as f:
+    f.write("<!-- stand-in -->\n")
+if os.path.exists(os.path.join(fifo_page, "viewer.js")):
+    os.remove(os.path.join(fifo_page, "viewer.js"))
+os.mkfifo(os.path.join(fifo_page, "viewer.js"))
+env["IMPULSE_VIEWER_DIR"] = fifo_page
+run(["view", os.path.join(source, "models", "worlds", "box_on_ground.xml"), "--port", "0"], True,
+    "not a regular file")
+env["IMPULSE_VIEWER_DIR"] = page
+os.remove(os.path.join(fifo_page, "viewer.js"))
 # the plot module alone (python3 -m impulse_viz.plot) checks its input too
 module = [sys.executable, "-m", "impulse_viz.plot"]
 env["PYTHONPATH"] = os.path.join(source, "python")
