@@ -53,6 +53,19 @@ namespace im = ignition::math;
 using detail::fail;
 using detail::Reporter;
 
+// The path `rest` (of a model:// URI) under the first of `paths` where it exists, or "" with
+// `looked` listing the paths tried ("nowhere" for none).
+std::string find_in_paths(const std::vector<std::string>& paths, const std::string& rest, std::string& looked) {
+  for (const std::string& dir : paths) {
+    const fs::path candidate = fs::path(dir) / rest;
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) return candidate.lexically_normal().string();
+    looked += (looked.empty() ? "" : ", ") + dir;
+  }
+  if (looked.empty()) looked = "nowhere";
+  return "";
+}
+
 SE3 to_se3(const im::Pose3d& X) {
   const im::Quaterniond& q = X.Rot();
   return SE3(Quat(q.W(), q.X(), q.Y(), q.Z()).normalized().toRotationMatrix(),
@@ -328,16 +341,10 @@ class ModelReader {
     const std::string uri = mesh.Uri();
     const std::string model_prefix = "model://";
     if (uri.compare(0, model_prefix.size(), model_prefix) == 0) {
-      const std::string rest = uri.substr(model_prefix.size());
       std::string looked;
-      for (const std::string& dir : resource_paths_) {
-        const fs::path candidate = fs::path(dir) / rest;
-        std::error_code ec;
-        if (fs::exists(candidate, ec)) return candidate.lexically_normal().string();
-        looked += (looked.empty() ? "" : ", ") + dir;
-      }
-      fail(source_, "model '", m_.Name(), "': ", what, ": mesh '", uri, "' not found; looked in: ",
-           looked.empty() ? std::string("nowhere") : looked,
+      const std::string found = find_in_paths(resource_paths_, uri.substr(model_prefix.size()), looked);
+      if (!found.empty()) return found;
+      fail(source_, "model '", m_.Name(), "': ", what, ": mesh '", uri, "' not found; looked in: ", looked,
            " (set SdfOptions::resource_paths, SDF_PATH, GZ_SIM_RESOURCE_PATH or IGN_GAZEBO_RESOURCE_PATH)");
     }
     // elements of text loaded from a string (a file whose includes were rewritten) carry no file
@@ -659,15 +666,10 @@ class IncludeCheck {
   std::string resolve(const std::string& uri, const fs::path& base_dir, int depth, const std::string& where) const {
     const std::string model_prefix = "model://", file_prefix = "file://";
     if (uri.compare(0, model_prefix.size(), model_prefix) == 0) {
-      const std::string rest = uri.substr(model_prefix.size());
       std::string looked;
-      for (const std::string& dir : paths_) {
-        const fs::path candidate = fs::path(dir) / rest;
-        std::error_code ec;
-        if (fs::exists(candidate, ec)) return candidate.string();
-        looked += (looked.empty() ? "" : ", ") + dir;
-      }
-      fail(source_, where, ": not found; looked in: ", looked.empty() ? std::string("nowhere") : looked,
+      const std::string found = find_in_paths(paths_, uri.substr(model_prefix.size()), looked);
+      if (!found.empty()) return found;
+      fail(source_, where, ": not found; looked in: ", looked,
            " (set SdfOptions::resource_paths, SDF_PATH, GZ_SIM_RESOURCE_PATH or IGN_GAZEBO_RESOURCE_PATH)");
     }
     std::string path = uri.compare(0, file_prefix.size(), file_prefix) == 0 ? uri.substr(file_prefix.size()) : uri;
