@@ -29,11 +29,7 @@ void bind_batch(py::module_& m) {
       .def("world", &VecWorld::world, py::arg("index"), py::return_value_policy::reference_internal)
       .def(
           "integrate",
-          [](VecWorld& v, Index steps) {
-            const UseMarker::Scope in_use(v.use_marker(), "VecWorld", "integrate");
-            py::gil_scoped_release release;
-            v.integrate(steps);
-          },
+          [](VecWorld& v, Index steps) { without_gil(v, "VecWorld", "integrate", [&] { v.integrate(steps); }); },
           py::arg("steps") = 1, "Steps every world `steps` times (GIL released).")
       .def_property_readonly(
           "status",
@@ -96,18 +92,16 @@ void bind_batch(py::module_& m) {
       .def(
           "reset",
           [](LocomotionTask& t, std::uint64_t seed, Rref obs) {
-            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "reset");
-            py::gil_scoped_release release;
-            t.reset(seed, obs);
+            without_gil(t, "LocomotionTask", "reset", [&] { t.reset(seed, obs); });
           },
           py::arg("seed"), py::arg("obs"))
       .def(
           "step",
           [](LocomotionTask& t, Rcref actions, Rref obs, Eigen::Ref<VecX> reward, BoolRef terminated,
              BoolRef truncated, Rref final_obs, Eigen::Ref<VecX> episode_return, Eigen::Ref<VecX> episode_length) {
-            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "step");
-            py::gil_scoped_release release;
-            t.step(actions, obs, reward, terminated, truncated, final_obs, episode_return, episode_length);
+            without_gil(t, "LocomotionTask", "step", [&] {
+              t.step(actions, obs, reward, terminated, truncated, final_obs, episode_return, episode_length);
+            });
           },
           py::arg("actions"), py::arg("obs"), py::arg("reward"), py::arg("terminated"), py::arg("truncated"),
           py::arg("final_obs"), py::arg("episode_return"), py::arg("episode_length"),
@@ -126,11 +120,11 @@ void bind_batch(py::module_& m) {
             RowMatX a = RowMatX::Zero(n, LocomotionTask::kAct), o(n, LocomotionTask::kObs), fo(n, LocomotionTask::kObs);
             VecX r(n), er(n), el(n);
             LocomotionTask::BoolVec te(n), tr(n);
-            const UseMarker::Scope in_use(t.use_marker(), "LocomotionTask", "bench");
-            py::gil_scoped_release release;
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int k = 0; k < steps; ++k) t.step(a, o, r, te, tr, fo, er, el);
-            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            return without_gil(t, "LocomotionTask", "bench", [&] {
+              const auto t0 = std::chrono::steady_clock::now();
+              for (int k = 0; k < steps; ++k) t.step(a, o, r, te, tr, fo, er, el);
+              return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            });
           },
           py::arg("steps"), "Seconds for `steps` control steps of the C++ loop alone (zero actions).");
 }

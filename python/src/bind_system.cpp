@@ -7,6 +7,20 @@
 
 namespace impulse::python {
 
+namespace {
+
+// A property getter: the read-only view of one of a system's state vectors, refused while another
+// thread steps its World.
+auto state_view(const VecX& (ArticulatedSystem::*get)() const, const char* name) {
+  return [get, name](py::object self) {
+    const ArticulatedSystem& s = self.cast<const ArticulatedSystem&>();
+    idle(s, "ArticulatedSystem", name);
+    return view((s.*get)(), self);
+  };
+}
+
+}  // namespace
+
 void bind_system(py::module_& m) {
   py::class_<BodyContactImpulse>(m, "BodyContactImpulse", "A contact impulse on one body in the last step (world frame).")
       .def_readonly("body", &BodyContactImpulse::body)
@@ -26,68 +40,32 @@ void bind_system(py::module_& m) {
       .def_property_readonly("nq", &S::nq)
       .def_property_readonly("nv", &S::nv)
       // state
-      .def_property_readonly("q", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "q");
-                               return view(s.q(), self);
-                             },
+      .def_property_readonly("q", state_view(&S::q, "q"),
                              "Generalized position (read-only view, size nq).")
-      .def_property_readonly("u", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "u");
-                               return view(s.u(), self);
-                             },
+      .def_property_readonly("u", state_view(&S::u, "u"),
                              "Generalized velocity (read-only view, size nv).")
       .def("set_q", &S::set_q, py::arg("q"), "Sets q (size nq, finite, unit base quaternion).")
       .def("set_u", &S::set_u, py::arg("u"), "Sets u (size nv, finite).")
       .def("set_state", &S::set_state, py::arg("q"), py::arg("u"), "Sets q and u together (all or nothing).")
       // inputs
       .def_property_readonly("generalized_force",
-                             [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "generalized_force");
-                               return view(s.generalized_force(), self);
-                             },
+                             state_view(&S::generalized_force, "generalized_force"),
                              "Explicit generalized force tau (layout of u), held until changed.")
       .def("set_generalized_force", &S::set_generalized_force, py::arg("tau"))
       .def("set_pd_gains", &S::set_pd_gains, py::arg("kp"), py::arg("kd"),
            "Implicit joint PD gains (layout of u; zero on the floating base and spherical joints).")
       .def("set_pd_targets", &S::set_pd_targets, py::arg("q_target"), py::arg("u_target"),
            "PD targets: q_target in the layout of q, u_target in that of u.")
-      .def_property_readonly("kp", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "kp");
-                               return view(s.kp(), self);
-                             })
-      .def_property_readonly("kd", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "kd");
-                               return view(s.kd(), self);
-                             })
-      .def_property_readonly("q_target", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "q_target");
-                               return view(s.q_target(), self);
-                             })
-      .def_property_readonly("u_target", [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "u_target");
-                               return view(s.u_target(), self);
-                             })
+      .def_property_readonly("kp", state_view(&S::kp, "kp"))
+      .def_property_readonly("kd", state_view(&S::kd, "kd"))
+      .def_property_readonly("q_target", state_view(&S::q_target, "q_target"))
+      .def_property_readonly("u_target", state_view(&S::u_target, "u_target"))
       .def_property_readonly("applied_torque",
-                             [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "applied_torque");
-                               return view(s.applied_torque(), self);
-                             },
+                             state_view(&S::applied_torque, "applied_torque"),
                              "Actuator torque applied in the last step (layout of u, read-only view): the explicit "
                              "force plus the PD torque at the end of the step, within the URDF effort limit.")
       .def_property_readonly("joint_friction_torque",
-                             [](py::object self) {
-                               const S& s = self.cast<const S&>();
-                               idle(s, "ArticulatedSystem", "joint_friction_torque");
-                               return view(s.joint_friction_torque(), self);
-                             },
+                             state_view(&S::joint_friction_torque, "joint_friction_torque"),
                              "Joint Coulomb friction torque of the last step (layout of u, read-only view): the "
                              "friction row's impulse / dt, within the URDF <dynamics friction> bound.")
       .def("set_external_force", &S::set_external_force, py::arg("body"), py::arg("force"), py::arg("point"),

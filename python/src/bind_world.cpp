@@ -338,39 +338,28 @@ void bind_world(py::module_& m) {
           "integrate",
           [](World& w, int steps) {
             if (steps < 0) throw InvalidArgument("World.integrate: steps must be >= 0, got " + std::to_string(steps));
-            // the World is marked in use before the GIL is released (docs/threading.md)
-            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate");
-            py::gil_scoped_release release;
-            StepReport first_bad;
-            bool bad = false;
-            for (int k = 0; k < steps; ++k) {
-              const StepReport r = w.integrate();
-              if (!bad && !r.ok()) {
-                first_bad = r;
-                bad = true;
+            return without_gil(w, "World", "integrate", [&] {
+              StepReport first_bad;
+              bool bad = false;
+              for (int k = 0; k < steps; ++k) {
+                const StepReport r = w.integrate();
+                if (!bad && !r.ok()) {
+                  first_bad = r;
+                  bad = true;
+                }
               }
-            }
-            return bad ? first_bad : steps > 0 ? w.last_report() : StepReport();
+              return bad ? first_bad : steps > 0 ? w.last_report() : StepReport();
+            });
           },
           py::arg("steps") = 1,
           "Advances `steps` time steps with the GIL released (all of them, whatever happens). Returns the "
           "StepReport of the first step that was not ok, else that of the last step; never raises for numerical "
           "trouble (warnings() counts every step's conditions).")
       .def(
-          "integrate1",
-          [](World& w) {
-            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate1");
-            py::gil_scoped_release release;
-            w.integrate1();
-          },
+          "integrate1", [](World& w) { without_gil(w, "World", "integrate1", [&] { w.integrate1(); }); },
           "First half of a step: kinematics, dynamics, collision, Delassus assembly.")
       .def(
-          "integrate2",
-          [](World& w) {
-            const UseMarker::Scope in_use(w.use_marker(), "World", "integrate2");
-            py::gil_scoped_release release;
-            return w.integrate2();
-          },
+          "integrate2", [](World& w) { return without_gil(w, "World", "integrate2", [&] { return w.integrate2(); }); },
           "Second half: solve and integrate. Returns the StepReport.")
       .def_property_readonly(
           "last_report",

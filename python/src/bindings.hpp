@@ -33,6 +33,15 @@ void idle(const T& object, const char* name, const char* call) {
   object.use_marker().check(name, call);
 }
 
+// Runs `f` with the GIL released and `object`'s use marker held: taken before the GIL is
+// released, so that no other Python thread can slip in between (docs/threading.md).
+template <class T, class F>
+auto without_gil(const T& object, const char* name, const char* call, F&& f) {
+  const UseMarker::Scope in_use(object.use_marker(), name, call);
+  py::gil_scoped_release release;
+  return f();
+}
+
 // An SE3 as a 4x4 homogeneous transform (numpy).
 inline Eigen::Matrix4d to_matrix(const SE3& X) {
   Eigen::Matrix4d T = Eigen::Matrix4d::Identity();

@@ -125,12 +125,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     w.mark_initial_state();
     envs_[static_cast<std::size_t>(i)] = std::move(e);
   };
-  // the first environment alone: its heap measures what each takes, so a count beyond the
-  // machine's memory is refused before the others (or the array of all) are made
-  const std::size_t heap_before = heap_bytes_in_use();
-  make_env(0);
-  const std::size_t heap_after = heap_bytes_in_use();
-  check_batch_memory("LocomotionTask", num_envs, heap_after > heap_before ? heap_after - heap_before : 0);
+  make_first_within_memory("LocomotionTask", num_envs, [&] { make_env(0); });
   envs_.resize(static_cast<std::size_t>(num_envs));
   pool_.parallel_for(num_envs - 1, [&](Index i) { make_env(i + 1); });
   // every thread's workspace: the one robot Model's Data (all environments share the Model)

@@ -10,13 +10,11 @@ namespace impulse::batch {
 
 VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int num_threads) : pool_(num_threads) {
   if (num_worlds < 1) throw InvalidArgument("VecWorld: num_worlds must be >= 1, got " + std::to_string(num_worlds));
-  // the first World alone: its heap measures what each copy takes, so a count beyond the machine's
-  // memory is refused before the others (or the arrays of all) are made
-  const std::size_t heap_before = heap_bytes_in_use();
-  auto first = std::make_unique<World>();
-  build_world(description, *first);
-  const std::size_t heap_after = heap_bytes_in_use();
-  check_batch_memory("VecWorld", num_worlds, heap_after > heap_before ? heap_after - heap_before : 0);
+  std::unique_ptr<World> first;
+  make_first_within_memory("VecWorld", num_worlds, [&] {
+    first = std::make_unique<World>();
+    build_world(description, *first);
+  });
   worlds_.resize(static_cast<std::size_t>(num_worlds));
   worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);

@@ -110,7 +110,7 @@ void normalise(const Model& m, VecX& q) {
 }  // namespace
 
 void ArticulatedSystem::set_q(const VecXcref& q) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_q");
+  const auto in_use = use("set_q");
   check_q(q, "q");
   q_ = q;
   normalise(*model_, q_);
@@ -118,14 +118,14 @@ void ArticulatedSystem::set_q(const VecXcref& q) {
 }
 
 void ArticulatedSystem::set_u(const VecXcref& u) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_u");
+  const auto in_use = use("set_u");
   check_input(u, model_->nv, name_, "u");
   u_ = u;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_state");
+  const auto in_use = use("set_state");
   check_q(q, "q");
   check_input(u, model_->nv, name_, "u");
   q_ = q;
@@ -135,14 +135,14 @@ void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
 }
 
 void ArticulatedSystem::set_generalized_force(const VecXcref& tau) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_generalized_force");
+  const auto in_use = use("set_generalized_force");
   check_input(tau, model_->nv, name_, "generalized force");
   tau_ = tau;
   if (world_) world_->prepared_ = false;
 }
 
 void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_pd_gains");
+  const auto in_use = use("set_pd_gains");
   check_input(kp, model_->nv, name_, "kp");
   check_input(kd, model_->nv, name_, "kd");
   for (Index i = 0; i < model_->nb; ++i) {
@@ -159,7 +159,7 @@ void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
 }
 
 void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref& u_target) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_pd_targets");
+  const auto in_use = use("set_pd_targets");
   check_input(q_target, model_->nq, name_, "q_target");
   check_input(u_target, model_->nv, name_, "u_target");
   q_target_ = q_target;
@@ -168,7 +168,7 @@ void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref&
 }
 
 void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, const Vec3& point_W) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_external_force");
+  const auto in_use = use("set_external_force");
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(force_W.allFinite() && point_W.allFinite(), "system '", name_, "': external force on body '",
                 model_->body_names[body], "' is not finite");
@@ -183,7 +183,7 @@ void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, cons
 }
 
 void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_external_torque");
+  const auto in_use = use("set_external_torque");
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_->body_names[body],
                 "' is not finite");
@@ -194,39 +194,39 @@ void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
 }
 
 void ArticulatedSystem::clear_external_forces() {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "clear_external_forces");
+  const auto in_use = use("clear_external_forces");
   for (Vec6& f : f_ext_) f.setZero();
   has_f_ext_ = false;
 }
 
 const MatX& ArticulatedSystem::mass_matrix() const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "mass_matrix");
+  const auto in_use = use("mass_matrix");
   crba(*model_, query_, q_);
   query_.M.triangularView<Eigen::StrictlyLower>() = query_.M.transpose();
   return query_.M;
 }
 
 const VecX& ArticulatedSystem::nonlinear_effects() const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "nonlinear_effects");
+  const auto in_use = use("nonlinear_effects");
   return impulse::nonlinear_effects(*model_, query_, q_, u_);
 }
 
 SE3 ArticulatedSystem::body_pose(Index body) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "body_pose");
+  const auto in_use = use("body_pose");
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   forward_kinematics(*model_, query_, q_);
   return query_.oMi[body];
 }
 
 SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "frame_pose");
+  const auto in_use = use("frame_pose");
   const Index f = model_->frame_id(frame);
   forward_kinematics(*model_, query_, q_);
   return frame_placement(*model_, query_, f);
 }
 
 Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "frame_linear_velocity");
+  const auto in_use = use("frame_linear_velocity");
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
   forward_kinematics(*model_, query_, q_, u_);
@@ -234,7 +234,7 @@ Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
 }
 
 Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "frame_angular_velocity");
+  const auto in_use = use("frame_angular_velocity");
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
   forward_kinematics(*model_, query_, q_, u_);
@@ -242,7 +242,7 @@ Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
 }
 
 MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "frame_jacobian");
+  const auto in_use = use("frame_jacobian");
   const Index f = model_->frame_id(frame);
   MatX J = MatX::Zero(6, model_->nv);
   if (model_->frames[f].body < 0) return J;
@@ -252,7 +252,7 @@ MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
 }
 
 MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "point_jacobian");
+  const auto in_use = use("point_jacobian");
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   MatX J = MatX::Zero(3, model_->nv);
   compute_joint_jacobians(*model_, query_, q_);
@@ -261,20 +261,20 @@ MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
 }
 
 Scalar ArticulatedSystem::kinetic_energy() const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "kinetic_energy");
+  const auto in_use = use("kinetic_energy");
   return impulse::kinetic_energy(*model_, query_, q_, u_);
 }
 Scalar ArticulatedSystem::potential_energy() const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "potential_energy");
+  const auto in_use = use("potential_energy");
   return impulse::potential_energy(*model_, query_, q_);
 }
 Vec3 ArticulatedSystem::center_of_mass() const {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "center_of_mass");
+  const auto in_use = use("center_of_mass");
   return impulse::center_of_mass(*model_, query_, q_);
 }
 
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_collision_filter");
+  const auto in_use = use("set_collision_filter");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_object_filter(object_, CollisionFilter{group, mask});
   const std::string n = name_;
@@ -282,7 +282,7 @@ void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t 
 }
 
 void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_body_collision_filter");
+  const auto in_use = use("set_body_collision_filter");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_body_filter(object_, model_->body_id(body), CollisionFilter{group, mask});
   const std::string n = name_;
@@ -291,7 +291,7 @@ void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::
 }
 
 void ArticulatedSystem::set_self_collision(bool enabled) {
-  const UseMarker::Scope in_use(use_marker(), "ArticulatedSystem", "set_self_collision");
+  const auto in_use = use("set_self_collision");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_self_collision(object_, enabled);
   const std::string n = name_;

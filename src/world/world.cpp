@@ -374,10 +374,7 @@ void World::integrate1() {
 }
 
 void World::collide_and_assemble() {
-  if (!has_initial_) {
-    save_state_into(initial_);
-    has_initial_ = true;
-  }
+  if (!has_initial_) mark_initial_state();
   stepper_.prepare(step_systems_, collision_, settings_);
   prepared_ = true;
 }

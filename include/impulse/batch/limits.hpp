@@ -25,4 +25,15 @@ inline constexpr std::size_t kMinEnvironmentBytes = std::size_t(4) << 10;
 // first one, at least kMinEnvironmentBytes) need more than this machine's physical memory.
 void check_batch_memory(const char* who, Index count, std::size_t bytes_each);
 
+// Runs `make_first` (which builds the first of `count` environments) and measures the heap it
+// takes, then check_batch_memory: a count beyond the machine is refused before the others (or
+// the arrays of all) are made.
+template <class MakeFirst>
+void make_first_within_memory(const char* who, Index count, MakeFirst&& make_first) {
+  const std::size_t before = heap_bytes_in_use();
+  make_first();
+  const std::size_t after = heap_bytes_in_use();
+  check_batch_memory(who, count, after > before ? after - before : 0);
+}
+
 }  // namespace impulse::batch

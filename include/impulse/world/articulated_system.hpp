@@ -109,6 +109,7 @@ class ArticulatedSystem {
   // The stepper's view of this system (pointers into the members below), for World.
   StepperSystem stepper_system();
   void check_q(const VecXcref& q, const char* what) const;
+  UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_marker(), "ArticulatedSystem", call); }
 
   std::string name_;
   std::shared_ptr<const Model> model_;  // never null
