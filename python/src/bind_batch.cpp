@@ -33,10 +33,7 @@ void bind_batch(py::module_& m) {
           py::arg("steps") = 1, "Steps every world `steps` times (GIL released).")
       .def_property_readonly(
           "status",
-          [](const VecWorld& v) {
-            idle(v, "VecWorld", "status");
-            return v.status();
-          },
+          idle_copy(&VecWorld::status, "VecWorld", "status"),
           "Per world, the first non-Ok StepStatus (as int) of the last integrate call.")
       .def("get_q", [](const VecWorld& v, Index s, Rref out) { v.get_q(s, out); }, py::arg("system"), py::arg("out"),
            "Writes q of system `system` of every world into out (float64, C order, N x nq).")

@@ -96,10 +96,7 @@ void bind_system(py::module_& m) {
       .def("center_of_mass", &S::center_of_mass)
       .def(
           "contact_impulses",
-          [](const S& s) {
-            idle(s, "ArticulatedSystem", "contact_impulses");
-            return s.contact_impulses();
-          },
+          idle_copy(&S::contact_impulses, "ArticulatedSystem", "contact_impulses"),
           "Contact impulses on this system's bodies in the last step.")
       // collision filtering
       .def("set_collision_filter", &S::set_collision_filter, py::arg("group"), py::arg("mask"))

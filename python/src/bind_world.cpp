@@ -231,10 +231,7 @@ void bind_world(py::module_& m) {
       .def_property("gravity", &World::gravity, &World::set_gravity)
       .def_property(
           "time",
-          [](const World& w) {
-            idle(w, "World", "time");
-            return w.time();
-          },
+          idle_copy(&World::time, "World", "time"),
           &World::set_time)
       .def("set_contact_margin", &World::set_contact_margin, py::arg("margin"))
       .def("set_contact_settings", &World::set_contact_settings, py::arg("settings"))
@@ -363,10 +360,7 @@ void bind_world(py::module_& m) {
           "Second half: solve and integrate. Returns the StepReport.")
       .def_property_readonly(
           "last_report",
-          [](const World& w) {
-            idle(w, "World", "last_report");
-            return w.last_report();
-          },
+          idle_copy(&World::last_report, "World", "last_report"),
           "StepReport of the last step (a copy).")
       .def(
           "describe", [](const World& w, const StepReport* r) { return w.describe(r ? *r : w.last_report()); },
@@ -387,10 +381,7 @@ void bind_world(py::module_& m) {
       .def("clear_warnings", &World::clear_warnings)
       .def(
           "stats",
-          [](const World& w) {
-            idle(w, "World", "stats");
-            return w.stats();
-          },
+          idle_copy(&World::stats, "World", "stats"),
           "StepStats of the last step (a copy).")
       .def(
           "contacts",

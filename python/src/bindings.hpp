@@ -3,6 +3,8 @@
 // local change in the file of its class.
 #pragma once
 
+#include <type_traits>
+
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -31,6 +33,16 @@ void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoi
 template <class T>
 void idle(const T& object, const char* name, const char* call) {
   object.use_marker().check(name, call);
+}
+
+// A getter that returns a copy of what `get` returns, refused while another thread steps or changes
+// the object (idle above).
+template <class T, class R>
+auto idle_copy(R (T::*get)() const, const char* name, const char* call) {
+  return [get, name, call](const T& object) {
+    idle(object, name, call);
+    return std::decay_t<R>((object.*get)());
+  };
 }
 
 // Runs `f` with the GIL released and `object`'s use marker held: taken before the GIL is
