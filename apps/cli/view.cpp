@@ -38,6 +38,7 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
@@ -187,42 +188,36 @@ struct BadParameter : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The parameter `name` as a whole number in [lo, hi]; `fallback` when absent.
-long long int_param(const httplib::Request& req, const char* name, long long lo, long long hi,
-                    std::optional<long long> fallback = std::nullopt) {
+// The parameter `name` as a number of type T (whole for an integer type, finite for a floating
+// one) in [lo, hi], parsed whole; `fallback` when absent.
+template <class T>
+T number_param(const httplib::Request& req, const char* name, T lo, T hi, std::optional<T> fallback) {
   if (!req.has_param(name)) {
     if (fallback) return *fallback;
     throw BadParameter(std::string("parameter '") + name + "' is missing");
   }
   if (req.get_param_value_count(name) > 1) throw BadParameter(std::string("parameter '") + name + "' is given twice");
   const std::string v = req.get_param_value(name);
-  long long x = 0;
+  T x = 0;
   const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || x < lo || x > hi) {
-    throw BadParameter(std::string("parameter '") + name + "' = '" + printable(v) + "' is not a whole number in [" +
-                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(static_cast<double>(x)) ||
+      x < lo || x > hi) {
+    std::ostringstream range;
+    range << "[" << lo << ", " << hi << "]";
+    throw BadParameter(std::string("parameter '") + name + "' = '" + printable(v) + "' is not a " +
+                       (std::is_integral_v<T> ? "whole" : "finite") + " number in " + range.str());
   }
   return x;
 }
 
-// The parameter `name` as a finite number in [lo, hi]; `fallback` when absent.
+long long int_param(const httplib::Request& req, const char* name, long long lo, long long hi,
+                    std::optional<long long> fallback = std::nullopt) {
+  return number_param(req, name, lo, hi, fallback);
+}
+
 double real_param(const httplib::Request& req, const char* name, double lo, double hi,
                   std::optional<double> fallback = std::nullopt) {
-  if (!req.has_param(name)) {
-    if (fallback) return *fallback;
-    throw BadParameter(std::string("parameter '") + name + "' is missing");
-  }
-  if (req.get_param_value_count(name) > 1) throw BadParameter(std::string("parameter '") + name + "' is given twice");
-  const std::string v = req.get_param_value(name);
-  double x = 0;
-  const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(x) || x < lo || x > hi) {
-    std::ostringstream range;
-    range << "[" << lo << ", " << hi << "]";
-    throw BadParameter(std::string("parameter '") + name + "' = '" + printable(v) + "' is not a finite number in " +
-                       range.str());
-  }
-  return x;
+  return number_param(req, name, lo, hi, fallback);
 }
 
 // ---------------------------------------------------------------------------- connections
