@@ -1,6 +1,8 @@
 // ContactSolver base (argument checks, workspace growth, non-finite guard) and the factory.
 #include "impulse/solvers/contact_solver.hpp"
 
+#include <typeinfo>
+
 #include <cmath>
 
 #include "impulse/core/check.hpp"
@@ -68,7 +70,11 @@ bool problem_is_finite(const ContactProblem& problem) {
          zero_times_finite(s);
 }
 
-SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) {
+SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda) { return solve(problem, lambda, *this); }
+
+SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
+  IMPULSE_CHECK(&settings == this || typeid(settings) == typeid(*this), "contact solver '", name(),
+                "' cannot solve with the settings of solver '", settings.name(), "'");
   check_problem(problem, lambda);
   IMPULSE_CHECK(!problem.is_factored() || supports_factored(), "contact solver '", name(),
                 "' needs a dense G; it was given a factored problem");
@@ -86,7 +92,7 @@ SolverResult ContactSolver::solve(const ContactProblem& problem, VecXref lambda)
     bad.status = SolverStatus::NumericalIssue;
     return bad;
   }
-  SolverResult result = solve_impl(problem, lambda);
+  SolverResult result = &settings == this ? solve_impl(problem, lambda) : solve_impl(problem, lambda, settings);
   if (!lambda.allFinite()) {
     lambda.setZero();
     result.status = SolverStatus::NumericalIssue;

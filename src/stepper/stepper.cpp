@@ -248,13 +248,9 @@ void prefetch_system(const StepperSystem& s) {
 
 }  // namespace
 
-Stepper::Stepper() : solver_(make_contact_solver("bisection")) {}
-
-void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system,
-                      const StepSettings& st) {
+void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
   std::vector<const Model*> models;
   for (const StepperSystem& s : systems) models.push_back(s.model_);
-  contacts_.reserve(st.max_contacts);
   assembler_.reserve(models);
   object_system_ = object_system;
   views_.resize(systems.size());
@@ -262,15 +258,8 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
-  cache_.contacts.clear();
-  cache_.limits.clear();
-  for (auto* v : {&cache_.contacts, &memory_next_}) v->reserve(32);  // then they grow by doubling
-  for (auto* v : {&cache_.limits, &limit_memory_next_}) v->reserve(32);
-}
-
-void Stepper::set_solver(std::unique_ptr<ContactSolver> solver) {
-  solver->reserve(ll_.size());
-  solver_ = std::move(solver);
+  memory_next_.reserve(32);  // then they grow by doubling
+  limit_memory_next_.reserve(32);
 }
 
 // Buffers sized for n_rows global rows and islands of up to n_island rows (geometric growth, so
@@ -299,33 +288,40 @@ std::size_t Stepper::memory_bytes() const {
     b += static_cast<std::size_t>(v->size()) * sizeof(Scalar);
   b += position_var_.size();
   b += static_cast<std::size_t>(position_qp_.A.size() + position_qp_.L.size()) * sizeof(Scalar);
-  b += (cache_.contacts.capacity() + memory_next_.capacity()) * sizeof(ContactMemory);
-  b += (cache_.limits.capacity() + limit_memory_next_.capacity()) * sizeof(LimitMemory);
+  b += memory_next_.capacity() * sizeof(ContactMemory);
+  b += limit_memory_next_.capacity() * sizeof(LimitMemory);
   return b + product_.memory_bytes() + assembler_.memory_bytes();
 }
 
 void Stepper::prefetch_step() const {
   const Index n = assembler_.num_rows();
-  // (the Stepper object itself, with its assembler, is the World's: World::prefetch)
+  // (the Stepper object itself, with its assembler, is the caller's: World::prefetch)
   prefetch_head(lambda_, n);
-  prefetch_head(ll_, stats_.largest_island_rows);
+  prefetch_head(ll_, n);
   prefetch_data(views_);
   prefetch_data(object_system_);
   for (const VecX& v : u_next_) prefetch_data(v);
   prefetch_data(spec_twist_);
-  prefetch_data(cache_.contacts);
-  prefetch_data(cache_.limits);
   prefetch_data(memory_next_);
   prefetch_data(limit_memory_next_);
-  if (!contacts_.empty()) {
-    prefetch_bytes(contacts_.begin(), static_cast<std::size_t>(contacts_.size()) * sizeof(Contact));
-  }
   assembler_.prefetch_step();
 }
 
-void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision,
-                      const StepSettings& st) {
-  stats_ = StepStats();
+void prefetch_state(const StepperState& state) {
+  prefetch_data(state.cache.contacts);
+  prefetch_data(state.cache.limits);
+  if (!state.contacts.empty()) {
+    prefetch_bytes(state.contacts.begin(), static_cast<std::size_t>(state.contacts.size()) * sizeof(Contact));
+  }
+  prefetch_data(state.contact_impulses);
+}
+
+void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
+                      ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
+  solver_ = &solver;
+  solver_settings_ = &solver_settings;
+  state_ = &state;
+  state_->stats = StepStats();
   // 1. dynamics
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -343,7 +339,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     const bool flight_only = pu == PositionUpdate::Bodies && articulated;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
   }
-  stats_.times.dynamics = clock.lap();
+  state_->stats.times.dynamics = clock.lap();
 
   // 2. collision
   for (const StepperSystem& s : systems) {
@@ -353,8 +349,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
         s.object_, swept_margin(*s.model_, *s.data_, *s.u_free_, collision.reach(s.object_), st.dt, spec_twist_));
     collision.update(s.object_, s.data_->oMi);
   }
-  collision.detect(contacts_);
-  stats_.times.collision = clock.lap();
+  collision.detect(state_->contacts);
+  state_->stats.times.collision = clock.lap();
 
   // 3. Delassus assembly, per island
   assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
@@ -366,28 +362,36 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     const Scalar gn = g.norm();
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
-  assembler_.assemble(views_, object_system_, contacts_, st.dt, st.contact);
-  stats_.times.delassus = clock.lap();
-  stats_.contacts = assembler_.num_contacts();
-  stats_.limits = assembler_.num_limits();
-  stats_.friction_rows = assembler_.num_friction_rows();
-  stats_.mimic_rows = assembler_.num_mimic_rows();
-  stats_.contacts_dropped = contacts_.dropped();
-  stats_.islands = assembler_.num_islands();
+  assembler_.assemble(views_, object_system_, state_->contacts, st.dt, st.contact);
+  state_->stats.times.delassus = clock.lap();
+  state_->stats.contacts = assembler_.num_contacts();
+  state_->stats.limits = assembler_.num_limits();
+  state_->stats.friction_rows = assembler_.num_friction_rows();
+  state_->stats.mimic_rows = assembler_.num_mimic_rows();
+  state_->stats.contacts_dropped = state_->contacts.dropped();
+  state_->stats.islands = assembler_.num_islands();
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
     const IslandView isl = assembler_.island(k);
-    stats_.largest_island = std::max(stats_.largest_island, isl.num_systems);
-    stats_.largest_island_rows = std::max(stats_.largest_island_rows, isl.problem.size());
+    state_->stats.largest_island = std::max(state_->stats.largest_island, isl.num_systems);
+    state_->stats.largest_island_rows = std::max(state_->stats.largest_island_rows, isl.problem.size());
   }
-  for (const Contact& c : contacts_) stats_.max_penetration = std::max(stats_.max_penetration, c.depth);
+  for (const Contact& c : state_->contacts) state_->stats.max_penetration = std::max(state_->stats.max_penetration, c.depth);
   solved_ = false;  // (lambda_ is the last solve's, for other contacts, and may be shorter)
+  std::vector<Vec3>& impulses = state_->contact_impulses;
+  const std::size_t nc = static_cast<std::size_t>(state_->contacts.size());
+  if (impulses.capacity() < nc) impulses.reserve(std::max<std::size_t>({nc, 2 * impulses.capacity(), 8}));  // (grows, then kept)
+  impulses.assign(nc, Vec3::Zero());
 }
 
-StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st) {
+StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
+                           const ContactSolver& solver_settings, StepperState& state) {
+  solver_ = &solver;
+  solver_settings_ = &solver_settings;
+  state_ = &state;
   // 4. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
-  grow(n, stats_.largest_island_rows);
+  grow(n, state_->stats.largest_island_rows);
   solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
   if (st.warm_start) {
@@ -397,26 +401,26 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   }
   const bool split = assembler_.num_position_rows() > 0;
   if (split) lambda_p_.head(n).setZero();
-  SolverResult& total = stats_.solver;
+  SolverResult& total = state_->stats.solver;
   total = SolverResult{SolverStatus::Converged, 0, 0};
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
     const IslandView isl = assembler_.island(k);
     const Index m = isl.problem.size();
     auto ll = ll_.head(m);
     for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
-    SolverResult r = solver_->solve(isl.problem, ll);
+    SolverResult r = solver_->solve(isl.problem, ll, *solver_settings_);
     if (assembler_.num_speculative_elastic() > 0 && r.status != SolverStatus::NumericalIssue) {
       speculative_impacts(isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
     }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      stats_.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || stats_.restitution;
+      state_->stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state_->stats.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
         r.status != SolverStatus::NumericalIssue) {
       newton_bound(isl, ll, r);
     }
-    if (r.status != SolverStatus::Converged) ++stats_.islands_not_converged;
+    if (r.status != SolverStatus::Converged) ++state_->stats.islands_not_converged;
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
     for (Index a = 0; a < m; ++a) lambda[isl.global_row[a]] = ll[a];
     // worst status over the islands (NumericalIssue > MaxIterations > Converged)
@@ -429,13 +433,13 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
   }
-  stats_.times.solve = clock.lap();
+  state_->stats.times.solve = clock.lap();
 
   // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
-  if (contacts_.overflow()) status = StepStatus::ContactOverflow;
-  if (stats_.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
-  if (stats_.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
+  if (state_->contacts.overflow()) status = StepStatus::ContactOverflow;
+  if (state_->stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
+  if (state_->stats.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
   // the velocity that moves q: u+ (semi-implicit Euler), or under PositionUpdate::Midpoint, for
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
@@ -506,8 +510,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (finite) {
     for (const StepperSystem& s : systems) s.clear_external_forces();
   }
-  stats_.times.integrate = clock.lap();
-  stats_.status = status;
+  state_->stats.times.integrate = clock.lap();
+  state_->stats.status = status;
   return status;
 }
 
@@ -567,14 +571,14 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   const Scalar a2 = 0.5 * kGk;
   Scalar s = 1;
   if (a2 + k_vc > cap) s = std::clamp((-k_vc + std::sqrt(k_vc * k_vc + 4 * a2 * cap)) / (2 * a2), Scalar(0), Scalar(1));
-  stats_.restitution_scale = s;
+  state_->stats.restitution_scale = s;
   k *= s;
   // second problem: v2 = G lambda_2 + (v + G lambda_r), inelastic, from a cold start
   auto c2 = c2_.head(n);
   c2 = v + s * Gk;
   auto lambda2 = lambda2_.head(n);
   lambda2.setZero();
-  SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2);
+  SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2, *solver_settings_);
   // a failed correction leaves the inelastic impulse lambda_c, which is a valid answer
   if (r2.status == SolverStatus::NumericalIssue) {
     r.iterations += r2.iterations;
@@ -637,7 +641,7 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
     }
     if (found == 0) break;
     impacts += found;
-    const SolverResult r2 = solver_->solve(problem.with_c(c2), l2);
+    const SolverResult r2 = solver_->solve(problem.with_c(c2), l2, *solver_settings_);
     r.iterations += r2.iterations;
     if (r2.status == SolverStatus::NumericalIssue) return false;  // keep the speculative answer
     if (r.status == SolverStatus::Converged) r.status = r2.status;
@@ -664,8 +668,8 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
   const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
   const Scalar step = largest_energy_step(dK0, lin, quad, bound);
   lambda += step * d;
-  stats_.speculative_impacts += impacts;
-  stats_.restitution_scale = std::min(stats_.restitution_scale, step);
+  state_->stats.speculative_impacts += impacts;
+  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, step);
   return true;
 }
 
@@ -688,7 +692,7 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.inelastic_target(isl.global_row[a]);
   auto l0 = lambda2_.head(n);
   l0.setZero();
-  const SolverResult r0 = solver_->solve(problem.with_c(c0), l0);
+  const SolverResult r0 = solver_->solve(problem.with_c(c0), l0, *solver_settings_);
   r.iterations += r0.iterations;
   auto Gl = kick_.head(n);
   product_.multiply(problem, l0, Gl);
@@ -703,7 +707,7 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   // (no inelastic reference when its solve failed: keep the Newton impulse)
   const Scalar s = r0.status == SolverStatus::NumericalIssue ? 1 : largest_energy_step(dK0, lin, quad, bound);
   if (s < 1) lambda = l0 + s * d;
-  stats_.restitution_scale = std::min(stats_.restitution_scale, s);
+  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, s);
 }
 
 void Stepper::position_correction(const IslandView& isl, VecXref lp) {
@@ -756,13 +760,13 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
     sweeps += exact.changes;
     if (exact.converged) {
       done = true;
-      ++stats_.position_exact;
+      ++state_->stats.position_exact;
     }
     // (not converged: lp is unchanged, and product_ still holds G lp for the sweeps below)
   }
   while (!done && sweeps < kMaxSweeps) ++sweeps, done = sweep();
-  stats_.position_rows += isl.num_position_rows;
-  stats_.position_sweeps = std::max(stats_.position_sweeps, sweeps);
+  state_->stats.position_rows += isl.num_position_rows;
+  state_->stats.position_sweeps = std::max(state_->stats.position_sweeps, sweeps);
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {
@@ -805,7 +809,7 @@ void Stepper::warm_start(Index n) {
   auto lambda = lambda_.head(n);
   lambda.setZero();
   const Scalar radius2 = 0.02 * 0.02;
-  const std::vector<ContactMemory>& memory = cache_.contacts;
+  const std::vector<ContactMemory>& memory = state_->cache.contacts;
   // the contacts of one shape pair (a manifold) are consecutive in the ContactSet: one binary
   // search per pair, or none when the pair's entries start where the previous pair's ended (`next`):
   // the pairs come in long ascending runs (remember()), so in a steady scene most pairs follow
@@ -815,7 +819,7 @@ void Stepper::warm_start(Index n) {
   const Contact* previous = nullptr;
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     if (assembler_.contact_island(i) < 0) continue;  // no rows (nothing dynamic): no impulse
-    const Contact& c = contacts_[i];
+    const Contact& c = state_->contacts[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
     if (!previous || !same_key(c, *previous)) {
@@ -832,7 +836,7 @@ void Stepper::warm_start(Index n) {
     next = it;
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
-  const std::vector<LimitMemory>& limits = cache_.limits;
+  const std::vector<LimitMemory>& limits = state_->cache.limits;
   // limit rows, joint friction rows (sign 0) and mimic rows (sign 2) by (system, dof, sign)
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind == ConstraintRow::Kind::Contact) continue;
@@ -845,7 +849,7 @@ void Stepper::warm_start(Index n) {
 void Stepper::remember() {
   memory_next_.clear();
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-    const Contact& c = contacts_[i];
+    const Contact& c = state_->contacts[i];
     memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
   }
   // Sorted by memory_less, a total order (so the result is the same as one std::sort). The
@@ -861,7 +865,7 @@ void Stepper::remember() {
     run = end;
   }
   std::vector<ContactMemory>* src = &memory_next_;
-  std::vector<ContactMemory>* dst = &cache_.contacts;
+  std::vector<ContactMemory>* dst = &state_->cache.contacts;
   dst->resize(src->size());
   for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
     Index runs = 0;
@@ -875,20 +879,21 @@ void Stepper::remember() {
     std::swap(src, dst);
     merged = runs <= 1;
   }
-  if (src == &memory_next_) cache_.contacts.swap(memory_next_);  // the result in cache_.contacts
+  if (src == &memory_next_) state_->cache.contacts.swap(memory_next_);  // the result in state_->cache.contacts
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
   }
   std::sort(limit_memory_next_.begin(), limit_memory_next_.end(), limit_less);
-  cache_.limits.swap(limit_memory_next_);
+  state_->cache.limits.swap(limit_memory_next_);
 }
 
 void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
   for (const StepperSystem& s : systems) s.contact_impulses_->clear();
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-    const Contact& c = contacts_[i];
+    const Contact& c = state_->contacts[i];
     const Vec3 p = contact_impulse(i);
+    state_->contact_impulses[static_cast<std::size_t>(i)] = p;
     const Index sides[2][2] = {{c.object_a, c.body_a}, {c.object_b, c.body_b}};
     for (int side = 0; side < 2; ++side) {
       const Index obj = sides[side][0];

@@ -23,7 +23,7 @@ void check_input(const VecXcref& x, Index n, const std::string& system, const ch
 }  // namespace
 
 ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Model> model)
-    : name_(std::move(name)), model_(std::move(model)), data_(*model_), query_(*model_) {
+    : name_(std::move(name)), model_(std::move(model)), gravity_(model_->gravity) {
   const Index nq = model_->nq, nv = model_->nv;
   q_ = model_->neutral_configuration();
   q_target_ = q_;
@@ -42,7 +42,13 @@ ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Mod
   q_next_.setZero(nq);
   rhs_.setZero(nv);
   zero_.setZero(nv);
-  contact_impulses_.reserve(64);
+  contact_impulses_.reserve(8);  // (then grows by doubling)
+}
+
+Data& ArticulatedSystem::query() const {
+  if (!query_) query_ = std::make_unique<Data>(*model_);
+  query_->gravity = gravity_;
+  return *query_;
 }
 
 void ArticulatedSystem::prefetch_step(bool with_data) const {
@@ -53,7 +59,7 @@ void ArticulatedSystem::prefetch_step(bool with_data) const {
   prefetch_data(f_ext_);
   prefetch_data(clamped_);
   prefetch_data(contact_impulses_);
-  if (with_data) data_.prefetch_step();
+  if (with_data && data_) data_->prefetch_step();
 }
 
 const UseMarker& ArticulatedSystem::use_marker() const { return world_ ? world_->use_marker() : own_use_; }
@@ -71,7 +77,7 @@ StepperSystem ArticulatedSystem::stepper_system() {
   v.u_target_ = &u_target_;
   v.f_ext_ = &f_ext_;
   v.has_f_ext_ = &has_f_ext_;
-  v.data_ = &data_;
+  v.data_ = data_.get();
   v.u_free_ = &u_free_;
   v.q_next_ = &q_next_;
   v.rhs_ = &rhs_;
@@ -169,11 +175,12 @@ void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref&
 
 void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, const Vec3& point_W) {
   const auto in_use = use("set_external_force");
+  Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(force_W.allFinite() && point_W.allFinite(), "system '", name_, "': external force on body '",
                 model_->body_names[body], "' is not finite");
-  forward_kinematics(*model_, query_, q_);
-  const SE3& X = query_.oMi[body];
+  forward_kinematics(*model_, Q, q_);
+  const SE3& X = Q.oMi[body];
   const Vec3 f_B = X.R.transpose() * force_W;
   const Vec3 r_B = X.R.transpose() * (point_W - X.p);
   f_ext_[body].head<3>() += f_B;
@@ -184,11 +191,12 @@ void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, cons
 
 void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
   const auto in_use = use("set_external_torque");
+  Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_->body_names[body],
                 "' is not finite");
-  forward_kinematics(*model_, query_, q_);
-  f_ext_[body].tail<3>() += query_.oMi[body].R.transpose() * torque_W;
+  forward_kinematics(*model_, Q, q_);
+  f_ext_[body].tail<3>() += Q.oMi[body].R.transpose() * torque_W;
   has_f_ext_ = true;
   if (world_) world_->prepared_ = false;
 }
@@ -201,76 +209,87 @@ void ArticulatedSystem::clear_external_forces() {
 
 const MatX& ArticulatedSystem::mass_matrix() const {
   const auto in_use = use("mass_matrix");
-  crba(*model_, query_, q_);
-  query_.M.triangularView<Eigen::StrictlyLower>() = query_.M.transpose();
-  return query_.M;
+  Data& Q = query();
+  crba(*model_, Q, q_);
+  Q.M.triangularView<Eigen::StrictlyLower>() = Q.M.transpose();
+  return Q.M;
 }
 
 const VecX& ArticulatedSystem::nonlinear_effects() const {
   const auto in_use = use("nonlinear_effects");
-  return impulse::nonlinear_effects(*model_, query_, q_, u_);
+  Data& Q = query();
+  return impulse::nonlinear_effects(*model_, Q, q_, u_);
 }
 
 SE3 ArticulatedSystem::body_pose(Index body) const {
   const auto in_use = use("body_pose");
+  Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
-  forward_kinematics(*model_, query_, q_);
-  return query_.oMi[body];
+  forward_kinematics(*model_, Q, q_);
+  return Q.oMi[body];
 }
 
 SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
   const auto in_use = use("frame_pose");
+  Data& Q = query();
   const Index f = model_->frame_id(frame);
-  forward_kinematics(*model_, query_, q_);
-  return frame_placement(*model_, query_, f);
+  forward_kinematics(*model_, Q, q_);
+  return frame_placement(*model_, Q, f);
 }
 
 Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
   const auto in_use = use("frame_linear_velocity");
+  Data& Q = query();
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(*model_, query_, q_, u_);
-  return point_velocity(query_, f.body, f.X_BF.p);
+  forward_kinematics(*model_, Q, q_, u_);
+  return point_velocity(Q, f.body, f.X_BF.p);
 }
 
 Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
   const auto in_use = use("frame_angular_velocity");
+  Data& Q = query();
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(*model_, query_, q_, u_);
-  return body_angular_velocity(query_, f.body);
+  forward_kinematics(*model_, Q, q_, u_);
+  return body_angular_velocity(Q, f.body);
 }
 
 MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
   const auto in_use = use("frame_jacobian");
+  Data& Q = query();
   const Index f = model_->frame_id(frame);
   MatX J = MatX::Zero(6, model_->nv);
   if (model_->frames[f].body < 0) return J;
-  compute_joint_jacobians(*model_, query_, q_);
-  impulse::frame_jacobian(*model_, query_, f, J);
+  compute_joint_jacobians(*model_, Q, q_);
+  impulse::frame_jacobian(*model_, Q, f, J);
   return J;
 }
 
 MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
   const auto in_use = use("point_jacobian");
+  Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   MatX J = MatX::Zero(3, model_->nv);
-  compute_joint_jacobians(*model_, query_, q_);
-  impulse::point_jacobian(*model_, query_, body, p_B, J);
+  compute_joint_jacobians(*model_, Q, q_);
+  impulse::point_jacobian(*model_, Q, body, p_B, J);
   return J;
 }
 
 Scalar ArticulatedSystem::kinetic_energy() const {
   const auto in_use = use("kinetic_energy");
-  return impulse::kinetic_energy(*model_, query_, q_, u_);
+  Data& Q = query();
+  return impulse::kinetic_energy(*model_, Q, q_, u_);
 }
 Scalar ArticulatedSystem::potential_energy() const {
   const auto in_use = use("potential_energy");
-  return impulse::potential_energy(*model_, query_, q_);
+  Data& Q = query();
+  return impulse::potential_energy(*model_, Q, q_);
 }
 Vec3 ArticulatedSystem::center_of_mass() const {
   const auto in_use = use("center_of_mass");
-  return impulse::center_of_mass(*model_, query_, q_);
+  Data& Q = query();
+  return impulse::center_of_mass(*model_, Q, q_);
 }
 
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {

@@ -12,9 +12,9 @@
 
 namespace impulse {
 
-World::World() : collision_(0.005) {
+World::World() : collision_(0.005), solver_(make_contact_solver("bisection")) {
   reserve();
-  solver_recipe_ = stepper_.solver().name();
+  solver_recipe_ = solver_->name();
 }
 World::~World() = default;
 
@@ -47,8 +47,11 @@ void World::set_gravity(const Vec3& g) {
   const auto in_use = use("set_gravity");
   validate_gravity(g);
   gravity_ = g;
-  // gravity lives in each system's Data (stepper and query workspaces); the Model stays untouched
-  for (auto& s : systems_) s->data_.gravity = s->query_.gravity = g;
+  // the Data of the steps and queries take the systems' gravity; the Model stays untouched
+  for (auto& s : systems_) {
+    s->gravity_ = g;
+    if (s->data_) s->data_->gravity = g;
+  }
   prepared_ = false;
   record([g](const World&, World& w) { w.set_gravity(g); });
 }
@@ -94,10 +97,12 @@ void World::set_contact_solver(const std::string& name) { set_contact_solver(mak
 void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {
   const auto in_use = use("set_contact_solver");
   IMPULSE_CHECK(solver != nullptr, "set_contact_solver: null solver");
-  stepper_.set_solver(std::move(solver));
+  solver_ = std::move(solver);  // (its buffers grow to the problems of the next step)
+  workspace_parts_ = WorkspaceParts();
+  stepper_ = nullptr;
   prepared_ = false;
   // the clone rebuilds the solver from the registry with the settings it has at clone time
-  solver_recipe_ = is_registered_solver(stepper_.solver()) ? stepper_.solver().name() : "";
+  solver_recipe_ = is_registered_solver(*solver_) ? solver_->name() : "";
 }
 
 void World::set_material_pair(const std::string& a, const std::string& b, Scalar mu, Scalar restitution) {
@@ -228,7 +233,7 @@ ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> mo
 
 ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options) {
   const auto in_use = use("add_system");
-  sys->data_.gravity = sys->query_.gravity = gravity_;
+  sys->gravity_ = gravity_;
   // The collision stage may reject the object (missing mesh): nothing else has changed then.
   CollisionObjectOptions co;
   co.filter = options.filter;
@@ -335,13 +340,10 @@ ArticulatedSystem& World::system(const std::string& name) {
   throw InvalidArgument("world has no system named '" + name + "' (systems: " + names + ")");
 }
 
-// Sizes the stepper for the current objects and settings. For a solver of the registry the new
-// buffers are allocated in a fresh Stepper that replaces the current one only on success: a
-// failed allocation (std::bad_alloc for a huge max_contacts) then leaves the World's stepper as it
-// was, and the fresh one's buffers, empty before the failed allocation, are destroyed safely
-// (resizing an Eigen matrix in place frees the old block before allocating the new one, and a
-// throw there leaves it pointing at freed memory). A custom solver instance cannot be duplicated:
-// it is resized in place.
+// The stepper's view of the current objects. The step scratch of the old layout is dropped (the
+// World's own is made again on first use; a workspace finds or makes the one of the new layout),
+// and so is what the last step left (warm start, contacts, statistics), which named the old
+// objects. Nothing here allocates more than the systems' lists, so a failure leaves the World usable.
 void World::reserve() {
   step_systems_.clear();
   same_model_rank_.clear();
@@ -352,15 +354,16 @@ void World::reserve() {
     same_model_rank_.push_back(k);
   }
   workspace_data_.assign(step_systems_.size(), {0, nullptr});
+  layout_.clear();
+  for (const ArticulatedSystem* s : system_ptrs_) layout_.push_back(s->model_);
+  workspace_parts_ = WorkspaceParts();
+  own_stepper_.reset();
+  stepper_ = nullptr;
   prepared_ = false;
-  if (solver_recipe_.empty()) {
-    stepper_.reserve(step_systems_, object_system_, settings_);
-    return;
-  }
-  Stepper next;
-  next.set_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
-  next.reserve(step_systems_, object_system_, settings_);
-  stepper_ = std::move(next);
+  state_.clear();
+  state_.contacts.reserve(settings_.max_contacts);
+  state_.cache.contacts.reserve(32);  // then they grow by doubling
+  state_.cache.limits.reserve(32);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
@@ -373,9 +376,32 @@ void World::integrate1() {
   collide_and_assemble();
 }
 
+Stepper& World::own_stepper() const {
+  if (!own_stepper_) {
+    auto s = std::make_unique<Stepper>();
+    s->reserve(step_systems_, object_system_);
+    own_stepper_ = std::move(s);
+  }
+  return *own_stepper_;
+}
+
+const DelassusAssembler& World::assembler() const { return own_stepper().assembler(); }
+
+// (stepper_: the scratch the caller chose, integrate(ws)'s; else the World's own)
 void World::collide_and_assemble() {
   if (!has_initial_) mark_initial_state();
-  stepper_.prepare(step_systems_, collision_, settings_);
+  if (stepper_ == nullptr) {  // the World's own scratch and Data (made on the first such step)
+    stepper_ = &own_stepper();
+    step_solver_ = solver_.get();
+    for (std::size_t i = 0; i < step_systems_.size(); ++i) {
+      if (step_systems_[i].data_ != nullptr) continue;
+      ArticulatedSystem& s = *system_ptrs_[i];
+      if (!s.data_) s.data_ = std::make_unique<Data>(*s.model_);
+      s.data_->gravity = s.gravity_;
+      step_systems_[i].data_ = s.data_.get();
+    }
+  }
+  stepper_->prepare(step_systems_, collision_, settings_, *step_solver_, *solver_, state_);
   prepared_ = true;
 }
 
@@ -417,15 +443,15 @@ StepReport World::solve_and_integrate() {
     report_ = r;
     return r;
   }
-  const StepStatus status = stepper_.finish(step_systems_, settings_);
-  const StepStats& st = stepper_.stats();
+  const StepStatus status = stepper_->finish(step_systems_, settings_, *step_solver_, *solver_, state_);
+  const StepStats& st = state_.stats;
   r.status = status;
   r.contacts = st.contacts;
   r.limits = st.limits;
   r.solver_iterations = st.solver.iterations;
   r.residual = st.solver.residual;
   r.restitution = st.restitution;
-  r.contact_overflow = stepper_.contacts().overflow();
+  r.contact_overflow = state_.contacts.overflow();
   r.solver_not_converged = st.solver.status == SolverStatus::MaxIterations;
   r.solver_failed = st.solver.status == SolverStatus::NumericalIssue;
   r.non_finite = status == StepStatus::NonFinite;
@@ -450,6 +476,7 @@ StepReport World::solve_and_integrate() {
 
 StepReport World::integrate() {
   const auto in_use = use("integrate");
+  stepper_ = nullptr;  // the World's own scratch
   collide_and_assemble();
   return solve_and_integrate();
 }
@@ -457,24 +484,47 @@ StepReport World::integrate() {
 void World::reserve_workspace(StepWorkspace& ws) const {
   use_.check("World", "reserve_workspace");
   for (std::size_t i = 0; i < step_systems_.size(); ++i) ws.data(system_ptrs_[i]->model_, same_model_rank_[i]);
+  const bool made = ws.find_stepper(layout_, object_system_) == nullptr;
+  ws.stepper(layout_, step_systems_, object_system_);
+  if (!solver_recipe_.empty()) ws.solver(solver_->name());
+  // A new stepper (and solver) takes the sizes of this World's next step now, by one step of a
+  // copy (discarded): then a thread that steps Worlds of this layout for the first time allocates
+  // nothing, whichever Worlds a thread pool hands it (batch/). A World that cannot be cloned
+  // (custom solver) leaves them to grow on first use.
+  if (made && !solver_recipe_.empty() && collision_.num_objects() == static_cast<Index>(object_system_.size())) {
+    try {
+      clone()->integrate(ws);
+    } catch (const InvalidArgument&) {
+      // (objects added through collision() directly: not clonable; the buffers grow on first use)
+    }
+  }
 }
 
 StepReport World::integrate(StepWorkspace& ws) {
   const auto in_use = use("integrate");
   // the step reads each system's Data through step_systems_: point them at the workspace's for
   // this step (gravity is the only entry of a Data that is the World's, not the step's), and back
-  // at the systems' own on every exit
+  // at the systems' own on every exit; the same for the stepper's scratch
   struct Restore {
     World& w;
     ~Restore() {
-      for (std::size_t i = 0; i < w.step_systems_.size(); ++i) w.step_systems_[i].data_ = &w.system_ptrs_[i]->data_;
+      for (std::size_t i = 0; i < w.step_systems_.size(); ++i) w.step_systems_[i].data_ = w.system_ptrs_[i]->data_.get();
+      w.stepper_ = nullptr;
+      w.prepared_ = false;  // (integrate2 must not solve what the workspace assembled)
     }
   } restore{*this};
+  if (workspace_parts_.id != ws.id()) {
+    workspace_parts_.id = ws.id();
+    workspace_parts_.stepper = &ws.stepper(layout_, step_systems_, object_system_);
+    workspace_parts_.solver = solver_recipe_.empty() ? solver_.get() : &ws.solver(solver_->name());
+  }
+  stepper_ = workspace_parts_.stepper;
+  step_solver_ = workspace_parts_.solver;
   for (std::size_t i = 0; i < step_systems_.size(); ++i) {
     ArticulatedSystem& s = *system_ptrs_[i];
     auto& cached = workspace_data_[i];
     if (cached.first != ws.id()) cached = {ws.id(), &ws.data(s.model_, same_model_rank_[i])};
-    cached.second->gravity = s.data_.gravity;
+    cached.second->gravity = s.gravity_;
     step_systems_[i].data_ = cached.second;
   }
   collide_and_assemble();
@@ -547,7 +597,7 @@ void World::save_state_into(WorldState& st) const {
     x.f_ext.assign(s.f_ext_.begin(), s.f_ext_.end());
     x.has_f_ext = s.has_f_ext_;
   }
-  const StepperCache& c = stepper_.cache();
+  const StepperCache& c = state_.cache;
   st.cache.contacts.assign(c.contacts.begin(), c.contacts.end());
   st.cache.limits.assign(c.limits.begin(), c.limits.end());
 }
@@ -614,7 +664,7 @@ void World::restore_state(const WorldState& st) {
   check_compatible(st);
   // Everything below only copies into buffers of the right size (no throwing path but a
   // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
-  stepper_.restore_cache(st.cache);
+  state_.cache = st.cache;
   for (std::size_t i = 0; i < systems_.size(); ++i) {
     const SystemState& x = st.systems[i];
     ArticulatedSystem& s = *systems_[i];
@@ -656,13 +706,14 @@ void World::prefetch(const StepWorkspace* ws) const {
     prefetch_data(workspace_data_);
   }
   for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(own_data);
-  stepper_.prefetch_step();
+  if (own_data && own_stepper_) own_stepper_->prefetch_step();
+  prefetch_state(state_);
   collision_.prefetch_step();
 }
 
 std::unique_ptr<World> World::clone() const {
   use_.check("World", "clone");
-  IMPULSE_CHECK(!solver_recipe_.empty(), "clone: the World's contact solver '", stepper_.solver().name(),
+  IMPULSE_CHECK(!solver_recipe_.empty(), "clone: the World's contact solver '", solver_->name(),
                 "' is a custom instance; only solvers of the registry (", join_solver_names(), ") can be cloned");
   auto w = std::make_unique<World>();
   // materials first: the objects below then find their material names at the same ids
@@ -685,7 +736,7 @@ std::unique_ptr<World> World::clone() const {
       if (f.group != g.group || f.mask != g.mask) w->collision_.set_shape_filter(o, k, f);
     }
   }
-  w->set_contact_solver(make_contact_solver(solver_settings_of(stepper_.solver())));
+  w->set_contact_solver(make_contact_solver(solver_settings_of(*solver_)));
   w->restore_state(save_state());
   w->initial_ = initial_;
   w->has_initial_ = has_initial_;
@@ -697,8 +748,11 @@ std::unique_ptr<World> World::clone() const {
 std::vector<ContactReport> World::contact_reports() const {
   use_.check("World", "contact_reports");
   std::vector<ContactReport> out;
-  const ContactSet& cs = stepper_.contacts();
-  for (Index i = 0; i < cs.size(); ++i) out.push_back({cs[i], stepper_.contact_impulse(i)});
+  const ContactSet& cs = state_.contacts;
+  for (Index i = 0; i < cs.size(); ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    out.push_back({cs[i], k < state_.contact_impulses.size() ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
+  }
   return out;
 }
 

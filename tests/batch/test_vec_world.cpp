@@ -40,6 +40,28 @@ TEST_CASE("VecWorld equals single Worlds bit for bit with 1 and 2 threads", "[ba
   CHECK(q1(0, 0) != q1(3, 0));
 }
 
+// The worlds share their Models and every thread's step scratch (StepWorkspace): one more
+// environment costs its own data only (state, inputs, warm start, last contacts, collision
+// objects), at most 32 KiB for ANYmal on the ground after it has stepped and grown its buffers.
+TEST_CASE("one more VecWorld environment costs at most 32 KiB", "[batch]") {
+  if (!test::alloc_counter_available()) return;
+  const WorldDescription d = parse_world_file(kStand);
+  auto held = [&](Index n) {
+    test::alloc_counter_start();
+    auto vec = std::make_unique<VecWorld>(d, n, 1);
+    vec->integrate(50);
+    test::alloc_counter_stop();
+    const long bytes = test::alloc_counter_bytes();
+    vec.reset();
+    return bytes;
+  };
+  const long small = held(8), large = held(72);
+  const double per_environment = static_cast<double>(large - small) / 64;
+  INFO("bytes per environment: " << per_environment);
+  CHECK(per_environment > 1024);  // (the measure sees the environments' memory at all)
+  CHECK(per_environment <= 32 * 1024);
+}
+
 TEST_CASE("VecWorld checks shapes and indices; a bad row changes nothing", "[batch]") {
   VecWorld vec(parse_world_file(kStand), 3, 1);
   RowMatX q(3, 19), u = RowMatX::Zero(3, 18), wrong(2, 19);

@@ -104,10 +104,14 @@ class BisectionSolver final : public ContactSolver {
  protected:
   void reserve_impl(Index max_rows) override;
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
 
  private:
   Index solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it);
   BisectionSettings settings_;
+  // the settings of the solve under way: settings_, or another BisectionSolver's (solve_impl)
+  const BisectionSettings* active_ = &settings_;
+  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;

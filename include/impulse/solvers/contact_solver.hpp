@@ -40,10 +40,20 @@ class ContactSolver {
 
   // Solves `problem`; lambda (size problem.size()) holds the warm start on entry.
   SolverResult solve(const ContactProblem& problem, VecXref lambda);
+  // The same with the settings of `settings`, a solver of the same type (InvalidArgument
+  // otherwise), and this one's workspace: a thread's solver serves the Worlds it steps in turn,
+  // each with the settings of its own solver (World::integrate(StepWorkspace&)).
+  SolverResult solve(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings);
 
  protected:
   virtual void reserve_impl(Index max_rows) = 0;
   virtual SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) = 0;
+  // solve_impl with the settings of `settings` (of this solver's dynamic type); a solver type
+  // that does not override it has no settings to take and solves with its own.
+  virtual SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
+    (void)settings;
+    return solve_impl(problem, lambda);
+  }
 
  private:
   Index capacity_ = -1;

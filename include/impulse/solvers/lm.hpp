@@ -85,6 +85,7 @@ class LmSolver final : public ContactSolver {
  protected:
   void reserve_impl(Index max_rows) override;
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
 
  private:
   // Todorov's f(x) (eq. 49-50) into f, and r(x) = G K^-1 f(x) - f(x) - x + c (eq. 55-56) into r.
@@ -110,6 +111,9 @@ class LmSolver final : public ContactSolver {
   Scalar kink_search(const ContactProblem& problem, Scalar psi, Scalar slope);
 
   LmSettings settings_;
+  // the settings of the solve under way: settings_, or another LmSolver's (solve_impl)
+  const LmSettings* active_ = &settings_;
+  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   VecX x_, x_best_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, lambda_;
   Scalar prox_ = 0;  // the proximal weight of the current solve (0, then settings_.proximal)
   MatX J_, H_;

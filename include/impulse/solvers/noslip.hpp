@@ -54,6 +54,7 @@ class NoSlipSolver final : public ContactSolver {
  protected:
   void reserve_impl(Index max_rows) override;
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
 
  private:
   void find_indices(const MatXcref& G, Index nc, Index nu, Index n, Scalar pivot_min);
@@ -61,6 +62,9 @@ class NoSlipSolver final : public ContactSolver {
   bool impulses(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Index n, VecXref lambda);
 
   NoSlipSettings settings_;
+  // the settings of the solve under way: settings_, or another NoSlipSolver's (solve_impl)
+  const NoSlipSettings* active_ = &settings_;
+  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   std::vector<Index> E_;         // kept tangential rows, in pivot order (FIND-INDICES)
   std::vector<Index> U_;         // unilateral rows: contact normals, then limits
   std::vector<Index> B_;         // PPM non-basic set (positions in U_ whose z is free)

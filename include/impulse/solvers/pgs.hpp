@@ -28,9 +28,13 @@ class PgsSolver final : public ContactSolver {
  protected:
   void reserve_impl(Index max_rows) override { anderson_.reserve(max_rows, settings_.anderson_memory); }
   SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
 
  private:
   PgsSettings settings_;
+  // the settings of the solve under way: settings_, or another PgsSolver's (solve_impl)
+  const PgsSettings* active_ = &settings_;
+  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   AndersonAcceleration anderson_;  // workspace only when anderson_memory > 0
   DelassusProduct product_;        // G lambda through the sweeps
 };

@@ -183,40 +183,56 @@ struct StepperCache {
   std::vector<LimitMemory> limits;
 };
 
+// What a step leaves for the next one and for the caller, per World (the World's data, not
+// scratch): the warm-start memory, the contacts of the last step with their impulses, and its
+// statistics. The Stepper reads and writes the StepperState it is given; everything else it holds
+// is scratch, rewritten by each step, so one Stepper serves any number of Worlds of one layout in
+// turn (a thread's StepWorkspace) with the same results, bit for bit.
+struct StepperState {
+  StepperCache cache;
+  ContactSet contacts;
+  // per contact of `contacts`: its impulse in the world frame, acting on side A; zero until a
+  // solve answered the contacts (after prepare() alone, or a step the World skipped)
+  std::vector<Vec3> contact_impulses;
+  StepStats stats;
+  void clear() {
+    cache.contacts.clear();
+    cache.limits.clear();
+    contacts.clear();
+    contact_impulses.clear();
+    stats = StepStats();
+  }
+};
+
+// The step's scratch memory and the stage functions over it. reserve() sizes it for a layout (the
+// systems' Models in order and the collision objects' systems); prepare() and finish() then take
+// a solver (its workspace), the World's solver (its settings: the same solver, or one of the same
+// type) and the World's StepperState.
 class Stepper {
  public:
-  Stepper();
+  Stepper() = default;
 
-  // Reads the systems' models (limited joints); called by World when objects are added. Clears
-  // the cache. The per-contact buffers grow during stepping.
-  void reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system,
-               const StepSettings& settings);
-  void set_solver(std::unique_ptr<ContactSolver> solver);
-  ContactSolver& solver() { return *solver_; }
-  const ContactSolver& solver() const { return *solver_; }
+  // Reads the systems' models (limited joints); called when the layout changes. The per-contact
+  // buffers grow during stepping.
+  void reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system);
 
-  void prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st);
-  StepStatus finish(const std::vector<StepperSystem>& systems, const StepSettings& st);
+  void prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
+               ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state);
+  StepStatus finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
+                    const ContactSolver& solver_settings, StepperState& state);
 
-  const ContactSet& contacts() const { return contacts_; }
+  // The contact problem of the last prepare() and its solution (global rows).
   const DelassusAssembler& assembler() const { return assembler_; }
   const VecX& lambda() const { return lambda_; }
-  // Impulse of contact i in the world frame, acting on side A: after finish(); zero after a
-  // prepare() that no finish() followed (integrate1 alone, or a step the World skipped), whose
-  // contacts no solve has answered yet.
-  Vec3 contact_impulse(Index i) const;
-  const StepStats& stats() const { return stats_; }
 
-  // The hidden state the next step depends on (warm starts), for save/restore.
-  const StepperCache& cache() const { return cache_; }
-  void restore_cache(const StepperCache& cache) { cache_ = cache; }
-
-  // Bytes held by the stepper's growable buffers (contacts, assembler, solver not included).
+  // Bytes held by the stepper's growable buffers (assembler included; solver and state not).
   std::size_t memory_bytes() const;
   // Prefetches the buffers the last step used (World::prefetch; a hint).
   void prefetch_step() const;
 
  private:
+  // impulse of contact i of the step (world frame, on side A); zero before the solve
+  Vec3 contact_impulse(Index i) const;
   void warm_start(Index n);
   void remember();
   void report_impulses(const std::vector<StepperSystem>& systems);
@@ -235,8 +251,10 @@ class Stepper {
   bool speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
                            Scalar threshold);
 
-  std::unique_ptr<ContactSolver> solver_;
-  ContactSet contacts_;
+  // bound by prepare() and finish() for the duration of the call
+  ContactSolver* solver_ = nullptr;
+  const ContactSolver* solver_settings_ = nullptr;
+  StepperState* state_ = nullptr;
   DelassusAssembler assembler_;
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;
@@ -253,12 +271,12 @@ class Stepper {
   std::vector<unsigned char> spec_done_;  // per contact of the island: its row took an impact target
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
-  StepStats stats_;
   bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
-
-  StepperCache cache_;
   std::vector<ContactMemory> memory_next_;
   std::vector<LimitMemory> limit_memory_next_;
 };
+
+// Prefetches the parts of a StepperState a step reads (World::prefetch; a hint).
+void prefetch_state(const StepperState& state);
 
 }  // namespace impulse

@@ -117,16 +117,21 @@ class ArticulatedSystem {
   Vec6Vector f_ext_;     // body frame wrench per body, cleared after each step
   bool has_f_ext_ = false;
 
-  // stepper workspace (allocated at construction)
-  Data data_;
+  // Gravity of the World (the Model's default outside one): the Data below and a workspace's
+  // take it before they are used.
+  Vec3 gravity_;
+  // stepper workspace: the Data of a step without a StepWorkspace (made on the first such step:
+  // a system stepped only with workspaces holds none) and the per-dof vectors
+  std::unique_ptr<Data> data_;
   VecX u_free_, u_next_, q_next_, rhs_, zero_;
   VecX tau_applied_;                    // per dof: actuator torque of the last step
   VecX tau_friction_;                   // per dof: joint friction torque of the last step
   VecX tau_clamp_;                      // per dof: the bound the actuator torque was clamped to
   std::vector<unsigned char> clamped_;  // per dof: 1 when clamped (explicit, no implicit PD)
 
-  // query workspace
-  mutable Data query_;
+  // query workspace (made on the first query)
+  mutable std::unique_ptr<Data> query_;
+  Data& query() const;
   std::vector<BodyContactImpulse> contact_impulses_;
 
   World* world_ = nullptr;

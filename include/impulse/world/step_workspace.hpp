@@ -1,5 +1,6 @@
-// StepWorkspace: the dynamics scratch memory (Data) of a step, shared by Worlds that one thread
-// steps one after the other (module world/; used by batch/VecWorld and batch/LocomotionTask).
+// StepWorkspace: the scratch memory of a step (the systems' Data and the stepper's buffers),
+// shared by Worlds that one thread steps one after the other (module world/; used by
+// batch/VecWorld and batch/LocomotionTask).
 //
 // A step rewrites every entry of its systems' Data before reading it (poses, J, M and its factor,
 // h), so nothing of it carries over from one step to the next. Each World owns
@@ -10,16 +11,23 @@
 // next. The results are the same bits as World::integrate() (tests/world/test_step_workspace.cpp).
 //
 // A workspace holds one Data per (Model, k): the k-th articulated system of a World with that
-// Model. It is made on the first step that needs it and kept (steady state allocates nothing).
-// One workspace per thread: it must not be used by two steps at once.
+// Model; and one Stepper (the collision, assembly and solve buffers) per layout: the list of a
+// World's systems' Models and its collision objects' systems, so Worlds built from one description
+// share one. Both are made on the first step that needs them and kept (steady state allocates
+// nothing). What a step leaves for the next (warm start, contacts, statistics) is the World's
+// (StepperState), never the workspace's. One workspace per thread: it must not be used by two
+// steps at once.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
 
+#include <vector>
+
 #include "impulse/dynamics/data.hpp"
 #include "impulse/model/model.hpp"
+#include "impulse/stepper/stepper.hpp"
 
 namespace impulse {
 
@@ -31,6 +39,17 @@ class StepWorkspace {
 
   // The Data of the k-th articulated system with this Model (made on first use).
   Data& data(const std::shared_ptr<const Model>& model, Index k);
+  // The Stepper of a layout (made and sized on first use): `models` the systems' Models in order,
+  // `systems` their stepper views (sizes), `object_system` each collision object's system or -1.
+  Stepper& stepper(const std::vector<std::shared_ptr<const Model>>& models, const std::vector<StepperSystem>& systems,
+                   const std::vector<Index>& object_system);
+  // The Stepper of that layout if this workspace has one, else null.
+  Stepper* find_stepper(const std::vector<std::shared_ptr<const Model>>& models,
+                        const std::vector<Index>& object_system);
+  // A contact solver of the registry with this name (made on first use): its workspace serves the
+  // solves of the Worlds stepped here, each with its own solver's settings
+  // (ContactSolver::solve(problem, lambda, settings)).
+  ContactSolver& solver(const char* name);
 
   // A number no other workspace of this process has had (a World remembers which workspace's
   // Data it used last, without holding a pointer that could outlive the workspace).
@@ -52,8 +71,15 @@ class StepWorkspace {
     std::shared_ptr<const Model> model;  // keeps the Model, and so the key's address, alive
     std::unique_ptr<Data> data;
   };
+  struct StepperEntry {
+    std::vector<std::shared_ptr<const Model>> models;  // keeps the layout's Models alive
+    std::vector<Index> object_system;
+    std::unique_ptr<Stepper> stepper;
+  };
   std::uint64_t id_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::vector<StepperEntry> steppers_;  // a few layouts at most: searched in order
+  std::vector<std::unique_ptr<ContactSolver>> solvers_;  // one per registry name in use
 };
 
 }  // namespace impulse

@@ -140,8 +140,8 @@ class World {
   // contact solver by name ("bisection", "pgs", "lm", "noslip"), or a configured instance
   void set_contact_solver(const std::string& name);
   void set_contact_solver(std::unique_ptr<ContactSolver> solver);
-  const ContactSolver& contact_solver() const { return stepper_.solver(); }
-  ContactSolver& contact_solver() { return stepper_.solver(); }
+  const ContactSolver& contact_solver() const { return *solver_; }
+  ContactSolver& contact_solver() { return *solver_; }
 
   // materials (friction and restitution per pair of material names)
   MaterialTable& materials() { return collision_.materials(); }
@@ -187,18 +187,22 @@ class World {
 
   // stepping
   StepReport integrate();
-  // integrate() with the dynamics scratch (Data) of the workspace instead of the systems' own:
-  // the same results, bit for bit; for a thread that steps many Worlds in turn (batch/), whose
-  // Data then stay in its cache (step_workspace.hpp).
+  // integrate() with the scratch of the workspace (the systems' Data, the stepper's buffers and
+  // the solver's workspace) instead of the World's own: the same results, bit for bit; for a
+  // thread that steps many Worlds in turn (batch/), whose scratch then stays in its cache
+  // (step_workspace.hpp). What the step leaves (state, warm start, contacts(), stats()) is the
+  // World's either way; assembler() describes the last step made without a workspace.
   StepReport integrate(StepWorkspace& ws);
-  // Makes the workspace's Data for this World's systems now, so that integrate(ws) allocates
-  // nothing from its first step on (it would make them on first use otherwise).
+  // Makes the workspace's Data, stepper and solver for this World now (integrate(ws) would make
+  // them on first use). A stepper made here takes the sizes of one step of a copy of this World
+  // (the copy is discarded; this World is unchanged), so that the first integrate(ws) of any
+  // World of this layout allocates nothing; larger problems later grow the buffers once more.
   void reserve_workspace(StepWorkspace& ws) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
   Scalar time() const { return time_; }
   void set_time(Scalar t);   // finite, >= 0
-  const StepStats& stats() const { return stepper_.stats(); }
+  const StepStats& stats() const { return state_.stats; }
   const StepReport& last_report() const { return report_; }
   // One line describing the conditions of a report ("ok", or e.g. "contact overflow (256 contacts
   // kept); mass matrix of system 'arm' not positive definite (dof 3, pivot -0.2)").
@@ -212,10 +216,12 @@ class World {
     warnings_ = {};
   }
 
-  // contacts of the last integrate1 (with impulses after integrate2)
-  const ContactSet& contacts() const { return stepper_.contacts(); }
-  // The contact problem of the last integrate1 (G, c, mu: assembler().problem()), its rows and frames.
-  const DelassusAssembler& assembler() const { return stepper_.assembler(); }
+  // contacts of the last step (integrate1 or integrate(ws); with impulses after the solve)
+  const ContactSet& contacts() const { return state_.contacts; }
+  // The contact problem of the last integrate1 or integrate() (G, c, mu: assembler().problem()),
+  // its rows and frames. A step with a StepWorkspace assembles in the workspace, which the next
+  // World stepped with it overwrites: this then still describes the last step without one.
+  const DelassusAssembler& assembler() const;
   // contacts() with their impulses; the impulses are zero until a solve answered the contacts
   // (after integrate1 alone, or a step skipped for its mass matrix)
   std::vector<ContactReport> contact_reports() const;
@@ -251,6 +257,8 @@ class World {
   // the two halves of a step, without the use marker (integrate* hold it)
   void collide_and_assemble();
   StepReport solve_and_integrate();
+  // the step scratch of integrate() and integrate1() without a workspace (made on first use)
+  Stepper& own_stepper() const;
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_, "World", call); }
   // Replays the description onto a fresh World (clone): one entry per successful set-up call.
   using Recipe = std::function<void(const World& source, World& target)>;
@@ -259,7 +267,21 @@ class World {
   Vec3 gravity_ = Vec3(0, 0, -9.81);
   StepSettings settings_;
   CollisionWorld collision_;
-  Stepper stepper_;
+  std::unique_ptr<ContactSolver> solver_;
+  // What a step leaves for the next one and for the caller: warm start, contacts, impulses, stats.
+  StepperState state_;
+  // The step's scratch: the World's own (integrate(), integrate1(); made on first use, so a World
+  // stepped only with workspaces holds none) or a workspace's (integrate(ws)), one per layout.
+  mutable std::unique_ptr<Stepper> own_stepper_;
+  Stepper* stepper_ = nullptr;  // the scratch of the step under way
+  std::vector<std::shared_ptr<const Model>> layout_;  // the systems' Models in order (reserve())
+  // the last workspace's stepper and solver (a custom solver type solves in the World's own)
+  struct WorkspaceParts {
+    std::uint64_t id = 0;
+    Stepper* stepper = nullptr;
+    ContactSolver* solver = nullptr;
+  } workspace_parts_;
+  ContactSolver* step_solver_ = nullptr;  // the solver workspace of the step under way
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
   std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
