@@ -2,13 +2,13 @@
 // for ANYmal standing on the ground, for 100 boxes resting on it and for 1000 moving boxes above
 // 100 static ones. Registered in bench.cpp (declared in commands.hpp).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "impulse/collision/collision_world.hpp"
@@ -35,20 +35,10 @@ struct CollisionBenchResult {
 
 constexpr long kBatch = 100;
 
-// Median over batches of kBatch passes of the time per pass, in microseconds.
+// Median over batches of kBatch passes of the time per pass, in microseconds (one batch of warm-up).
 template <typename Pass>
 double median_us(long passes, Pass&& pass) {
-  const long batches = std::max(1L, passes / kBatch);
-  std::vector<double> per_pass(static_cast<std::size_t>(batches));
-  for (long k = 0; k < kBatch; ++k) pass();  // warm-up
-  for (long b = 0; b < batches; ++b) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long k = 0; k < kBatch; ++k) pass();
-    const auto t1 = std::chrono::steady_clock::now();
-    per_pass[static_cast<std::size_t>(b)] = std::chrono::duration<double, std::micro>(t1 - t0).count() / kBatch;
-  }
-  std::nth_element(per_pass.begin(), per_pass.begin() + batches / 2, per_pass.end());
-  return per_pass[static_cast<std::size_t>(batches / 2)];
+  return bench::median_us_per_call(passes, kBatch, kBatch, pass);
 }
 
 // `anymal` with its body poses `X_WB` standing on the ground z = 0 (e.g. data.oMi after forward
