@@ -5,12 +5,12 @@
 // timed with steady_clock, and the median over batches of (batch time / B) is reported. With
 // the default 100000 calls that is 1000 batches of 100, so clock overhead (~20 ns) is amortised.
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <random>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "impulse/dynamics/aba.hpp"
@@ -35,22 +35,14 @@ void keep(const T& x) {
   asm volatile("" : : "g"(&x) : "memory");
 }
 
+// fn(s) cycles through the states: once over all of them to warm caches and branch predictors,
+// then on from state 0 in the timed batches.
 double median_ns(long calls, const std::function<void(int)>& fn) {
-  const long batches = std::max(1L, calls / kBatch);
-  std::vector<double> per_call(batches);
-  for (int s = 0; s < kStates; ++s) fn(s);  // warm caches and branch predictors
   int s = 0;
-  for (long b = 0; b < batches; ++b) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < kBatch; ++k) {
-      fn(s);
-      s = (s + 1) % kStates;
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    per_call[b] = std::chrono::duration<double, std::nano>(t1 - t0).count() / kBatch;
-  }
-  std::nth_element(per_call.begin(), per_call.begin() + batches / 2, per_call.end());
-  return per_call[batches / 2];
+  return 1e3 * bench::median_us_per_call(calls, kBatch, kStates, [&] {
+    fn(s);
+    s = (s + 1) % kStates;
+  });
 }
 
 // The contact points of a legged robot: bodies whose name ends in FOOT, or else the leaf bodies.

@@ -6,7 +6,6 @@
 // Energy error (SimBenchmark's metric): the mean over all steps of (E(t) - E(0))^2, J^2, with E
 // the total mechanical energy (kinetic + potential) of the scene.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iomanip>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "impulse/io/urdf.hpp"
@@ -167,7 +167,7 @@ void pile(Scalar seconds, Scalar mu, double& energy_error, double& final_ratio, 
   double acc = 0;
   overlap = 0;
   const long steps = static_cast<long>(seconds / w.time_step());
-  const auto t0 = std::chrono::steady_clock::now();
+  const bench::Stopwatch<> watch;
   for (long k = 0; k < steps; ++k) {
     w.integrate();
     const double d = world_energy(w) - e0;
@@ -175,7 +175,7 @@ void pile(Scalar seconds, Scalar mu, double& energy_error, double& final_ratio, 
     if ((k + 1) * w.time_step() > seconds - 1) overlap = std::max<double>(overlap, w.stats().max_penetration);
     if ((k + 1) % 1000 == 0) {  // progress: the pile is the long scene
       std::cerr << "[fidelity] pile mu " << mu << ": t " << (k + 1) * w.time_step() << " s, wall "
-                << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s, contacts "
+                << watch.seconds() << " s, contacts "
                 << w.stats().contacts << ", sweeps " << w.stats().solver.iterations << ", E/E0 "
                 << world_energy(w) / e0 << "\n";
     }
@@ -501,10 +501,9 @@ int run_bench_fidelity(const BenchOptions& o) {
   }
   for (const Group& g : groups) {
     if (!o.scene.empty() && o.scene != g.name) continue;
-    const auto t0 = std::chrono::steady_clock::now();
+    const bench::Stopwatch<> watch;
     g.run();
-    std::cerr << "[fidelity] " << g.name << ": "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+    std::cerr << "[fidelity] " << g.name << ": " << watch.seconds() << " s\n";
   }
 
   if (o.json) {

@@ -7,13 +7,13 @@
 // anything fell; the 100-robot scene also its per-robot time over the one-robot World's, measured
 // interleaved in one process. Registered in bench.cpp (declared in commands.hpp).
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "impulse/solvers/solver_registry.hpp"
@@ -179,11 +179,7 @@ Scalar energy(World& w) {
   return e;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -202,9 +198,9 @@ void set_up(World& w, const Scene& sc, int anderson, const std::string& solver) 
 }
 
 double seconds_per_step(World& w, int steps) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const bench::Stopwatch<> watch;
   for (int k = 0; k < steps; ++k) w.integrate();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+  return watch.seconds() / steps;
 }
 
 // Per-robot time of the multi-robot World `w` over the step time of a one-robot World (scene
@@ -241,7 +237,7 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
   double max_sweeps = 0, max_contacts = 0, largest = 0, largest_rows = 0, max_pen = 0;
   long not_ok = 0, dropped = 0, not_converged = 0;
-  const auto t0 = std::chrono::steady_clock::now();
+  const bench::Stopwatch<> watch;
   for (long s = 0; s < steps; ++s) {
     if (w.integrate() != StepStatus::Ok) ++not_ok;
     const StepStats& st = w.stats();
@@ -266,7 +262,7 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
     dropped += st.contacts_dropped;
     not_converged += st.islands_not_converged;
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = watch.seconds();
   const Scalar E1 = energy(w);
   json j;
   j["anderson_memory"] = anderson_memory;

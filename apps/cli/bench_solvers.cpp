@@ -15,7 +15,6 @@
 //                    median time of ContactSolver::solve's O(n^2) check of G and c for non-finite
 //                    entries, which is part of every solve but not of the no-slip algorithm.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -23,6 +22,7 @@
 #include <random>
 #include <sstream>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
 #include "impulse/solvers/bisection.hpp"
@@ -36,19 +36,12 @@ namespace impulse::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 template <typename T>
 void keep(const T& x) {
   asm volatile("" : : "g"(&x) : "memory");
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::median;
 
 struct SingleCase {
   Mat3 G;
@@ -58,20 +51,13 @@ struct SingleCase {
 
 // Median over batches of the microseconds per solve_single_contact call.
 double time_single(const std::vector<SingleCase>& cases, long calls) {
-  const long batch = 100, batches = std::max(1L, calls / batch);
-  std::vector<double> per_call;
   std::size_t k = 0;
-  for (long b = 0; b < batches; ++b) {
-    const auto t0 = Clock::now();
-    for (long i = 0; i < batch; ++i) {
-      const SingleCase& s = cases[k];
-      k = k + 1 == cases.size() ? 0 : k + 1;
-      const SingleContactSolution r = solve_single_contact(s.G, s.c, s.mu);
-      keep(r);
-    }
-    per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / batch);
-  }
-  return median(per_call);
+  return bench::median_us_per_call(calls, 100, 0, [&] {
+    const SingleCase& s = cases[k];
+    k = k + 1 == cases.size() ? 0 : k + 1;
+    const SingleContactSolution r = solve_single_contact(s.G, s.c, s.mu);
+    keep(r);
+  });
 }
 
 struct SolverStats {
@@ -86,9 +72,9 @@ double time_solve(ContactSolver& s, const ContactProblem& p, const VecX& lambda0
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
     lambda = lambda0;
-    const auto t0 = Clock::now();
+    const bench::Stopwatch<> watch;
     result = s.solve(p, lambda);
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    t.push_back(watch.us());
   }
   return median(t);
 }
@@ -102,7 +88,7 @@ std::string fmt(double x, int precision = 2) {
 }  // namespace
 
 int run_bench_solvers(const BenchOptions& o) {
-  const auto start = Clock::now();
+  const bench::Stopwatch<> total;
   std::mt19937 rng(o.seed);
   scenarios::AnymalProblemBuilder builder;
 
@@ -197,9 +183,9 @@ int run_bench_solvers(const BenchOptions& o) {
         converged += r.converged();
         std::vector<double> tk;
         for (int rep = 0; rep < 5; ++rep) {
-          const auto t0 = Clock::now();
+          const bench::Stopwatch<> watch;
           const bool finite = problem_is_finite(p.view());
-          tk.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+          tk.push_back(watch.us());
           keep(finite);
         }
         tc.push_back(median(tk));
@@ -207,7 +193,7 @@ int run_bench_solvers(const BenchOptions& o) {
       scaling.push_back({n, median(t), median(tc), pivots / count, converged});
     }
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = total.seconds();
 
   if (o.json) {
     json j;

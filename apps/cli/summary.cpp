@@ -9,20 +9,15 @@
 #include <sstream>
 #include <tuple>
 
+#include "bench/timing.hpp"
+
 namespace impulse::cli {
 
 namespace {
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
-double median(std::vector<double> t) {
-  if (t.empty()) return 0;
-  const std::size_t k = t.size() / 2;
-  std::nth_element(t.begin(), t.begin() + static_cast<long>(k), t.end());
-  if (t.size() % 2 == 1) return t[k];
-  const double hi = t[k];
-  return 0.5 * (hi + *std::max_element(t.begin(), t.begin() + static_cast<long>(k)));
-}
+using bench::median;
 }  // namespace
 
 RunRecorder::RunRecorder(long capacity) { reserve(capacity); }

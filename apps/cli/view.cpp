@@ -415,7 +415,8 @@ class ViewServer final : public httplib::Server {
     ConnectionStream strm(sock);
     bool ok = false;
     if (t_no_room) {
-      const std::string body = "{\"error\": \"the viewer serves " + std::to_string(kMaxConnections) + " connections at most\"}";
+      const std::string body =
+          json{{"error", "the viewer serves " + std::to_string(kMaxConnections) + " connections at most"}}.dump();
       const std::string busy = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
                                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
       ::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -43,13 +42,13 @@
 
 #include <unistd.h>
 
+#include "bench/timing.hpp"
 #include "impulse/world/world.hpp"
 #include "scenarios/anymal_scenarios.hpp"
 
 namespace {
 
 using namespace impulse;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kBlock = 100;
 constexpr Scalar kDt = 0.001;
@@ -309,9 +308,9 @@ void run_scene(const Scene& sc, long steps, Engine& imp, Engine& mjc, Figures& f
       double t = 0;
       for (long k = k0; k < k0 + n; ++k) {
         eng.targets(targets[e].at(k));
-        const auto t0 = Clock::now();
+        const bench::Stopwatch<> watch;
         eng.step();
-        t += std::chrono::duration<double>(Clock::now() - t0).count();
+        t += watch.seconds();
         f.contacts += eng.contacts();
         if (sc.ground) f.feet(eng.feet());
       }
@@ -327,10 +326,7 @@ void run_scene(const Scene& sc, long steps, Engine& imp, Engine& mjc, Figures& f
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 }  // namespace
 

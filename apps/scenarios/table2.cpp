@@ -1,11 +1,11 @@
 #include "scenarios/table2.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include <Eigen/Eigenvalues>
 
+#include "bench/timing.hpp"
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/pgs.hpp"
 
@@ -141,7 +141,7 @@ Table2Result run_table2(const Table2Options& o) {
       fig6.set_scenario(name);
       if (solver == "bisection") s->set_before_solve([&fig6](const World& w) { fig6.sample(w); });
       double engine_us = 0, iterations = 0;
-      const auto t0 = std::chrono::steady_clock::now();
+      const bench::Stopwatch<> watch;
       for (long k = 0; k < o.steps; ++k) {
         const StepStatus st = s->step();
         if (st == StepStatus::SolverFailed || st == StepStatus::NonFinite) ++r.failed_steps;
@@ -149,7 +149,7 @@ Table2Result run_table2(const Table2Options& o) {
         iterations += static_cast<double>(s->world().stats().solver.iterations);
         if (o.progress && (k + 1) % 1000 == 0) o.progress(name + "/" + solver, k + 1, o.steps);
       }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double wall = watch.seconds();
       const double scale = 100000.0 / static_cast<double>(o.steps);
       r.seconds_per_100k[solver][name] = engine_us * 1e-6 * scale;
       r.wall_seconds_per_100k[solver][name] = wall * scale;

@@ -22,7 +22,8 @@ void bind_model(py::module_& m);     // bind_model.cpp: Model (read-only), load_
 void bind_solvers(py::module_& m);   // bind_solvers.cpp: solver settings, SolverResult, StepStats
 void bind_system(py::module_& m);    // bind_system.cpp: ArticulatedSystem, BodyContactImpulse
 void bind_world(py::module_& m);     // bind_world.cpp: World, Contact, ContactReport, load_world
-void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld, LocomotionBatch
+void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld
+void bind_tasks(py::module_& m);     // bind_tasks.cpp: LocomotionSettings, LocomotionTask
 void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoise, Imu, JointSensor, ContactSensor,
                                      // ForceTorqueSensor, HeightScan
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -33,45 +34,32 @@ namespace {
 static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559,
               "recordings store IEEE floats");
 
-// json string literal
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+// The scene as JSON: keys in the order written (the readers look them up by name; people and
+// the tests read them in this order).
+using SceneJson = nlohmann::ordered_json;
 
-// a finite number (json has no NaN/Inf: those become null)
-std::string num(double x) {
-  if (!std::isfinite(x)) return "null";
-  std::ostringstream o;
-  o << std::setprecision(9) << x;
-  return o.str();
+// A number rounded to 9 significant digits (poses, sizes and mesh vertices are recorded as floats:
+// more digits would only lengthen the scene), null when not finite (JSON has no NaN or infinity).
+// nlohmann prints a double with the digits that read back to it: mostly those 9, now and then
+// 17 (its Grisu2 is not always the shortest), the same number either way.
+SceneJson num(double x) {
+  if (!std::isfinite(x)) return nullptr;
+  char text[32];
+  const auto printed = std::to_chars(text, text + sizeof text, x, std::chars_format::general, 9);
+  double rounded = x;
+  std::from_chars(text, printed.ptr, rounded);
+  return rounded;
 }
 
 template <class V>
-std::string array(const V& v, int n) {
-  std::string s = "[";
-  for (int i = 0; i < n; ++i) s += (i ? "," : "") + num(static_cast<double>(v[i]));
-  return s + "]";
+SceneJson array(const V& v, int n) {
+  SceneJson a = SceneJson::array();
+  for (int i = 0; i < n; ++i) a.push_back(num(static_cast<double>(v[i])));
+  return a;
 }
 
 // position and quaternion (w, x, y, z) of a pose
-std::string pose_json(const SE3& X) {
+SceneJson pose_json(const SE3& X) {
   const Quat qt(X.R);
   const double p[7] = {X.p.x(), X.p.y(), X.p.z(), qt.w(), qt.x(), qt.y(), qt.z()};
   return array(p, 7);
@@ -83,29 +71,27 @@ std::string system_colour(Index i) {
   return kColours[static_cast<std::size_t>(i) % 6];
 }
 
-std::string shape_json(const CollisionShape& cs, const std::string& colour) {
-  std::ostringstream o;
-  o << "{\"name\":" << quoted(cs.name) << ",\"body\":" << cs.body << ",\"type\":" << quoted(shape_type_name(cs.type))
-    << ",\"size\":" << array(cs.size, 3) << ",\"pose\":" << pose_json(cs.X_BS) << ",\"colour\":" << quoted(colour);
+SceneJson shape_json(const CollisionShape& cs, const std::string& colour) {
+  SceneJson o = {{"name", cs.name}, {"body", cs.body}, {"type", shape_type_name(cs.type)},
+                 {"size", array(cs.size, 3)}, {"pose", pose_json(cs.X_BS)}, {"colour", colour}};
   if (cs.type == ShapeType::Mesh) {
-    o << ",\"mesh\":" << quoted(cs.mesh_path);
+    o["mesh"] = cs.mesh_path;
     try {
       const TriangleMesh m = load_mesh(cs.mesh_path, cs.size);
-      o << ",\"vertices\":[";
-      for (std::size_t k = 0; k < m.vertices.size(); ++k) {
-        o << (k ? "," : "") << num(m.vertices[k].x()) << "," << num(m.vertices[k].y()) << "," << num(m.vertices[k].z());
+      SceneJson vertices = SceneJson::array(), triangles = SceneJson::array();
+      for (const Vec3& v : m.vertices) {
+        for (int k = 0; k < 3; ++k) vertices.push_back(num(v[k]));
       }
-      o << "],\"triangles\":[";
-      for (std::size_t k = 0; k < m.triangles.size(); ++k) {
-        o << (k ? "," : "") << m.triangles[k][0] << "," << m.triangles[k][1] << "," << m.triangles[k][2];
+      for (const auto& t : m.triangles) {
+        for (int k = 0; k < 3; ++k) triangles.push_back(t[k]);
       }
-      o << "]";
+      o["vertices"] = std::move(vertices);
+      o["triangles"] = std::move(triangles);
     } catch (const Error&) {
       // drawn as its bounding box by the page; the collision stage reported the file already
     }
   }
-  o << "}";
-  return o.str();
+  return o;
 }
 
 template <class T>
@@ -220,62 +206,53 @@ std::uint32_t RecordedSensors::floats() const {
 std::string scene_json(World& world) { return scene_json(world, RecordedSensors()); }
 
 std::string scene_json(World& world, const RecordedSensors& sensors) {
-  std::ostringstream o;
-  o << "{\"format\":\"impulse-recording\",\"version\":" << record::kVersion << ",\"dt\":" << num(world.time_step())
-    << ",\"gravity\":" << array(world.gravity(), 3) << ",\"solver\":" << quoted(world.contact_solver().name())
-    << ",\"systems\":[";
+  SceneJson systems = SceneJson::array();
   for (Index i = 0; i < world.num_systems(); ++i) {
     const ArticulatedSystem& s = *world.systems()[static_cast<std::size_t>(i)];
     const Model& m = s.model();
-    o << (i ? "," : "") << "{\"name\":" << quoted(s.name()) << ",\"nb\":" << m.nb << ",\"nq\":" << m.nq
-      << ",\"nv\":" << m.nv << ",\"floating_base\":" << (m.floating_base ? "true" : "false")
-      << ",\"mass\":" << num(m.total_mass()) << ",\"colour\":" << quoted(system_colour(i)) << ",\"bodies\":[";
+    SceneJson bodies = SceneJson::array(), joints = SceneJson::array(), shapes = SceneJson::array();
     for (Index b = 0; b < m.nb; ++b) {
-      o << (b ? "," : "") << "{\"name\":" << quoted(m.body_names[static_cast<std::size_t>(b)])
-        << ",\"parent\":" << m.parent[static_cast<std::size_t>(b)] << ",\"mass\":" << num(m.inertia[static_cast<std::size_t>(b)].m)
-        << "}";
+      const auto k = static_cast<std::size_t>(b);
+      bodies.push_back({{"name", m.body_names[k]}, {"parent", m.parent[k]}, {"mass", num(m.inertia[k].m)}});
     }
-    o << "],\"joints\":[";
     for (Index j = 0; j < m.nb; ++j) {
       const auto k = static_cast<std::size_t>(j);
-      o << (j ? "," : "") << "{\"name\":" << quoted(m.joint_names[k]) << ",\"type\":" << quoted(m.joint_urdf_types[k])
-        << ",\"body\":" << j << ",\"idx_q\":" << m.idx_q[k] << ",\"nq\":" << m.nq_joint[k] << ",\"idx_v\":" << m.idx_v[k]
-        << ",\"nv\":" << m.nv_joint[k] << "}";
+      joints.push_back({{"name", m.joint_names[k]}, {"type", m.joint_urdf_types[k]}, {"body", j},
+                        {"idx_q", m.idx_q[k]}, {"nq", m.nq_joint[k]}, {"idx_v", m.idx_v[k]}, {"nv", m.nv_joint[k]}});
     }
-    o << "],\"shapes\":[";
-    for (std::size_t k = 0; k < m.collision.size(); ++k) {
-      o << (k ? "," : "") << shape_json(m.collision[k], system_colour(i));
-    }
-    o << "]}";
+    for (const CollisionShape& cs : m.collision) shapes.push_back(shape_json(cs, system_colour(i)));
+    systems.push_back({{"name", s.name()}, {"nb", m.nb}, {"nq", m.nq}, {"nv", m.nv},
+                       {"floating_base", m.floating_base}, {"mass", num(m.total_mass())},
+                       {"colour", system_colour(i)}, {"bodies", std::move(bodies)}, {"joints", std::move(joints)},
+                       {"shapes", std::move(shapes)}});
   }
-  o << "],\"static\":[";
+  SceneJson statics = SceneJson::array();
   CollisionWorld& cw = world.collision();
-  bool first = true;
   for (Index ob = 0; ob < cw.num_objects(); ++ob) {
     if (!cw.is_static(ob)) continue;
-    o << (first ? "" : ",") << "{\"name\":" << quoted(cw.object_name(ob));
-    first = false;
     if (cw.is_plane(ob)) {
-      o << ",\"type\":\"plane\",\"pose\":" << pose_json(cw.shape_pose(ob, 0)) << "}";
+      statics.push_back({{"name", cw.object_name(ob)}, {"type", "plane"}, {"pose", pose_json(cw.shape_pose(ob, 0))}});
       continue;
     }
-    o << ",\"type\":\"shapes\",\"shapes\":[";
+    SceneJson shapes = SceneJson::array();
     for (Index k = 0; k < cw.num_shapes(ob); ++k) {
       CollisionShape cs = cw.shape_description(ob, k);
       cs.X_BS = cw.shape_pose(ob, k);
-      o << (k ? "," : "") << shape_json(cs, "#9aa0a6");
+      shapes.push_back(shape_json(cs, "#9aa0a6"));
     }
-    o << "]}";
+    statics.push_back({{"name", cw.object_name(ob)}, {"type", "shapes"}, {"shapes", std::move(shapes)}});
   }
-  o << "],\"sensors\":[";
-  for (std::size_t k = 0; k < sensors.channels().size(); ++k) {
-    const SensorChannel& c = sensors.channels()[k];
-    o << (k ? "," : "") << "{\"name\":" << quoted(c.name) << ",\"type\":" << quoted(c.type) << ",\"fields\":[";
-    for (std::size_t f = 0; f < c.fields.size(); ++f) o << (f ? "," : "") << quoted(c.fields[f]);
-    o << "]}";
+  SceneJson channels = SceneJson::array();
+  for (const SensorChannel& c : sensors.channels()) {
+    channels.push_back({{"name", c.name}, {"type", c.type}, {"fields", c.fields}});
   }
-  o << "]}";
-  return o.str();
+  const SceneJson scene = {{"format", "impulse-recording"}, {"version", record::kVersion},
+                           {"dt", num(world.time_step())},  {"gravity", array(world.gravity(), 3)},
+                           {"solver", world.contact_solver().name()}, {"systems", std::move(systems)},
+                           {"static", std::move(statics)},   {"sensors", std::move(channels)}};
+  // names and paths that are not UTF-8 (a URDF in Latin-1) get U+FFFD for their bad bytes: the
+  // readers accept only UTF-8 JSON
+  return scene.dump(-1, ' ', false, SceneJson::error_handler_t::replace);
 }
 
 FrameEncoder::FrameEncoder(const World& world, RecordedSensors sensors) : sensors_(std::move(sensors)) {

@@ -272,3 +272,21 @@ TEST_CASE("a recording carries the readings of the sensors given to it, as they 
   CHECK(r.scene().find("\"q:LF_HAA\"") != std::string::npos);
   if (!keep) std::remove(path.c_str());
 }
+
+TEST_CASE("the scene is UTF-8 JSON with numbers to 9 digits, also for names that are not UTF-8", "[record]") {
+  World world;
+  world.add_ground();
+  world.set_gravity(Vec3(0, 0, -9.80665123456789));
+  world.add_sphere("ball\xff", 0.1, 1.0);  // a Latin-1 byte: its name shows U+FFFD in its place
+  const std::string path = temp_path("scene_text");
+  {
+    Recorder rec(path, world);
+    world.integrate();
+    rec.record(world);
+    rec.close();
+  }
+  const RecordingReader r(path);  // checks the scene: valid UTF-8 JSON (rule 8)
+  CHECK(r.scene().find("\"name\":\"ball\xEF\xBF\xBD\"") != std::string::npos);
+  CHECK(r.scene().find("\"gravity\":[0.0,0.0,-9.80665123]") != std::string::npos);
+  std::remove(path.c_str());
+}

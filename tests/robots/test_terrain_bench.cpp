@@ -4,12 +4,11 @@
 // reference for the ratio (the machine may be loaded).
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "impulse/sensors/sensors.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -19,18 +18,8 @@ namespace {
 
 // Thread CPU time, not wall time: on a loaded machine the wall clock also counts the time the
 // thread waits for a core.
-struct Clock {
-  static double now() {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-  }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using CpuStopwatch = bench::Stopwatch<bench::ThreadCpuClock>;
+using bench::median;
 
 // Microseconds per step of `steps` trot steps after `warmup` steps; terrain: rough heightfield
 // instead of the flat ground (the ground plane is filtered out of every collision).
@@ -41,9 +30,9 @@ double trot_us(bool rough, long warmup, long steps, int* fallen) {
     s->world().add_heightfield("rough", std::make_shared<Heightfield>(Heightfield::random_rough(20, 20, 0.05, 0.05, 7)));
   }
   for (long k = 0; k < warmup; ++k) s->step();
-  const auto t0 = Clock::now();
+  const CpuStopwatch watch;
   for (long k = 0; k < steps; ++k) s->step();
-  const double us = (Clock::now() - t0) / steps;
+  const double us = watch.us() / steps;
   *fallen += s->robot().q()[2] < 0.25;
   return us;
 }
@@ -72,9 +61,9 @@ TEST_CASE("bench: ANYmal trot on flat ground and on 5 cm rough terrain; 200-ray 
   std::vector<double> scan_us;
   for (int rep = 0; rep < 7; ++rep) {
     const int n = 2000;
-    const auto t0 = Clock::now();
+    const CpuStopwatch watch;
     for (int k = 0; k < n; ++k) scan.update();
-    scan_us.push_back((Clock::now() - t0) / n);
+    scan_us.push_back(watch.us() / n);
   }
   std::cout << "height scan, 200 rays: " << median(scan_us) << " us (median of 7)\n";
   CHECK(scan.heights().allFinite());

@@ -267,7 +267,7 @@ TEST_CASE("clone copies filters, self-collision and margin set directly through 
 }
 
 TEST_CASE("reset and restore_state of a saved state allocate nothing", "[world][state]") {
-  // batch::LocomotionTask resets its Worlds inside step() (one reset per episode), which must not
+  // tasks::LocomotionTask resets its Worlds inside step() (one reset per episode), which must not
   // allocate; the state's buffers already have the World's sizes
   if (!test::alloc_counter_available()) return;
   World w;

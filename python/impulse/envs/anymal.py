@@ -53,7 +53,7 @@ class AnymalLocomotion:
     joint positions - standing pose (12), joint velocities * 0.05 (12), previous action (12),
     command (vx * 2, vy * 2, yaw rate * 0.25) (3), foot contact flags LF RF LH RH (4).
     Action (12): joint PD targets = standing pose + action_scale * action (clipped to +-action_clip).
-    Reward: velocity tracking minus penalties (see include/impulse/batch/locomotion.hpp), clipped at 0
+    Reward: velocity tracking minus penalties (see include/impulse/tasks/locomotion.hpp), clipped at 0
     (``only_positive_rewards``), times control_dt.
     Privileged observation (8, for a critic: ``privileged_observation()``): base linear velocity in
     the base frame * 2 (3), base height (1), swing time of each foot (4).

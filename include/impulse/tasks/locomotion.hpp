@@ -1,4 +1,5 @@
-// LocomotionTask: N ANYmal velocity-tracking environments stepped in parallel (module batch/).
+// LocomotionTask: N ANYmal velocity-tracking environments stepped in parallel (module tasks/, above
+// the engine library: it uses batch/ and world/, which know nothing of it).
 // The C++ core of impulse.envs.AnymalLocomotion; it follows Gymnasium's vector-env conventions
 // (auto reset, terminated vs truncated, the final observation of a finished episode) and writes
 // every result into caller-provided contiguous arrays, so one call steps all environments with
@@ -56,7 +57,12 @@
 #include "impulse/batch/vec_world.hpp"
 #include "impulse/world/world.hpp"
 
-namespace impulse::batch {
+namespace impulse::tasks {
+
+using batch::RowMatX;
+using batch::RowMatXcref;
+using batch::RowMatXref;
+using batch::ThreadPool;
 
 struct LocomotionSettings {
   std::string urdf;                  // the ANYmal URDF (required)
@@ -142,4 +148,4 @@ class LocomotionTask {
   UseMarker use_;
 };
 
-}  // namespace impulse::batch
+}  // namespace impulse::tasks

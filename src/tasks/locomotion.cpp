@@ -1,14 +1,14 @@
 // LocomotionTask (see the header for the observation, reward and termination definitions).
-#include "impulse/batch/locomotion.hpp"
-#include "impulse/batch/limits.hpp"
+#include "impulse/tasks/locomotion.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "impulse/batch/limits.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/io/urdf.hpp"
 
-namespace impulse::batch {
+namespace impulse::tasks {
 
 namespace {
 
@@ -125,7 +125,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     w.mark_initial_state();
     envs_[static_cast<std::size_t>(i)] = std::move(e);
   };
-  make_first_within_memory("LocomotionTask", num_envs, [&] { make_env(0); });
+  batch::make_first_within_memory("LocomotionTask", num_envs, [&] { make_env(0); });
   envs_.resize(static_cast<std::size_t>(num_envs));
   pool_.parallel_for(num_envs - 1, [&](Index i) { make_env(i + 1); });
   // every thread's workspace: the one robot Model's Data (all environments share the Model)
@@ -337,4 +337,4 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
   });
 }
 
-}  // namespace impulse::batch
+}  // namespace impulse::tasks

@@ -4,13 +4,13 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "impulse/batch/locomotion.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/tasks/locomotion.hpp"
 #include "support/alloc_counter.hpp"
 
 using namespace impulse;
-using impulse::batch::LocomotionSettings;
-using impulse::batch::LocomotionTask;
+using impulse::tasks::LocomotionSettings;
+using impulse::tasks::LocomotionTask;
 using impulse::batch::RowMatX;
 using BoolVec = LocomotionTask::BoolVec;
 
