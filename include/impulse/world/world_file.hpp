@@ -121,6 +121,7 @@ struct WorldDescription {
   WorldSolverDescription solver;
   Scalar margin = 0.005;
   DelassusSettings contact;
+  bool stage_timing = false;  // World::set_stage_timing
   bool has_default_material = false;
   MaterialPairDescription default_material;
   std::vector<MaterialPairDescription> materials;
