@@ -142,6 +142,12 @@ WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::stri
 // Phase 1 on XML text; `path` is used for messages and to resolve relative URDF paths.
 WorldDescription parse_world_string(const std::string& xml, const std::string& path);
 
+// The settings of `description` as a world file: the <world> attributes, <solver> and <contact>,
+// each setting that differs from its default (world/world_fields.hpp and the tables it names);
+// objects, materials and the path are not written. parse_world_string reads it back to the same
+// settings.
+std::string world_settings_xml(const WorldDescription& description);
+
 // Phase 2: adds everything to `world` (settings, solver, materials, objects, states, PD).
 // Meant for a fresh World; on an exception the World may be partly built: discard it.
 void build_world(const WorldDescription& description, World& world);
