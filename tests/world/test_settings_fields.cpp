@@ -1,6 +1,8 @@
 // The settings field tables (core/settings_field.hpp) and what is generated from them: every field
 // of every table is read and written by world files (a non-default value round-trips), a value
-// out of its range gives the table's message everywhere.
+// out of its range gives the table's message everywhere, and the committed .pyi stubs and docs
+// tables are the generated text.
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "impulse/contact/delassus_fields.hpp"
 #include "impulse/solvers/solver_fields.hpp"
 #include "impulse/solvers/solver_registry.hpp"
+#include "impulse/world/settings_docs.hpp"
 #include "impulse/world/world_fields.hpp"
 #include "support/matchers.hpp"
 
@@ -97,6 +100,27 @@ void out_of_range(const FieldTable<S>& t, Wrap wrap) {
   }
 }
 
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// "line N: committed '...', generated '...'" for the first line that differs, "" when none does.
+std::string first_difference(const std::string& committed, const std::string& generated) {
+  std::istringstream a(committed), b(generated);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, la)), more_b = static_cast<bool>(std::getline(b, lb));
+    if (!more_a && !more_b) return "";
+    if (!more_a || !more_b || la != lb) {
+      return "line " + std::to_string(line) + ": committed '" + (more_a ? la : "<end>") + "', generated '" +
+             (more_b ? lb : "<end>") + "'";
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("settings fields: every field round-trips through a world file", "[world][settings]") {
@@ -163,4 +187,30 @@ TEST_CASE("settings fields: the world file takes slip_model, illinois and stall_
   CHECK(parse_world_string("<world><solver name=\"pgs\" stall_window=\"7\"/></world>", "pgs.xml").solver.pgs.stall_window == 7);
   CHECK(contains(parse_error("<world><solver name=\"bisection\" slip_model=\"stribeck\"/></world>"),
                  "attribute 'slip_model': unknown slip model 'stribeck' (valid: coulomb, minimum_energy)"));
+}
+
+TEST_CASE("settings fields: the committed stubs and docs tables are the generated ones", "[world][settings]") {
+  for (const std::string& file : generated_settings_files()) {
+    const std::string text = read(source_path(file));
+    INFO(file << " differs from the settings field tables: regenerate it with `build/bin/impulse settings --update` "
+                 "(from the source tree)");
+    CHECK(first_difference(text, update_generated_blocks(text, file)) == "");
+  }
+  // every field with its range in the docs
+  const std::string docs = read(source_path("docs/world-format.md"));
+  const auto listed = [&](const auto& t) {
+    for (const auto& f : t.fields) {
+      INFO(f.name);
+      CHECK(contains(docs, "| `" + std::string(f.attr()) + "` |"));
+    }
+  };
+  listed(world_fields());
+  listed(world_contact_fields());
+  listed(contact_fields());
+  listed(bisection_fields());
+  listed(pgs_fields());
+  listed(lm_fields());
+  listed(noslip_fields());
+  CHECK(contains(docs, "| `alpha` | real | 0.6 | (0, 2] |  | step factor of eq. 18 |"));
+  CHECK(contains(docs, "| `stall_window` | integer | 20 | [0, 1e8] |"));
 }
