@@ -189,6 +189,35 @@ TEST_CASE("settings fields: the world file takes slip_model, illinois and stall_
                  "attribute 'slip_model': unknown slip model 'stribeck' (valid: coulomb, minimum_energy)"));
 }
 
+TEST_CASE("settings fields: one setting from ELEMENT.ATTRIBUTE=VALUE (impulse run --set)", "[world][settings]") {
+  WorldDescription d = parse_world_string("<world dt=\"0.002\"><solver name=\"pgs\" alpha=\"0.5\"/></world>", "w.xml");
+  apply_world_setting(d, "solver.stall_window=0");
+  apply_world_setting(d, "contact.restitution=newton");
+  apply_world_setting(d, "world.gravity=0 0 -1.62");
+  CHECK(d.solver.name == "pgs");
+  CHECK(d.solver.pgs.stall_window == 0);
+  CHECK(d.solver.pgs.alpha == 0.5);  // the rest is kept
+  CHECK(d.dt == 0.002);
+  CHECK(d.contact.restitution_law == RestitutionLaw::Newton);
+  CHECK(d.gravity == Vec3(0, 0, -1.62));
+  const auto error = [&](const std::string& a) {
+    try {
+      apply_world_setting(d, a);
+    } catch (const WorldFileError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("solver.alpha=3") == "--set solver.alpha=3: <solver>: solver 'pgs': alpha must be in (0, 2], got 3");
+  CHECK(error("solver.gamma=0.5") ==
+        "--set solver.gamma=0.5: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha, "
+        "stall_window, anderson_memory, anderson_start)");
+  CHECK(contains(error("solver.name=lm"), "the solver is chosen by --solver"));
+  CHECK(contains(error("robot.x=1"), "unknown element 'robot' (valid: world, solver, contact)"));
+  CHECK(contains(error("dt=0.1"), "expected ELEMENT.ATTRIBUTE=VALUE"));
+  CHECK(d.solver.pgs.alpha == 0.5);  // unchanged by the errors
+}
+
 TEST_CASE("settings fields: the committed stubs and docs tables are the generated ones", "[world][settings]") {
   for (const std::string& file : generated_settings_files()) {
     const std::string text = read(source_path(file));

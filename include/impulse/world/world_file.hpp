@@ -147,6 +147,10 @@ WorldDescription parse_world_string(const std::string& xml, const std::string& p
 // objects, materials and the path are not written. parse_world_string reads it back to the same
 // settings.
 std::string world_settings_xml(const WorldDescription& description);
+// Sets one setting of `description` from "ELEMENT.ATTRIBUTE=VALUE" (ELEMENT world, solver or
+// contact; e.g. "solver.alpha=0.5", the CLI's --set), read as that world-file attribute with the
+// same checks. Throws WorldFileError "--set ASSIGNMENT: problem"; `description` is then unchanged.
+void apply_world_setting(WorldDescription& description, const std::string& assignment);
 
 // Phase 2: adds everything to `world` (settings, solver, materials, objects, states, PD).
 // Meant for a fresh World; on an exception the World may be partly built: discard it.
