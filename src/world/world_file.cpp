@@ -269,12 +269,13 @@ class Parser {
           if (f.kind == FieldKind::Real) {
             x = vector(e, a, 1)[0];
           } else {
-            // [+-]digits (at most 15: exact in a double); the range check below names the bounds
+            // [+-]digits; the range check below names the bounds (a huge count reads as a huge
+            // double, or inf, and fails it)
             const std::size_t i = v[0] == '+' || v[0] == '-' ? 1 : 0;
-            if (i >= v.size() || v.find_first_not_of("0123456789", i) != std::string::npos || v.size() - i > 15) {
+            if (i >= v.size() || v.find_first_not_of("0123456789", i) != std::string::npos) {
               fail_attr(e, a, "'" + v + "' is not an integer");
             }
-            x = static_cast<double>(std::strtoll(v.c_str(), nullptr, 10));
+            x = std::strtod(v.c_str(), nullptr);
           }
           validated(e, nullptr, [&] { check_field_value(t, f, x); });
           f.set(s, x);

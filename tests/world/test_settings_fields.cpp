@@ -161,6 +161,8 @@ TEST_CASE("settings fields: a value out of range gives the table's message", "[w
   CHECK(contains(parse_error(world("gravity", "0 0 -1e5")),
                  "<world>: gravity must be finite with norm <= 10000 m/s^2, got (0 0 -100000)"));
   CHECK(contains(parse_error(solver("lm")("max_iterations", "2.5")), "attribute 'max_iterations': '2.5' is not an integer"));
+  CHECK(contains(parse_error(solver("lm")("max_iterations", "99999999999999999999")),
+                 "solver 'lm': max_iterations must be in [1, 1e8], got 1e+20"));
 }
 
 TEST_CASE("settings fields: stall_window 0 never stops on a plateau, a negative one is an error", "[world][settings]") {
