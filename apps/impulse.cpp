@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   add_demo_command(app, run);
   add_view_command(app, run);
   add_plot_command(app, run);
+  add_settings_command(app, run);
 
   try {
     app.parse(argc, argv);

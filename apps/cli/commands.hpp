@@ -21,6 +21,7 @@ void add_contacts_command(CLI::App& app, Runner& run);  // contacts.cpp
 void add_demo_command(CLI::App& app, Runner& run);      // demo.cpp (apps/scenarios/)
 void add_view_command(CLI::App& app, Runner& run);      // view.cpp (viewer/, docs/viewer.md)
 void add_plot_command(CLI::App& app, Runner& run);      // plot.cpp (python/impulse_viz/plot.py)
+void add_settings_command(CLI::App& app, Runner& run);  // settings.cpp (generated stubs and docs tables)
 
 // The benchmarks of `impulse bench WHAT` (bench.cpp dispatches on WHAT).
 struct BenchOptions {

@@ -1,8 +1,10 @@
-// `impulse run WORLD.xml --steps N [--solver NAME] [--csv FILE] [--record FILE] [--every K] [--json]`: steps a
+// `impulse run WORLD.xml --steps N [--solver NAME] [--set ELEMENT.ATTRIBUTE=VALUE ...] [--csv FILE] [--record FILE] [--every K] [--json]`: steps a
 // world file (docs/world-format.md) and prints the summary table (cli/summary.hpp).
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -28,6 +30,7 @@ struct RunOptions {
   std::string world;
   long steps = 1000;
   std::string solver;  // empty: the world file's
+  std::vector<std::string> set;  // ELEMENT.ATTRIBUTE=VALUE, applied after --solver
   std::string csv;
   long every = 1;
   std::string record;  // recording file (docs/recording.md), empty: none
@@ -41,6 +44,7 @@ int run_world(const RunOptions& o) {
     d.solver = WorldSolverDescription();  // the file's options belong to its own solver
     d.solver.name = o.solver;
   }
+  for (const std::string& a : o.set) apply_world_setting(d, a);
   World world;
   build_world(d, world);
   world.set_stage_timing(true);  // the summary's per-stage times
@@ -105,6 +109,12 @@ void add_run_command(CLI::App& app, Runner& run) {
   c->add_option("world", o->world, "World file (XML, docs/world-format.md)")->required()->check(CLI::ExistingFile);
   c->add_option("--steps", o->steps, "Number of steps (default 1000)")->check(CLI::Range(1L, 1000000000L));
   c->add_option("--solver", o->solver, "Contact solver, overriding the world file's (" + join_solver_names() + ")");
+  c->add_option("--set", o->set,
+                 "Change one setting of the world file, ELEMENT.ATTRIBUTE=VALUE with ELEMENT world, solver or contact "
+                 "(e.g. solver.alpha=0.5, contact.erp=0.1; docs/world-format.md; repeatable)")
+      ->type_size(1)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   c->add_option("--csv", o->csv, "Write the state every K steps to this CSV file");
   c->add_option("--record", o->record, "Record the run to this file (docs/recording.md; `impulse view` replays it)");
   c->add_option("--every", o->every, "Log every K-th step to the CSV and the recording (default 1)")->check(CLI::Range(1L, 1000000000L));

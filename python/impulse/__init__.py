@@ -73,6 +73,7 @@ from ._impulse import (  # noqa: F401
     WorldFileError,
     WorldState,
     contact_solver_names,
+    settings_fields,
     load_urdf,
     load_world,
     solver_registry,

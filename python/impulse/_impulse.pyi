@@ -100,39 +100,44 @@ class StepStats:
     position_exact: int
     speculative_impacts: int
 
+# BEGIN generated: BisectionSettings (impulse settings --update)
 class SlipModel(enum.Enum):
     Coulomb = ...
     MinimumEnergy = ...
 
 class BisectionSettings:
     slip_model: SlipModel
-    max_iterations: int
-    tolerance: float
-    alpha: float
-    gamma: float
-    alpha_min: float
-    anderson_memory: int
-    anderson_start: int
-    qp_start: int
-    stall_window: int
-    beta1: float
-    beta2: float
-    beta3: float
-    bisection_tolerance: float
-    max_bisection_steps: int
+    max_iterations: int  # [1, 1e8]
+    tolerance: float  # > 0
+    stall_window: int  # [0, 1e8]
+    alpha: float  # (0, 2]
+    gamma: float  # (0, 1]
+    alpha_min: float  # (0, 2]
+    anderson_memory: int  # [0, 8]
+    anderson_start: int  # [0, 1e8]
+    qp_start: int  # [0, 1e8]
+    beta1: float  # > 0 rad
+    beta2: float  # > 0
+    beta3: float  # > 0
+    bisection_tolerance: float  # > 0
+    max_bisection_steps: int  # [1, 1e8]
     illinois: bool
-    regularization: float
+    regularization: float  # >= 0
     def __init__(self) -> None: ...
+# END generated: BisectionSettings
 
+# BEGIN generated: PgsSettings (impulse settings --update)
 class PgsSettings:
-    max_iterations: int
-    tolerance: float
-    alpha: float
-    stall_window: int
-    anderson_memory: int
-    anderson_start: int
+    max_iterations: int  # [1, 1e8]
+    tolerance: float  # > 0
+    alpha: float  # (0, 2]
+    stall_window: int  # [0, 1e8]
+    anderson_memory: int  # [0, 8]
+    anderson_start: int  # [0, 1e8]
     def __init__(self) -> None: ...
+# END generated: PgsSettings
 
+# BEGIN generated: LmSettings (impulse settings --update)
 class LmVariant(enum.Enum):
     Regular = ...
     Projected = ...
@@ -140,34 +145,37 @@ class LmVariant(enum.Enum):
 class LmSettings:
     variant: LmVariant
     scale: bool
-    proximal: float
-    max_iterations: int
-    tolerance: float
-    roundoff: float
-    damping: float
-    damping_step: float
-    damping_min: float
-    damping_max: float
-    r_min: float
-    r_max: float
+    proximal: float  # [0, 1)
+    max_iterations: int  # [1, 1e8]
+    tolerance: float  # > 0
+    roundoff: float  # >= 0
+    damping: float  # > 0
+    damping_step: float  # > 1
+    damping_min: float  # >= 0
+    damping_max: float  # > 0
+    r_min: float  # [0, 1]
+    r_max: float  # [0, 1]
     sticking_start: bool
-    sticking_regularization: float
+    sticking_regularization: float  # >= 0
     kink_search: bool
-    watchdog: int
-    restart_sweeps: int
-    max_restarts: int
-    plm_damping: float
-    armijo: float
-    backtrack: float
-    max_line_search: int
+    watchdog: int  # [0, 1e8]
+    restart_sweeps: int  # [0, 1e8]
+    max_restarts: int  # [0, 1e8]
+    plm_damping: float  # >= 0
+    armijo: float  # (0, 1)
+    backtrack: float  # (0, 1)
+    max_line_search: int  # [0, 1e8]
     def __init__(self) -> None: ...
+# END generated: LmSettings
 
+# BEGIN generated: NoSlipSettings (impulse settings --update)
 class NoSlipSettings:
-    rank_tolerance: float
-    tolerance: float
-    max_pivots: int
-    verify_tolerance: float
+    rank_tolerance: float  # > 0
+    tolerance: float  # > 0
+    max_pivots: int  # [1, 1e8]
+    verify_tolerance: float  # > 0 m/s
     def __init__(self) -> None: ...
+# END generated: NoSlipSettings
 
 class SolverSettings:
     """A registry solver name and the settings of every registered solver (only `name`'s are used)."""
@@ -182,6 +190,7 @@ class SolverSettings:
     def __init__(self, name: str) -> None: ...
     def validate(self) -> None: ...
 
+def settings_fields() -> Dict[str, List[Dict[str, Any]]]: ...
 def contact_solver_names() -> List[str]: ...
 def solver_registry() -> List[Tuple[str, str]]: ...
 
@@ -250,9 +259,10 @@ class ContactReport:
     contact: Contact
     impulse: FloatArray
 
+# BEGIN generated: ContactSettings (impulse settings --update)
 class RestitutionLaw(enum.Enum):
-    Newton = ...
     Poisson = ...
+    Newton = ...
 
 class PositionCorrection(enum.Enum):
     Velocity = ...
@@ -264,18 +274,19 @@ class PositionUpdate(enum.Enum):
     Bodies = ...
 
 class ContactSettings:
-    position_update: PositionUpdate
     restitution_law: RestitutionLaw
     position_correction: PositionCorrection
-    restitution_threshold: float
-    erp: float
-    slop: float
-    max_push_velocity: float
-    limit_margin: float
+    position_update: PositionUpdate
+    restitution_threshold: float  # >= 0 m/s
+    erp: float  # [0, 1]
+    slop: float  # >= 0 m
+    max_push_velocity: float  # > 0 m/s
+    limit_margin: float  # >= 0 m or rad
     joint_limits: bool
     joint_friction: bool
     mimic_joints: bool
     def __init__(self) -> None: ...
+# END generated: ContactSettings
 
 AnySolverSettings = Union[SolverSettings, BisectionSettings, PgsSettings, LmSettings, NoSlipSettings]
 

@@ -1,31 +1,18 @@
 // Contact-solver settings, the solver registry, solver results and the per-step statistics of
 // World.stats().
+#include "bind_fields.hpp"
 #include "bindings.hpp"
+#include "impulse/contact/delassus_fields.hpp"
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/solvers/lm.hpp"
 #include "impulse/solvers/noslip.hpp"
 #include "impulse/solvers/pgs.hpp"
+#include "impulse/solvers/solver_fields.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/stepper/stepper.hpp"
 
 namespace impulse::python {
-
-namespace {
-
-// Field-by-field repr of a settings object: "PgsSettings(max_iterations=10000, ...)".
-template <class T>
-std::string settings_repr(const char* type, py::handle self, std::initializer_list<const char*> fields) {
-  std::string out = std::string(type) + "(";
-  bool first = true;
-  for (const char* f : fields) {
-    out += (first ? "" : ", ") + std::string(f) + "=" + py::repr(self.attr(f)).cast<std::string>();
-    first = false;
-  }
-  return out + ")";
-}
-
-}  // namespace
 
 void bind_solvers(py::module_& m) {
   py::enum_<SolverStatus>(m, "SolverStatus")
@@ -80,94 +67,27 @@ void bind_solvers(py::module_& m) {
       .def_readonly("speculative_impacts", &StepStats::speculative_impacts,
                     "Elastic speculative contacts that stopped an approach and were re-solved as impacts.");
 
-  py::enum_<SlipModel>(m, "SlipModel", "Friction law of the bisection solver.")
-      .value("Coulomb", SlipModel::Coulomb)
-      .value("MinimumEnergy", SlipModel::MinimumEnergy);
-  using B = BisectionSettings;
-  py::class_<B>(m, "BisectionSettings", "Hwangbo 2018 per-contact bisection (Alg. 1, 2). Validated when applied.")
-      .def(py::init<>())
-      .def_readwrite("slip_model", &B::slip_model)
-      .def_readwrite("max_iterations", &B::max_iterations)
-      .def_readwrite("tolerance", &B::tolerance)
-      .def_readwrite("alpha", &B::alpha)
-      .def_readwrite("gamma", &B::gamma)
-      .def_readwrite("alpha_min", &B::alpha_min)
-      .def_readwrite("anderson_memory", &B::anderson_memory,
-                     "Sweeps mixed by Anderson acceleration (5, the default; 0: off, the paper's Algorithm 2; at most 8).")
-      .def_readwrite("anderson_start", &B::anderson_start, "Plain sweeps before Anderson mixing starts.")
-      .def_readwrite("qp_start", &B::qp_start, "Frictionless problems (every mu = 0): sweeps before they are "
-                     "solved as a QP with bounds (exactly by an active set up to 256 rows, else MPRGP); 0: never.")
-      .def_readwrite("stall_window", &B::stall_window, "Sweeps without progress on a plateau near the tolerance "
-                     "before stopping; 0: never.")
-      .def_readwrite("beta1", &B::beta1)
-      .def_readwrite("beta2", &B::beta2)
-      .def_readwrite("beta3", &B::beta3)
-      .def_readwrite("bisection_tolerance", &B::bisection_tolerance)
-      .def_readwrite("max_bisection_steps", &B::max_bisection_steps)
-      .def_readwrite("illinois", &B::illinois)
-      .def_readwrite("regularization", &B::regularization)
-      .def("__repr__", [](py::handle s) {
-        return settings_repr<B>("BisectionSettings", s,
-                                {"slip_model", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "anderson_memory",
-                                 "anderson_start", "qp_start", "stall_window", "beta1",
-                                 "beta2", "beta3", "bisection_tolerance", "max_bisection_steps", "illinois",
-                                 "regularization"});
-      });
-  py::class_<PgsSettings>(m, "PgsSettings", "Projected Gauss-Seidel. Validated when applied.")
-      .def(py::init<>())
-      .def_readwrite("max_iterations", &PgsSettings::max_iterations)
-      .def_readwrite("tolerance", &PgsSettings::tolerance)
-      .def_readwrite("alpha", &PgsSettings::alpha)
-      .def_readwrite("stall_window", &PgsSettings::stall_window, "As BisectionSettings.stall_window.")
-      .def_readwrite("anderson_memory", &PgsSettings::anderson_memory, "As BisectionSettings.anderson_memory.")
-      .def_readwrite("anderson_start", &PgsSettings::anderson_start, "As BisectionSettings.anderson_start.")
-      .def("__repr__", [](py::handle s) {
-        return settings_repr<PgsSettings>("PgsSettings", s, {"max_iterations", "tolerance", "alpha", "stall_window",
-                                                             "anderson_memory", "anderson_start"});
-      });
-  py::enum_<LmVariant>(m, "LmVariant").value("Regular", LmVariant::Regular).value("Projected", LmVariant::Projected);
-  using L = LmSettings;
-  py::class_<L>(m, "LmSettings", "Levenberg-Marquardt on Todorov's implicit complementarity. Validated when applied.")
-      .def(py::init<>())
-      .def_readwrite("variant", &L::variant)
-      .def_readwrite("scale", &L::scale)
-      .def_readwrite("proximal", &L::proximal)
-      .def_readwrite("max_iterations", &L::max_iterations)
-      .def_readwrite("tolerance", &L::tolerance)
-      .def_readwrite("roundoff", &L::roundoff)
-      .def_readwrite("damping", &L::damping)
-      .def_readwrite("damping_step", &L::damping_step)
-      .def_readwrite("damping_min", &L::damping_min)
-      .def_readwrite("damping_max", &L::damping_max)
-      .def_readwrite("r_min", &L::r_min)
-      .def_readwrite("r_max", &L::r_max)
-      .def_readwrite("sticking_start", &L::sticking_start)
-      .def_readwrite("sticking_regularization", &L::sticking_regularization)
-      .def_readwrite("kink_search", &L::kink_search)
-      .def_readwrite("watchdog", &L::watchdog)
-      .def_readwrite("restart_sweeps", &L::restart_sweeps)
-      .def_readwrite("max_restarts", &L::max_restarts)
-      .def_readwrite("plm_damping", &L::plm_damping)
-      .def_readwrite("armijo", &L::armijo)
-      .def_readwrite("backtrack", &L::backtrack)
-      .def_readwrite("max_line_search", &L::max_line_search)
-      .def("__repr__", [](py::handle s) {
-        return settings_repr<L>("LmSettings", s,
-                                {"variant", "scale", "proximal", "max_iterations", "tolerance", "roundoff", "damping",
-                                 "damping_step", "damping_min", "damping_max", "r_min", "r_max", "sticking_start",
-                                 "sticking_regularization", "kink_search", "watchdog", "restart_sweeps",
-                                 "max_restarts", "plm_damping", "armijo", "backtrack", "max_line_search"});
-      });
-  py::class_<NoSlipSettings>(m, "NoSlipSettings", "Drumwright's no-slip principal pivoting. Validated when applied.")
-      .def(py::init<>())
-      .def_readwrite("rank_tolerance", &NoSlipSettings::rank_tolerance)
-      .def_readwrite("tolerance", &NoSlipSettings::tolerance)
-      .def_readwrite("max_pivots", &NoSlipSettings::max_pivots)
-      .def_readwrite("verify_tolerance", &NoSlipSettings::verify_tolerance)
-      .def("__repr__", [](py::handle s) {
-        return settings_repr<NoSlipSettings>("NoSlipSettings", s,
-                                             {"rank_tolerance", "tolerance", "max_pivots", "verify_tolerance"});
-      });
+  // the settings classes: properties from the field tables (solver_fields.hpp)
+  bind_enum<SlipModel>(m, "Friction law of the bisection solver.");
+  py::class_<BisectionSettings> bisection(
+      m, "BisectionSettings",
+      "Hwangbo 2018 per-contact bisection (Alg. 1, 2). Each field is range-checked when set; "
+      "alpha_min <= alpha when applied.");
+  bisection.def(py::init<>());
+  def_fields(m, bisection, bisection_fields());
+  py::class_<PgsSettings> pgs(m, "PgsSettings", "Projected Gauss-Seidel. Each field is range-checked when set.");
+  pgs.def(py::init<>());
+  def_fields(m, pgs, pgs_fields());
+  bind_enum<LmVariant>(m);
+  py::class_<LmSettings> lm(m, "LmSettings",
+                            "Levenberg-Marquardt on Todorov's implicit complementarity. Each field is range-checked "
+                            "when set.");
+  lm.def(py::init<>());
+  def_fields(m, lm, lm_fields());
+  py::class_<NoSlipSettings> noslip(m, "NoSlipSettings",
+                                    "Drumwright's no-slip principal pivoting. Each field is range-checked when set.");
+  noslip.def(py::init<>());
+  def_fields(m, noslip, noslip_fields());
 
   py::class_<SolverSettings>(m, "SolverSettings",
                              "A solver name of the registry and the settings of every registered solver (only "
@@ -189,6 +109,19 @@ void bind_solvers(py::module_& m) {
            "Raises InvalidArgument naming an unknown name or the first setting out of range.")
       .def("__repr__", [](const SolverSettings& s) { return "<impulse.SolverSettings '" + s.name + "'>"; });
 
+  m.def(
+      "settings_fields",
+      [] {
+        py::dict d;
+        d["BisectionSettings"] = fields_info(bisection_fields());
+        d["PgsSettings"] = fields_info(pgs_fields());
+        d["LmSettings"] = fields_info(lm_fields());
+        d["NoSlipSettings"] = fields_info(noslip_fields());
+        d["ContactSettings"] = fields_info(contact_fields());
+        return d;
+      },
+      "The field tables of the settings classes: {class name: [{name, type, lo, hi, lo_closed, hi_closed, unit, "
+      "doc, attribute}]} (attribute: the world-file name).");
   m.def("contact_solver_names", &contact_solver_names, "Names accepted by World.set_contact_solver.");
   m.def(
       "solver_registry",

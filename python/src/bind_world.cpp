@@ -2,8 +2,10 @@
 // stats, and the state (WorldState: save/restore/reset/clone, bytes and files).
 #include <fstream>
 
+#include "bind_fields.hpp"
 #include "bindings.hpp"
 #include "impulse/collision/heightfield.hpp"
+#include "impulse/contact/delassus_fields.hpp"
 #include "impulse/core/file.hpp"
 #include "impulse/record/recording.hpp"
 #include "impulse/solvers/solver_registry.hpp"
@@ -69,41 +71,19 @@ void bind_world(py::module_& m) {
   py::class_<ContactReport>(m, "ContactReport", "A contact of the last step with its impulse (acting on A).")
       .def_readonly("contact", &ContactReport::contact)
       .def_readonly("impulse", &ContactReport::impulse, "N s, world frame, acting on A (-impulse on B).");
-  py::enum_<RestitutionLaw>(m, "RestitutionLaw").value("Newton", RestitutionLaw::Newton).value("Poisson", RestitutionLaw::Poisson);
-  py::enum_<PositionCorrection>(m, "PositionCorrection")
-      .value("Velocity", PositionCorrection::Velocity)
-      .value("Split", PositionCorrection::Split);
-  py::enum_<PositionUpdate>(m, "PositionUpdate",
-                            "How q moves in a step: Euler (q+ = q + dt u+), Midpoint (exact in free flight and "
-                            "single impacts; islands with resting contacts stay on Euler; free flight without PD or "
-                            "damping takes Heun's second-order velocity update) or Bodies, the default (Midpoint for "
-                            "free rigid bodies; for articulated systems without PD or damping in free flight only; "
-                            "Euler for the others).")
-      .value("Euler", PositionUpdate::Euler)
-      .value("Midpoint", PositionUpdate::Midpoint)
-      .value("Bodies", PositionUpdate::Bodies);
-  py::class_<DelassusSettings>(m, "ContactSettings", "Contact model settings (World.set_contact_settings).")
-      .def(py::init<>())
-      .def_readwrite("position_update", &DelassusSettings::position_update)
-      .def_readwrite("restitution_law", &DelassusSettings::restitution_law)
-      .def_readwrite("position_correction", &DelassusSettings::position_correction)
-      .def_readwrite("restitution_threshold", &DelassusSettings::restitution_threshold)
-      .def_readwrite("erp", &DelassusSettings::erp)
-      .def_readwrite("slop", &DelassusSettings::slop, "m: penetration left uncorrected.")
-      .def_readwrite("max_push_velocity", &DelassusSettings::max_push_velocity,
-                     "Bound on the push-out velocity of the position correction (m/s on contacts, rad/s on "
-                     "revolute limits): deep overlaps resolve at most this fast.")
-      .def_readwrite("limit_margin", &DelassusSettings::limit_margin)
-      .def_readwrite("joint_limits", &DelassusSettings::joint_limits)
-      .def_readwrite("joint_friction", &DelassusSettings::joint_friction,
-                     "Joint Coulomb friction (URDF <dynamics friction>) as a stick/slip row per joint.")
-      .def_readwrite("mimic_joints", &DelassusSettings::mimic_joints,
-                     "URDF <mimic> couplings q = m q_master + o as exact equality rows.")
-      .def("__repr__", [](const DelassusSettings& c) {
-        return "<impulse.ContactSettings erp=" + py::repr(py::float_(c.erp)).cast<std::string>() +
-               " slop=" + py::repr(py::float_(c.slop)).cast<std::string>() +
-               " max_push_velocity=" + py::repr(py::float_(c.max_push_velocity)).cast<std::string>() + ">";
-      });
+  bind_enum<RestitutionLaw>(m);
+  bind_enum<PositionCorrection>(m);
+  bind_enum<PositionUpdate>(m, "How q moves in a step: Euler (q+ = q + dt u+), Midpoint (exact in free flight and "
+                               "single impacts; islands with resting contacts stay on Euler; free flight without PD or "
+                               "damping takes Heun's second-order velocity update) or Bodies, the default (Midpoint for "
+                               "free rigid bodies; for articulated systems without PD or damping in free flight only; "
+                               "Euler for the others).");
+  // properties from the field table (contact/delassus_fields.hpp)
+  py::class_<DelassusSettings> contact(m, "ContactSettings",
+                                       "Contact model settings (World.set_contact_settings). Each field is "
+                                       "range-checked when set.");
+  contact.def(py::init<>());
+  def_fields(m, contact, contact_fields());
   py::class_<StepSettings>(m, "StepSettings", "The World's step settings (read-only copy: World.settings).")
       .def_readonly("dt", &StepSettings::dt)
       .def_readonly("contact", &StepSettings::contact)

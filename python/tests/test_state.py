@@ -210,8 +210,12 @@ def test_solver_settings_through_the_registry(stand_file):
     assert w.solver_settings.name == "lm" and w.solver_settings.lm.max_iterations == 7
     # bad settings: the message names the setting; the solver is unchanged
     bad = impulse.PgsSettings()
-    bad.alpha = 3.0
     with pytest.raises(impulse.InvalidArgument, match=r"solver 'pgs': alpha must be in \(0, 2\], got 3"):
+        bad.alpha = 3.0
+    assert bad.alpha == 0.6  # unchanged
+    bad = impulse.BisectionSettings()
+    bad.alpha_min = 1.5  # in its range, but above alpha: checked when applied
+    with pytest.raises(impulse.InvalidArgument, match=r"solver 'bisection': need 0 < alpha_min <= alpha"):
         w.set_contact_solver(bad)
     with pytest.raises(impulse.InvalidArgument, match="unknown.*bisection, pgs, lm, noslip"):
         w.set_contact_solver(impulse.SolverSettings("newton"))
@@ -227,9 +231,8 @@ def test_solver_settings_through_the_registry(stand_file):
     w.set_contact_solver(b)
     assert w.solver_settings.bisection.anderson_memory == 0
     assert w.clone().solver_settings.bisection.anderson_memory == 0
-    b.anderson_memory = 9
     with pytest.raises(impulse.InvalidArgument, match=r"anderson_memory must be in \[0, 8\], got 9"):
-        w.set_contact_solver(b)
+        b.anderson_memory = 9
     assert w.solver_settings.bisection.anderson_memory == 0  # unchanged
 
 
@@ -258,9 +261,8 @@ def test_max_push_velocity_bounds_the_push_out(bound):
             assert abs(ball.u[2]) < 1e-12
         else:
             assert bound * 0.95 < ball.u[2] <= bound + 1e-9
-    c.max_push_velocity = -1.0
-    with pytest.raises(impulse.InvalidArgument, match="max push velocity must be finite and > 0 m/s, got -1"):
-        w.set_contact_settings(c)
+    with pytest.raises(impulse.InvalidArgument, match="max_push_velocity must be finite and > 0 m/s, got -1"):
+        c.max_push_velocity = -1.0
     assert w.contact_settings.max_push_velocity == bound  # unchanged
 
 

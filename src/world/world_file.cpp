@@ -21,7 +21,10 @@
 #include "impulse/io/sdf.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/joint.hpp"
+#include "impulse/contact/delassus_fields.hpp"
+#include "impulse/solvers/solver_fields.hpp"
 #include "impulse/world/settings.hpp"
+#include "impulse/world/world_fields.hpp"
 
 namespace impulse {
 
@@ -67,6 +70,13 @@ class Parser {
       if (!ok) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
         fail(e, "unknown attribute '" + std::string(a->Name()) + "' (valid: " + join(names) + ")");
+      }
+    }
+  }
+  void check_attributes(const XMLElement* e, const std::vector<std::string>& allowed) const {
+    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next()) {
+      if (std::find(allowed.begin(), allowed.end(), a->Name()) == allowed.end()) {
+        fail(e, "unknown attribute '" + std::string(a->Name()) + "' (valid: " + join(allowed) + ")");
       }
     }
   }
@@ -223,15 +233,6 @@ class Parser {
     if (!decimal(e, attr, x) || x <= 0) fail_attr(e, attr, "'" + text(e, attr) + "' is not a positive integer");
     return static_cast<Index>(x);
   }
-  // An integer in [lo, hi] (decimal).
-  Index integer_in(const XMLElement* e, const char* attr, Index def, Index lo, Index hi) const {
-    if (!has(e, attr)) return def;
-    long long x = 0;
-    if (!decimal(e, attr, x) || x < lo || x > hi) {
-      fail_attr(e, attr, "'" + text(e, attr) + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    }
-    return static_cast<Index>(x);
-  }
   std::uint32_t bits(const XMLElement* e, const char* attr, std::uint32_t def) const {
     if (!has(e, attr)) return def;
     const std::string s = text(e, attr);
@@ -253,19 +254,58 @@ class Parser {
     if (s == "false" || s == "0") return false;
     fail_attr(e, attr, "'" + s + "' is not a boolean (true, false, 1, 0)");
   }
-  // One of a few keywords (`what` names the kind in the error); `def` when the attribute is absent.
-  template <class E>
-  E keyword(const XMLElement* e, const char* attr, const char* what,
-            std::initializer_list<std::pair<const char*, E>> options, E def) const {
-    if (!has(e, attr)) return def;
-    const std::string s = text(e, attr);
-    std::vector<std::string> names;
-    for (const auto& o : options) {
-      if (s == o.first) return o.second;
-      names.push_back(o.first);
+  // The attributes of e that are fields of table t (settings_field.hpp) into s: each parsed by
+  // its kind and checked against its range (the table's message, which names the field).
+  template <class S>
+  void read_fields(const XMLElement* e, const FieldTable<S>& t, S& s) const {
+    for (const Field<S>& f : t.fields) {
+      const char* a = f.attr();
+      if (!has(e, a)) continue;
+      const std::string v = text(e, a);
+      switch (f.kind) {
+        case FieldKind::Real:
+        case FieldKind::Integer: {
+          double x = 0;
+          if (f.kind == FieldKind::Real) {
+            x = vector(e, a, 1)[0];
+          } else {
+            // [+-]digits; the range check below names the bounds (a huge count reads as a huge
+            // double, or inf, and fails it)
+            const std::size_t i = v[0] == '+' || v[0] == '-' ? 1 : 0;
+            if (i >= v.size() || v.find_first_not_of("0123456789", i) != std::string::npos) {
+              fail_attr(e, a, "'" + v + "' is not an integer");
+            }
+            x = std::strtod(v.c_str(), nullptr);
+          }
+          validated(e, nullptr, [&] { check_field_value(t, f, x); });
+          f.set(s, x);
+          break;
+        }
+        case FieldKind::Boolean: f.set(s, boolean(e, a, false) ? 1 : 0); break;
+        case FieldKind::Keyword: {
+          std::vector<std::string> names;
+          for (int i = 0; i < f.num_keywords; ++i) names.emplace_back(f.keywords[i].keyword);
+          const auto it = std::find(names.begin(), names.end(), v);
+          if (it == names.end()) {
+            fail_attr(e, a, "unknown " + std::string(f.enum_noun) + " '" + v + "' (valid: " + join(names) + ")");
+          }
+          f.set(s, f.keywords[it - names.begin()].value);
+          break;
+        }
+        case FieldKind::Vector3: {
+          const Vec3 x = vec3(e, a, Vec3::Zero());
+          validated(e, nullptr, [&] { check_field_value(t, f, x); });
+          f.set3(s, x);
+          break;
+        }
+      }
     }
-    fail_attr(e, attr, "unknown " + std::string(what) + " '" + s + "' (valid: " + join(names) + ")");
   }
+  template <class S>
+  static void add_attributes(const FieldTable<S>& t, std::vector<std::string>& out) {
+    for (const Field<S>& f : t.fields) out.emplace_back(f.attr());
+  }
+
   CollisionFilter filter(const XMLElement* e) const {
     CollisionFilter f;
     f.group = bits(e, "group", f.group);
@@ -316,85 +356,35 @@ void Parser::parse_solver(const XMLElement* e, WorldDescription& w) const {
   if (std::find(valid.begin(), valid.end(), s.name) == valid.end()) {
     fail_attr(e, "name", "unknown contact solver '" + s.name + "'; valid names are: " + join_solver_names());
   }
+  std::vector<std::string> allowed = {"name"};
   if (s.name == "bisection") {
-    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "gamma", "alpha_min", "beta1", "beta2", "beta3",
-                         "bisection_tolerance", "regularization", "anderson_memory", "anderson_start", "qp_start"});
-    BisectionSettings& b = s.bisection;
-    b.max_iterations = count(e, "max_iterations", b.max_iterations);
-    b.tolerance = positive(e, "tolerance", b.tolerance);
-    b.alpha = positive(e, "alpha", b.alpha);
-    b.gamma = positive(e, "gamma", b.gamma);
-    b.alpha_min = positive(e, "alpha_min", b.alpha_min);
-    b.beta1 = positive(e, "beta1", b.beta1);
-    b.beta2 = positive(e, "beta2", b.beta2);
-    b.beta3 = positive(e, "beta3", b.beta3);
-    b.bisection_tolerance = positive(e, "bisection_tolerance", b.bisection_tolerance);
-    b.regularization = nonnegative(e, "regularization", b.regularization);
-    b.anderson_memory = integer_in(e, "anderson_memory", b.anderson_memory, 0, AndersonAcceleration::kMaxMemory);
-    b.anderson_start = integer_in(e, "anderson_start", b.anderson_start, 0, 100000000);
-    b.qp_start = integer_in(e, "qp_start", b.qp_start, 0, 100000000);
+    add_attributes(bisection_fields(), allowed);
+    check_attributes(e, allowed);
+    read_fields(e, bisection_fields(), s.bisection);
   } else if (s.name == "pgs") {
-    check_attributes(e, {"name", "max_iterations", "tolerance", "alpha", "anderson_memory", "anderson_start"});
-    PgsSettings& p = s.pgs;
-    p.anderson_memory = integer_in(e, "anderson_memory", p.anderson_memory, 0, AndersonAcceleration::kMaxMemory);
-    p.anderson_start = integer_in(e, "anderson_start", p.anderson_start, 0, 100000000);
-    p.max_iterations = count(e, "max_iterations", p.max_iterations);
-    p.tolerance = positive(e, "tolerance", p.tolerance);
-    p.alpha = positive(e, "alpha", p.alpha);
+    add_attributes(pgs_fields(), allowed);
+    check_attributes(e, allowed);
+    read_fields(e, pgs_fields(), s.pgs);
   } else if (s.name == "lm") {
-    check_attributes(e, {"name", "variant", "max_iterations", "tolerance", "damping", "scale"});
-    LmSettings& l = s.lm;
-    const std::string v = text(e, "variant", "regular");
-    if (v == "regular") {
-      l.variant = LmVariant::Regular;
-    } else if (v == "projected") {
-      l.variant = LmVariant::Projected;
-    } else {
-      fail_attr(e, "variant", "'" + v + "' is not one of: regular, projected");
-    }
-    l.max_iterations = count(e, "max_iterations", l.max_iterations);
-    l.tolerance = positive(e, "tolerance", l.tolerance);
-    l.damping = positive(e, "damping", l.damping);
-    l.scale = boolean(e, "scale", l.scale);
+    add_attributes(lm_fields(), allowed);
+    check_attributes(e, allowed);
+    read_fields(e, lm_fields(), s.lm);
   } else {  // noslip
-    check_attributes(e, {"name", "tolerance", "rank_tolerance", "max_pivots"});
-    NoSlipSettings& n = s.noslip;
-    n.tolerance = positive(e, "tolerance", n.tolerance);
-    n.rank_tolerance = positive(e, "rank_tolerance", n.rank_tolerance);
-    n.max_pivots = count(e, "max_pivots", n.max_pivots);
+    add_attributes(noslip_fields(), allowed);
+    check_attributes(e, allowed);
+    read_fields(e, noslip_fields(), s.noslip);
   }
   validated(e, nullptr, [&] { validate_solver_settings(s); });  // the registry's range checks
 }
 
 void Parser::parse_contact(const XMLElement* e, WorldDescription& w) const {
   check_no_children(e);
-  check_attributes(e, {"margin", "erp", "slop", "position_correction", "position_update", "restitution",
-                       "restitution_threshold", "limit_margin", "joint_limits", "joint_friction", "mimic_joints", "max_contacts",
-                       "max_push_velocity"});
-  w.margin = nonnegative(e, "margin", w.margin);
-  DelassusSettings& c = w.contact;
-  c.position_correction =
-      keyword(e, "position_correction", "position correction",
-              {{"velocity", PositionCorrection::Velocity}, {"split", PositionCorrection::Split}}, c.position_correction);
-  c.position_update = keyword(e, "position_update", "position update",
-                              {{"euler", PositionUpdate::Euler}, {"midpoint", PositionUpdate::Midpoint}, {"bodies", PositionUpdate::Bodies}},
-                              c.position_update);
-  c.restitution_law = keyword(e, "restitution", "restitution law",
-                              {{"poisson", RestitutionLaw::Poisson}, {"newton", RestitutionLaw::Newton}}, c.restitution_law);
-  c.erp = nonnegative(e, "erp", c.erp);
-  if (c.erp > 1) fail_attr(e, "erp", "must be in [0, 1], got " + text(e, "erp"));
-  c.slop = nonnegative(e, "slop", c.slop);
-  c.restitution_threshold = nonnegative(e, "restitution_threshold", c.restitution_threshold);
-  c.limit_margin = nonnegative(e, "limit_margin", c.limit_margin);
-  c.max_push_velocity = nonnegative(e, "max_push_velocity", c.max_push_velocity);
-  if (!(c.max_push_velocity > 0)) fail_attr(e, "max_push_velocity", "must be > 0");
-  c.joint_limits = boolean(e, "joint_limits", c.joint_limits);
-  c.joint_friction = boolean(e, "joint_friction", c.joint_friction);
-  c.mimic_joints = boolean(e, "mimic_joints", c.mimic_joints);
-  w.max_contacts = count(e, "max_contacts", w.max_contacts);
-  validated(e, "margin", [&] { validate_contact_margin(w.margin); });
-  validated(e, "max_contacts", [&] { validate_max_contacts(w.max_contacts); });
-  validated(e, nullptr, [&] { validate_contact_settings(c); });
+  std::vector<std::string> allowed;
+  add_attributes(world_contact_fields(), allowed);
+  add_attributes(contact_fields(), allowed);
+  check_attributes(e, allowed);
+  read_fields(e, world_contact_fields(), w);
+  read_fields(e, contact_fields(), w.contact);
 }
 
 MaterialPairDescription Parser::parse_material(const XMLElement* e, bool is_default) const {
@@ -650,14 +640,14 @@ WorldDescription Parser::parse(const std::string& xml) {
   }
   check_no_text(&doc, "outside <world>");
   check_no_text(root, "inside <world>");
-  check_attributes(root, {"dt", "gravity", "name"});
+  std::vector<std::string> allowed;
+  add_attributes(world_fields(), allowed);
+  allowed.emplace_back("name");
+  check_attributes(root, allowed);
 
   WorldDescription w;
   w.path = path_;
-  w.dt = number(root, "dt", w.dt);
-  validated(root, "dt", [&] { validate_time_step(w.dt); });
-  w.gravity = vec3(root, "gravity", w.gravity);
-  validated(root, "gravity", [&] { validate_gravity(w.gravity); });
+  read_fields(root, world_fields(), w);
 
   std::set<std::string> names;
   bool seen_solver = false, seen_contact = false;
@@ -731,6 +721,75 @@ WorldDescription Parser::parse(const std::string& xml) {
 
 WorldDescription parse_world_string(const std::string& xml, const std::string& path) {
   return Parser(path).parse(xml);
+}
+
+namespace {
+
+// ` attr="value"` for each field of s whose value differs from the default d's.
+template <class S>
+void write_fields(std::ostream& os, const FieldTable<S>& t, const S& s, const S& d) {
+  for (const Field<S>& f : t.fields) {
+    const std::string v = field_text(f, s);
+    if (v != field_text(f, d)) os << ' ' << f.attr() << "=\"" << v << '"';
+  }
+}
+
+}  // namespace
+
+std::string world_settings_xml(const WorldDescription& w) {
+  const WorldDescription d;
+  std::ostringstream os;
+  os << "<world";
+  write_fields(os, world_fields(), w, d);
+  os << ">\n  <solver name=\"" << w.solver.name << '"';
+  if (w.solver.name == "bisection") write_fields(os, bisection_fields(), w.solver.bisection, d.solver.bisection);
+  if (w.solver.name == "pgs") write_fields(os, pgs_fields(), w.solver.pgs, d.solver.pgs);
+  if (w.solver.name == "lm") write_fields(os, lm_fields(), w.solver.lm, d.solver.lm);
+  if (w.solver.name == "noslip") write_fields(os, noslip_fields(), w.solver.noslip, d.solver.noslip);
+  os << "/>\n  <contact";
+  write_fields(os, world_contact_fields(), w, d);
+  write_fields(os, contact_fields(), w.contact, d.contact);
+  os << "/>\n</world>\n";
+  return os.str();
+}
+
+void apply_world_setting(WorldDescription& d, const std::string& assignment) {
+  const auto fail = [&](const std::string& msg) { throw WorldFileError("--set " + assignment + ": " + msg); };
+  const std::size_t dot = assignment.find('.'), eq = assignment.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot + 1 == eq) {
+    fail("expected ELEMENT.ATTRIBUTE=VALUE (ELEMENT: world, solver or contact)");
+  }
+  const std::string element = assignment.substr(0, dot), attr = assignment.substr(dot + 1, eq - dot - 1);
+  if (element != "world" && element != "solver" && element != "contact") {
+    fail("unknown element '" + element + "' (valid: world, solver, contact)");
+  }
+  if (element == "solver" && attr == "name") fail("the solver is chosen by --solver");
+  // the settings as a world file with the one attribute set, read back by the world-file parser:
+  // the same attributes, syntax, ranges and messages
+  tinyxml2::XMLDocument doc;
+  const std::string xml = world_settings_xml(d);
+  doc.Parse(xml.c_str(), xml.size());
+  XMLElement* e = doc.RootElement();
+  if (element != "world") e = e->FirstChildElement(element.c_str());
+  e->SetAttribute(attr.c_str(), assignment.substr(eq + 1).c_str());
+  tinyxml2::XMLPrinter printer;
+  doc.Print(&printer);
+  WorldDescription s;
+  try {
+    s = parse_world_string(printer.CStr(), "settings");
+  } catch (const WorldFileError& err) {
+    // "settings:2: <solver>: ..." without the place in the generated text
+    const std::string m = err.what();
+    const std::size_t colon = m.find(':', std::string("settings:").size());
+    fail(colon == std::string::npos ? m : m.substr(colon + 2));
+  }
+  d.dt = s.dt;
+  d.gravity = s.gravity;
+  d.stage_timing = s.stage_timing;
+  d.margin = s.margin;
+  d.max_contacts = s.max_contacts;
+  d.contact = s.contact;
+  d.solver = s.solver;
 }
 
 WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::string& path) {
@@ -807,6 +866,7 @@ void build_world(const WorldDescription& d, World& world) {
   world.set_contact_margin(d.margin);
   world.set_contact_settings(d.contact);
   world.set_max_contacts(d.max_contacts);
+  world.set_stage_timing(d.stage_timing);
   world.set_contact_solver(make_contact_solver(d.solver));
   if (d.has_default_material) world.set_default_material(d.default_material.friction, d.default_material.restitution);
   for (const auto& m : d.materials) world.set_material_pair(m.a, m.b, m.friction, m.restitution);

@@ -205,9 +205,9 @@ TEST_CASE("world file error: unknown solver name lists the valid names", "[world
   CHECK(contains(msg, "bisection, pgs, lm, noslip"));
   CHECK(contains(load_error("solveropt", "<world>\n<solver name=\"pgs\" gamma=\"0.9\"/></world>"),
                  ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha, "
-                 "anderson_memory, anderson_start)"));
+                 "stall_window, anderson_memory, anderson_start)"));
   CHECK(contains(load_error("anderson", "<world>\n<solver name=\"bisection\" anderson_memory=\"9\"/></world>"),
-                 ":2: <solver>: attribute 'anderson_memory': '9' is not an integer in [0, 8]"));
+                 ":2: <solver>: solver 'bisection': anderson_memory must be in [0, 8], got 9"));
 }
 
 TEST_CASE("world file: the solver element sets Anderson acceleration", "[world]") {

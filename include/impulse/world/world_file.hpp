@@ -121,6 +121,7 @@ struct WorldDescription {
   WorldSolverDescription solver;
   Scalar margin = 0.005;
   DelassusSettings contact;
+  bool stage_timing = false;  // World::set_stage_timing
   bool has_default_material = false;
   MaterialPairDescription default_material;
   std::vector<MaterialPairDescription> materials;
@@ -140,6 +141,16 @@ WorldDescription parse_world_file(const std::string& path);
 WorldDescription world_description_from_sdf(const SdfWorld& sdf, const std::string& path);
 // Phase 1 on XML text; `path` is used for messages and to resolve relative URDF paths.
 WorldDescription parse_world_string(const std::string& xml, const std::string& path);
+
+// The settings of `description` as a world file: the <world> attributes, <solver> and <contact>,
+// each setting that differs from its default (world/world_fields.hpp and the tables it names);
+// objects, materials and the path are not written. parse_world_string reads it back to the same
+// settings.
+std::string world_settings_xml(const WorldDescription& description);
+// Sets one setting of `description` from "ELEMENT.ATTRIBUTE=VALUE" (ELEMENT world, solver or
+// contact; e.g. "solver.alpha=0.5", the CLI's --set), read as that world-file attribute with the
+// same checks. Throws WorldFileError "--set ASSIGNMENT: problem"; `description` is then unchanged.
+void apply_world_setting(WorldDescription& description, const std::string& assignment);
 
 // Phase 2: adds everything to `world` (settings, solver, materials, objects, states, PD).
 // Meant for a fresh World; on an exception the World may be partly built: discard it.
