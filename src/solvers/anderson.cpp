@@ -9,7 +9,7 @@
 // Gauss-Seidel sweep is an affine map in the impulses, and on a stack of bodies it contracts with
 // a rate close to 1 (the slow modes are the load paths through the stack). Anderson mixing on an
 // affine map is closely related to GMRES on the linear system (Walker & Ni, sec. 4) and removes
-// those modes. Measured (`impulse bench scenes [--anderson 5]`, docs/benchmarks.md; sweeps per
+// those modes. Measured (`impulse bench scenes [--anderson 0|5]`, docs/solvers.md; sweeps per
 // step, the largest island's): Kapla tower, 1000 steps, 44.5 -> 8.5 (solve 17.6 -> 3.7 ms per
 // step), 1000 boxes 686 -> 96 (284 -> 17 ms); a 30-body column (tests/solvers/test_anderson.cpp)
 // 10824 -> 127. Where it does not help: the sweeps of the settling 216-sphere pile without
