@@ -31,7 +31,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1000L, 100000000L));
   c->add_option("--seed", o->seed, "Seed of the random states");
   c->add_option("--scene", o->scene, "bench scenes / fidelity: one scene (default: all)");
-  c->add_flag("--full", o->full, "bench fidelity: the issue's scene lengths (216 balls 10 s, 49 balls 20 s)");
+  c->add_flag("--full", o->full, "bench fidelity: the long scene lengths (216 balls 10 s, 49 balls 20 s)");
   c->add_option("--steps", o->steps, "bench scenes: steps per scene (default: the scene's)")->check(CLI::Range(1L, 10000000L));
   c->add_option("--anderson", o->anderson,
                 "bench scenes: Anderson acceleration memory of the bisection and PGS solvers (0: off; default: the solvers' own, 5 for bisection, 0 for PGS)")

@@ -1,5 +1,5 @@
 // `impulse bench fidelity [--json] [--model PATH] [--scene NAME] [--full]`: the physical-fidelity
-// metrics of issue 11, measured on small scenes with default settings (unless the metric says otherwise), next to the
+// metrics, measured on small scenes with default settings (unless the metric says otherwise), next to the
 // targets and the published figures (SimBenchmark / RaiSim, Hwangbo 2018). docs/fidelity.md
 // describes every scene and keeps the measured numbers.
 //
@@ -27,7 +27,7 @@ namespace {
 struct Metric {
   std::string key, label, unit;
   double value = 0;
-  double target = NAN;     // issue 11 target (NaN: none)
+  double target = NAN;     // target (NaN: none; docs/fidelity.md)
   double published = NAN;  // SimBenchmark / RaiSim figure (NaN: none)
 };
 
@@ -37,7 +37,7 @@ Scalar world_energy(World& w) {
   return e;
 }
 
-// Ball drop (issue 11 item 1): r 0.1 m, 10 kg, mu 0, e 1, threshold 0, from 5 m; energy change
+// Ball drop (docs/fidelity.md item 1): r 0.1 m, 10 kg, mu 0, e 1, threshold 0, from 5 m; energy change
 // per bounce, J, over the first `bounces` bounces.
 double ball_gain_per_bounce(RestitutionLaw law, int bounces, PositionUpdate update) {
   World w;
@@ -232,7 +232,7 @@ void elastic666(RestitutionLaw law, double& energy_error, double& final_ratio, d
 // ANYmal in free flight (no ground, no torques, dt 1 ms), 5 s, thrown with base velocity
 // (1, 0.5, 3) m/s, (1, -2, 0.5) rad/s and joint speeds alternating +-2 rad/s: energy error.
 // With `limits` the joints also hit their position limits, inelastic stops that dissipate by
-// design; without, the figure is the integrator's drift alone (the issue's "free flight").
+// design; without, the figure is the integrator's drift alone (RaiSim's "free flight" figure).
 double anymal_flight(const std::string& urdf, bool limits, PositionUpdate update) {
   World w;
   DelassusSettings c = w.settings().contact;
@@ -297,7 +297,7 @@ double deep_sphere(Scalar dt) {
   return fastest;
 }
 
-// ANYmal landing of issue 11 item 5: dropped from 1 m with 1 m/s forward (heading 0, 90, 180,
+// ANYmal landing (docs/fidelity.md, "Figures"): dropped from 1 m with 1 m/s forward (heading 0, 90, 180,
 // 270 degrees), joints PD kp 100 kd 2 to the nominal pose (URDF effort limit 80 N m), mu 0.8,
 // 2 s. Returns the number of upright landings (base tilt < 30 degrees and base above 0.3 m at the
 // end) and the lowest final base height.
@@ -335,7 +335,7 @@ int landing(const std::string& urdf, const std::string& solver, double& lowest) 
   return upright;
 }
 
-// Joint Coulomb friction (issue 11 item 7): the 1 kg link at 1 m held horizontal by URDF
+// Joint Coulomb friction (docs/fidelity.md item 6): the 1 kg link at 1 m held horizontal by URDF
 // friction f and no PD. Largest |q| over 1 s (rad), and the angular acceleration of the first
 // 0.1 s (rad/s^2; analytic (9.81 - f) / I when f < 9.81).
 void friction_link(const std::string& solver, Scalar friction, double& drift, double& accel) {
@@ -365,7 +365,7 @@ int run_bench_fidelity(const BenchOptions& o) {
     if (!std::isfinite(v)) std::cerr << "note: " << key << " is not finite\n";
   };
   // Scene groups, selectable with --scene NAME; progress and wall time of each on stderr. The
-  // default run is short (a few minutes on a loaded 2-core machine); --full runs the issue's
+  // default run is short (a few minutes on a loaded 2-core machine); --full runs the long
   // lengths where they differ (216 balls: 10 s instead of 2 s; 49 balls: 20 s instead of 5 s).
   const bool full = o.full;
   const Scalar balls49_s = full ? 20 : 5, pile_s = full ? 10 : 2;
@@ -514,7 +514,7 @@ int run_bench_fidelity(const BenchOptions& o) {
     }
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "fidelity benchmark (issue 11; docs/fidelity.md)\n";
+    std::cout << "fidelity benchmark (docs/fidelity.md)\n";
     for (const Metric& m : rows) {
       std::cout << "  " << std::left << std::setw(72) << m.label << std::right << std::setw(12)
                 << std::setprecision(4) << m.value << " " << m.unit;

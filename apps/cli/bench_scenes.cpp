@@ -1,5 +1,5 @@
 // `impulse bench scenes [--scene NAME] [--steps N] [--json]`: whole-World scenes at scale
-// (issue 10): a 216-sphere pile in a box (frictionless, and elastic e = 1), a 102-block
+// (docs/benchmarks.md): a 216-sphere pile in a box (frictionless, and elastic e = 1), a 102-block
 // Kapla-style tower at a 10 ms step (6 floors of 8 blocks on edge carrying 9 flat blocks, after
 // SimBenchmark's Kapla scene), 100 ANYmals standing 2 m apart (and the single-robot world it is
 // compared with), and 1000 boxes dropped onto the ground. Each prints the mean and median us per

@@ -32,7 +32,7 @@ struct BenchOptions {
   unsigned seed = 1;
   std::string scene;  // bench scenes: one scene name, or all (default)
   long steps = 0;     // bench scenes: steps per scene (0: the scene's default)
-  bool full = false;  // bench fidelity: the issue's full scene lengths
+  bool full = false;  // bench fidelity: the long scene lengths
   int anderson = -1;  // bench scenes: Anderson memory of the bisection solver (-1: its default)
   std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };
@@ -40,7 +40,7 @@ int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
 int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp
 int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
 int run_bench_scenes(const BenchOptions& o);     // bench_scenes.cpp
-int run_bench_fidelity(const BenchOptions& o);   // bench_fidelity.cpp (issue 11 metrics)
+int run_bench_fidelity(const BenchOptions& o);   // bench_fidelity.cpp (docs/fidelity.md)
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();

@@ -1,4 +1,4 @@
-// The ANYmal reference scenarios of Hwangbo, Lee, Hutter, RA-L 2018, sec. V-A (DESIGN.md sec. 5):
+// The ANYmal reference scenarios of Hwangbo, Lee, Hutter, RA-L 2018, sec. V-A (docs/architecture.md, "Reference scenarios"):
 //
 //   trot    trotting forward in diagonal pairs towards 1.5 m/s (gait controller in trot.cpp)
 //   hang    released at rest 1 m up, unactuated, only the feet collide: the torso passes through

@@ -1,4 +1,4 @@
-// The papers' validation scenarios (DESIGN.md sec. 5), one file each:
+// The papers' validation scenarios (docs/architecture.md, "Reference scenarios"), one file each:
 //
 //   sphere    Mylapilli & Jain 2017 sec. 6.1: a sphere (m = 1, r = 1) launched at 2 m/s on a plane
 //             with mu = 0.2 slides until t = 2 v0 / (7 mu g) = 0.2912 s, then rolls with

@@ -371,7 +371,7 @@ class Recording:
         raise KeyError(f"recording '{self.path}' has no system '{name_or_index}'")
 
     def sensor_fields(self, name: str) -> list[str]:
-        """Labels of the values of a recorded sensor (docs/recording.md, "Sensors")."""
+        """Labels of the values of a recorded sensor (docs/recording.md, "Scene")."""
         return self._sensor(name)[2]
 
     def sensor(self, name: str) -> np.ndarray:

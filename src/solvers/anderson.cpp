@@ -9,21 +9,21 @@
 // Gauss-Seidel sweep is an affine map in the impulses, and on a stack of bodies it contracts with
 // a rate close to 1 (the slow modes are the load paths through the stack). Anderson mixing on an
 // affine map is closely related to GMRES on the linear system (Walker & Ni, sec. 4) and removes
-// those modes. Measured (`impulse bench scenes [--anderson 5]`, docs/benchmarks.md; sweeps per
+// those modes. Measured (`impulse bench scenes [--anderson 0|5]`, docs/solvers.md; sweeps per
 // step, the largest island's): Kapla tower, 1000 steps, 44.5 -> 8.5 (solve 17.6 -> 3.7 ms per
 // step), 1000 boxes 686 -> 96 (284 -> 17 ms); a 30-body column (tests/solvers/test_anderson.cpp)
-// 10824 -> 127. Where it did not help (session 9, before bisection's frictionless QP): the
-// settling 216-sphere pile (10 s: 22.1 -> 25.1). Its slow islands are inconsistent: overlaps
+// 10824 -> 127. Where it does not help: the sweeps of the settling 216-sphere pile without
+// bisection's frictionless QP (10 s: 22.1 -> 25.1). Its slow islands are inconsistent: overlaps
 // measured independently at more contacts than the spheres have degrees of freedom ask for
 // push-out velocities no motion meets, so Gauss-Seidel drifts along a null direction of G until
 // a contact leaves; mixing cannot remove a drift.
 //
-// The default of bisection (BisectionSettings::anderson_memory = 5) since 2026-11-27; PGS keeps
-// 0 (the reference solver of Fig. 6 and of the tests). Until then it was opt-in because the
-// Talos humanoids with mesh feet toppled during the drop-and-hold test with it; the mesh-plane
-// manifold (session 17) and the effort-limit release (session 18) made that stance robust, and
-// every test passes with mixing on. Measured when it became the default (docs/benchmarks.md,
-// docs/fidelity.md): Hwangbo 2018 Fig. 6 at 100 000 steps 98.48 -> 99.10 % within 1 % of PGS
+// The default of bisection (BisectionSettings::anderson_memory = 5); PGS keeps 0 (the reference
+// solver of Fig. 6 and of the tests). A stance that balances on a few mesh vertices is sensitive
+// to solver accuracy; the mesh-plane manifold's continuous rule (docs/fidelity.md item 10) and
+// the effort-limit release (item 5) keep the Talos drop-and-hold tests at rest with mixing on.
+// Measured against mixing off (docs/solvers.md, docs/fidelity.md): Hwangbo 2018 Fig. 6 at
+// 100 000 steps 98.48 -> 99.10 % within 1 % of PGS
 // (hang 97.99 -> 99.90 %, 73.5 -> 15.1 sweeps per step); Kapla tower, 1000 steps, 43.0 -> 8.4
 // sweeps per step; the settling pile 3.94 -> 2.74 (with bisection's QP taking over plateaus);
 // ANYmal standing +0.17 % instructions per step.

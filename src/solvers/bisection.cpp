@@ -76,10 +76,11 @@
 //     stationarity condition dE/dtheta = v_T . dlambda_T/dtheta = v_T . (r' t + r t_perp) = 0
 //     (v_z = 0 on C; t = (cos, sin), t_perp = (-sin, cos), r' = dr/dtheta) is Coulomb's
 //     maximal-dissipation condition v_T . t_perp = 0 (friction anti-parallel to the slip) only
-//     when r' = 0, i.e. when G_zx = G_zy = 0. ANYmal's feet have strongly coupled blocks: on the
-//     landing of issue 11 the energy minimum's friction pointed 44 degrees away from opposing the
+//     when r' = 0, i.e. when G_zx = G_zy = 0. ANYmal's feet have strongly coupled blocks: on an
+//     ANYmal landing the energy minimum's friction points up to 44 degrees away from opposing the
 //     slip with 1.76x the normal impulse of the Coulomb solution PGS and LM agree on, and Fig. 6
-//     found 58.7 % agreement on the random task. The default searches instead for the zero of
+//     finds 58.7 % agreement on the random task (docs/fidelity.md item 2). The default searches
+//     instead for the zero of
 //         f(theta) = v_T(theta) . t_perp(theta)                   (v = Mbar lambda_T + cbar, eq. 16)
 //     with the same stepping, bracketing and Illinois refinement: f has the sign of dE/dtheta
 //     when G_ii is decoupled (dE/dtheta = r f), and the wanted zero (v_T = -kappa t, kappa > 0)

@@ -2,7 +2,7 @@
 //
 // Papers:
 //   E. Todorov, "Implicit nonlinear complementarity: a new approach to contact dynamics",
-//     ICRA 2010 (slides in shared/seeds): f(x), v(x) built so that the contact conditions hold
+//     ICRA 2010 (slides): f(x), v(x) built so that the contact conditions hold
 //     for every x; solve A f(x) + c = v(x) with v(x) = f(x) + x, i.e.
 //         r(x) = (A - I) f(x) - x + c = 0,
 //     by minimizing l(x) = |r|^2 / 2 with x <- x - (J^T J + lambda I)^-1 J^T r.

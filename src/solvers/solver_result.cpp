@@ -61,8 +61,7 @@ ContactResiduals evaluate_residuals(const ContactProblem& problem, const VecXcre
   exact.bisection_tolerance = 1e-12;
   exact.max_bisection_steps = 400;
   // v = G lambda + c through the storage-independent product: a factored problem (a large
-  // island: World::assembler().island(k).problem) has no dense G to read (it was read anyway,
-  // out of bounds, until session 23)
+  // island: World::assembler().island(k).problem) has no dense G to read
   VecX v(problem.size());
   problem.multiply(lambda, v);
   v += problem.c;

@@ -49,12 +49,12 @@ class StageClock {
 };
 
 // Dynamics stage of one system: Jacobians and poses at q, M~ factored, u_free.
-//   M~ = M + dt (Kd + D) + dt^2 Kp           (implicit PD and joint damping D, DESIGN.md sec. 2)
+//   M~ = M + dt (Kd + D) + dt^2 Kp           (implicit PD and joint damping D, docs/architecture.md, "One step")
 //   u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h + J^T f_ext)
 // The PD torque is evaluated at the end of the step (q + dt u+, u+), which is what makes stiff
 // gains stable at 1 ms; moving its u+ terms to the left gives M~.
 //
-// Actuator limits (URDF <limit effort velocity>, issue 11 item 7). The actuator torque of a
+// Actuator limits (URDF <limit effort velocity>, docs/fidelity.md item 5). The actuator torque of a
 // scalar joint, tau_k + PD_k, must lie in [lo, hi] = [-effort, effort], narrowed to [-effort, 0]
 // when u_k >= velocity limit and to [0, effort] when u_k <= -velocity limit (the motor cannot
 // drive the joint faster; gravity or contacts still can). A joint whose actuator torque would
@@ -194,7 +194,7 @@ bool damping_free(const StepperSystem& s) {
 // world-frame twist of body b, V_b = V_parent(b) + sum over its dofs J_k u_free_k ([v_O; w]:
 // v_O the velocity of the point at the world origin, so v_b = v_O + w x p_b at the body origin).
 // The contact stage then sees the surface a fast body will reach during the step one step ahead,
-// as a speculative row (target -gap/dt) instead of after it has penetrated (issue 11, item 3).
+// as a speculative row (target -gap/dt) instead of after it has penetrated (docs/fidelity.md item 4).
 // The bound uses max_b |v_b| + max_b |w_b| reach (>= max_b of the sum): two square roots per
 // system instead of two per body (this runs every step, also for a robot standing still).
 Scalar swept_margin(const Model& m, const Data& d, const VecX& u_free, Scalar reach, Scalar dt, Vec6Vector& V) {

@@ -1,5 +1,5 @@
-// No heap allocation in any dynamics algorithm after Data construction (DESIGN.md sec. 3,
-// STYLE.md 3.7.2), on ANYmal, the quadruped and random trees.
+// No heap allocation in any dynamics algorithm after Data construction (docs/architecture.md,
+// "Model and Data"), on ANYmal, the quadruped and random trees.
 //
 // This file also defines the allocation counter of tests/support/alloc_counter.hpp: malloc,
 // calloc, realloc and the aligned allocators are interposed (glibc allows the executable to

@@ -1,6 +1,6 @@
 // URDF loader: layout and conventions on the small models in models/, exact fixed-joint merging
 // (checked against the parallel-axis theorem by hand), depth-first file order, mesh path
-// resolution, and one test per error case of the issue (each message names file and culprit).
+// resolution, and one test per error case (each message names file and culprit).
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>

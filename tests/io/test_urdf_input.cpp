@@ -76,7 +76,7 @@ std::string chain(int n) {
 }  // namespace
 
 TEST_CASE("URDF input: unknown elements and attributes are warnings naming them and their line", "[io][urdf_input]") {
-  // the typos of the issue: <orign>, <axs>, <collison>
+  // typical typos: <orign>, <axs>, <collison>
   const std::string xml = robot(
       "<link name=\"a\">" + std::string(kInertial) +
       "</link>\n"

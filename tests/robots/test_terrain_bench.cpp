@@ -1,4 +1,4 @@
-// Benchmarks of issue 15 (hidden: run with `impulse_tests "[.bench]"`, Release only): ANYmal
+// Benchmarks of terrain and sensors (docs/benchmarks.md; hidden: run with `impulse_tests "[.bench]"`, Release only): ANYmal
 // trotting on flat ground and on random rough terrain (5 cm amplitude) at 1 ms, and a 200-ray
 // height scan. Thread CPU time. Prints medians of several repetitions; the flat run in the same process is the
 // reference for the ratio (the machine may be loaded).

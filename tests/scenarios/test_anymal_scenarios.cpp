@@ -68,8 +68,8 @@ static Scalar check_hang(PositionCorrection correction) {
   CHECK(e_max <= e0 * (1 + 1e-12));  // the fall before the first contact conserves E up to rounding
   CHECK(steps_all_four == total - fall);  // all four feet stay on the plane (within 1 mm)
   // the base hangs below the plane (-0.129 m after 12 s with bisection's Coulomb slip model, the
-  // effort limits and speculative contacts of issue 11; PGS -0.129 m, LM -0.127 m; below -0.3 m
-  // with the former eq. 8 slip model)
+  // effort limits and speculative contacts of docs/fidelity.md; PGS -0.129 m, LM -0.127 m; below
+  // -0.3 m with the eq. 8 slip model, SlipModel::MinimumEnergy)
   CHECK(s->robot().q()[2] < -0.1);
   CHECK(capped == 0);
   if (correction == PositionCorrection::Split) CHECK(exact > 0);

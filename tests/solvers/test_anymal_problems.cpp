@@ -1,5 +1,5 @@
-// Contact solvers on ANYmal contact problems (the issue "contact solvers": tests on problems from
-// ANYmal configurations; Hwangbo, Lee, Hutter, RA-L 2018, Fig. 6).
+// Contact solvers on contact problems from ANYmal configurations (Hwangbo, Lee, Hutter, RA-L 2018,
+// Fig. 6).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -205,13 +205,13 @@ TEST_CASE("Fig. 6: bisection and PGS (1e-20) agree within 1% where the models co
        << f_coulomb << " of " << coulomb << "; problems with a slipping contact: " << slipping);
 #ifdef NDEBUG
   // (292 contacts: one is 0.34 %. The sample follows the scenarios' trajectories, which any change
-  // of the stepper moves: 289 of 292 within 1 % since the effort clamps agree with the implicit
-  // PD torque, 290 or more before. The target is tracked on `impulse demo table2`, Fig. 6.)
+  // of the stepper moves: 289 of 292 are within 1 %. The target is tracked on `impulse demo
+  // table2`, Fig. 6.)
   CHECK(f_coincide >= 0.985);
 #else
   // The Debug sample has ~55 such contacts, each 1.8 %: a smoke check. Up to 3 outside 1 % is
-  // within its sampling noise (2 before session 18's effort-limit release moved the trajectories,
-  // 3 after; the Release sample above is the measure).
+  // within its sampling noise (the trajectories move with any change of the stepper; the Release
+  // sample above is the measure).
   CHECK(coincide - coincide_within <= 3);
 #endif
   CHECK(f_coulomb >= 0.99);

@@ -1,7 +1,7 @@
-// LM on the islands of piles (issue 10): the proximal step leaves the plateaus of singular G,
-// a problem without exact solution ends after one useless restart at its least-squares point,
-// and the sparse paths (block pattern of G, reduced normal equations) solve real pile islands
-// to the same velocities as projected Gauss-Seidel.
+// LM on the islands of piles (docs/solvers.md, "lm on large islands"): the proximal step leaves
+// the plateaus of singular G, a problem without exact solution ends after one useless restart at
+// its least-squares point, and the sparse paths (block pattern of G, reduced normal equations)
+// solve real pile islands to the same velocities as projected Gauss-Seidel.
 #include <catch2/catch.hpp>
 
 #include <memory>

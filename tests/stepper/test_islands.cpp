@@ -1,4 +1,4 @@
-// Islands, block-sparse Delassus, memory that grows with use (issue 10): islands found by
+// Islands, block-sparse Delassus, memory that grows with use (docs/architecture.md): islands found by
 // union-find through contacts (static geometry joins nothing), block-sparse and dense island G
 // equal and solved to the same impulses, the contact cap reported, no allocation in steady state,
 // and the memory of a World with one ANYmal.
@@ -188,7 +188,7 @@ TEST_CASE("islands: a pile is one factored island; its G matches its dense globa
 }
 
 TEST_CASE("islands: evaluate_residuals measures a factored island as its dense copy", "[stepper][islands][sparse]") {
-  // (it read the empty dense G of a factored problem, out of bounds, before session 23)
+  // (a factored problem has no dense G: reading it would be out of bounds)
   World w;
   std::mt19937 rng(11);
   settle_small_pile(w, rng);

@@ -1,4 +1,4 @@
-// Joint Coulomb friction (URDF <dynamics friction>, issue 11 item 7): one box row per scalar joint
+// Joint Coulomb friction (URDF <dynamics friction>, docs/fidelity.md item 6): one box row per scalar joint
 // with friction f > 0, |lambda| <= f dt, target 0 (contact/delassus.hpp), solved exactly by every
 // solver. Analytic checks on a 1 kg point-like link at 1 m (I = 1 + 1e-4 kg m^2):
 //   held horizontal, gravity torque m g l = 9.81 N m < f = 20 N m: it sticks (every solver);

@@ -1,4 +1,4 @@
-// Mimic joints (URDF <mimic>, issue 15): q_j = m q_master + o kept by one equality row per
+// Mimic joints (URDF <mimic>, docs/robots.md): q_j = m q_master + o kept by one equality row per
 // coupling in the contact problem (contact/delassus.hpp). Checked against analytic and
 // independent answers with every solver:
 //   two sibling prismatic fingers (the Panda's gripper), m = -1: a force F on the master

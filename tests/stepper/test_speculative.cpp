@@ -1,7 +1,7 @@
 // Speculative contacts (stepper.hpp, CollisionWorld::set_speculative_margin): each moving
 // object's contact margin grows with the distance it can travel in one step, so a fast body meets
 // the surface as a speculative row (target -gap / dt) instead of penetrating and being thrown back
-// by the push-out. Issue 11: at 20 m/s a ball sank 2.1 mm and rebounded at 0.41 m/s with e = 0.
+// by the push-out (docs/fidelity.md item 4).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

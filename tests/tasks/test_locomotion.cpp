@@ -267,8 +267,8 @@ TEST_CASE("LocomotionTask::step allocates nothing", "[batch]") {
   LocomotionTask task(s, 4, 2);
   Buffers b(4);
   task.reset(0, b.obs);
-  // the contact buffers grow the first time a step needs more rows (issue 10: memory grows with
-  // use), so warm up over many episodes first; then steps and resets allocate nothing
+  // the contact buffers grow the first time a step needs more rows (memory grows with use:
+  // docs/architecture.md), so warm up over many episodes first; then steps and resets allocate nothing
   for (int k = 0; k < 100; ++k) b.step(task);
   test::alloc_counter_start();
   for (int k = 0; k < 12; ++k) b.step(task);

@@ -1,5 +1,5 @@
 // VecWorld: N independent Worlds stepped in parallel by a ThreadPool (module batch/, above world/;
-// DESIGN.md sec. 7). The worlds share nothing, so stepping them on any number of threads gives
+// docs/architecture.md, "Module layering"). The worlds share nothing, so stepping them on any number of threads gives
 // bit-identical results; state is gathered into and scattered from caller-provided contiguous
 // row-major arrays (one row per world), so a Python caller hands numpy arrays straight through.
 //

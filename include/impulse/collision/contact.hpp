@@ -1,6 +1,6 @@
 // Contact and ContactSet: the output of the collision stage, the input of the Delassus assembler.
 //
-// Convention (docs/collision.md, DESIGN.md sec. 1): `normal` is a unit vector pointing from body B
+// Convention (docs/collision.md, docs/conventions.md): `normal` is a unit vector pointing from body B
 // into body A (for ground contact: up, into the robot); the contact impulse lambda acts on A and
 // -lambda on B. `depth` is the penetration depth along the normal: positive when the shapes
 // overlap, negative when they are apart but within the contact margin. `position` is the midpoint

@@ -1,4 +1,4 @@
-// ContactProblem: the one thing a contact solver sees (DESIGN.md section 4).
+// ContactProblem: the one thing a contact solver sees (docs/architecture.md, "Contact solvers").
 //
 // The Delassus assembler (contact/delassus.hpp) fills it each step; solvers never include model,
 // dynamics or collision headers. The problem is the velocity-level complementarity problem
@@ -24,7 +24,7 @@
 
 namespace impulse {
 
-// Factored storage of G (large islands, contact/delassus.hpp; issue 10). With the tree-sparse
+// Factored storage of G (large islands, contact/delassus.hpp). With the tree-sparse
 // factor M~_s = L_s^T D_s L_s of each dynamic system s and Y_s = L_s^-T J_s^T,
 //     G = sum_s Y_s^T D_s^-1 Y_s                                   (RBDA sec. 6.5)
 // is kept as its factors instead of its entries. Groups: contact i (rows 3i .. 3i+2) is group i,
@@ -156,7 +156,7 @@ class DelassusProduct {
  private:
   // Dense G: the rows' products as plain column loops, in the order of Eigen's matrix-vector
   // kernel (same bits) without its set-up: 0.7k instructions fewer in a standing ANYmal's step,
-  // neutral in wall time (docs/benchmarks.md, sessions 22 and 23).
+  // neutral in wall time (in-process A/B; docs/benchmarks.md, "Machine and method").
   static inline Vec3 dense_rows(const ContactProblem& p, Index i, const VecXcref& lambda);
   static inline Scalar dense_row(const ContactProblem& p, Index r, const VecXcref& lambda);
   inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded

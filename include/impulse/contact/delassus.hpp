@@ -1,5 +1,5 @@
 // Delassus assembler: contacts and joint limits -> one ContactProblem (G, c, mu), and the
-// velocity update from the solved impulses (DESIGN.md section 2; Hwangbo 2018 eq. 1-3).
+// velocity update from the solved impulses (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
 //
 // For every dynamic system s (an articulated system or a free body) with joint-space inertia
 // M~_s (M + dt Kd + dt^2 Kp when implicit PD is on, factored as L^T D L by ltdl_factor) and free
@@ -13,11 +13,11 @@
 // side X (zero for static objects). A joint limit is one row +-e_k on the dof (lower: +, upper: -).
 // The Delassus matrix is built through the tree-sparse factor M~_s = L_s^T D_s L_s
 // (Featherstone RBDA sec. 6.5): J_s M~_s^-1 J_s^T = Y_s^T D_s^-1 Y_s with Y_s = L_s^-T J_s^T.
-// Joint Coulomb friction (URDF <dynamics friction>, MJCF frictionloss; issue 11): every scalar
+// Joint Coulomb friction (URDF <dynamics friction>, MJCF frictionloss; docs/fidelity.md item 6): every scalar
 // joint with friction f_k > 0 has one box row J = e_k every step, target 0 (stick), bound
 // |lambda| <= f_k dt (contact_problem.hpp), after all limit rows; built like a limit row (its
 // piece is the path root..k). The row sees M~, so implicit PD and damping combine with it exactly.
-// Mimic joints (URDF <mimic>, Model::mimic; issue 15): q_j = m q_master + o is kept by one
+// Mimic joints (URDF <mimic>, Model::mimic; docs/robots.md): q_j = m q_master + o is kept by one
 // equality row per coupling, J = e_j - m e_master (box row with bound +inf, after the friction
 // rows), as two one-row pieces of the same group (paths root..j and root..master, like the two
 // sides of a contact within one system). Its target removes a coupling error
@@ -47,7 +47,7 @@
 // (bounce(r) = e, target b = max(b, 0): the impact happens within this step, so the first solve
 // compresses fully); the stepper adds the restitution impulse after the solve (stepper.hpp).
 //
-// Islands (issue 10; after Box2D's and Jolt's island builders). The dynamic systems are joined by
+// Islands (after Box2D's and Jolt's island builders). The dynamic systems are joined by
 // union-find through the contacts that touch two of them (static geometry, the ground and welded
 // bodies join nothing); a system's limit rows belong to it. Each island with constraint rows is
 // an independent problem: its contacts (in ContactSet order) then its limit rows, in local rows.
@@ -112,7 +112,7 @@ enum class PositionCorrection {
              // (adds kinetic energy)
   Split,     // (the default) split impulse: a separate frictionless solve of the unilateral
              // rows whose velocity moves q only; u is left as the contact solve made it (no
-             // kinetic energy added, no bias on sliding: docs/fidelity.md item 2)
+             // kinetic energy added, no bias on sliding: docs/fidelity.md item 9)
 };
 
 struct DelassusSettings {

@@ -2,8 +2,8 @@
 //
 // Batched simulation steps many independent Worlds one after the other, each too large to stay
 // in the core's cache until its next turn: every control step starts with the World's memory
-// cold, which made the steps of 256 ANYmal environments 40 % slower than those of 8
-// (docs/benchmarks.md). A thread that knows which World it steps next asks for its
+// cold, which makes the steps of 256 ANYmal environments about 25 % slower than those of 16
+// (docs/benchmarks.md, "Python and batched environments"). A thread that knows which World it steps next asks for its
 // memory (World::prefetch) while it computes the current one, so the misses overlap the work.
 #pragma once
 

@@ -2,7 +2,7 @@
 //
 // Every revolute joint needs cos(q) and sin(q) once per step (the joint's rotation). Through libm
 // the pair took about 110 instructions and a call (12 joints: 2.6 % of an ANYmal step's 55k
-// instructions, docs/benchmarks.md). This is the textbook method written out, so the compiler
+// instructions, by callgrind). This is the textbook method written out, so the compiler
 // inlines it (about 85 instructions, no branch in the common case; on this machine's Zen 4 the
 // latency of libm's pair, 17 ns in a dependent chain, and 1.4x its throughput):
 //   1. Cody-Waite reduction: k = round(x 2/pi), r = x - k pi/2 with pi/2 split in three parts

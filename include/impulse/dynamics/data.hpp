@@ -36,7 +36,7 @@ struct WorldInertia {
   // The same into raw storage (a column of Data::F), coefficient by coefficient: Eigen's
   // head<3>/tail<3> form wrote f as 16-byte halves split at index 3, so the 16-byte load of
   // f[2..3] that CRBA's S^T F then issued waited on two stores (a store-forwarding stall; 19 % of
-  // CRBA's backward pass in perf annotate, session 16).
+  // CRBA's backward pass in perf annotate).
   void apply_to(const Scalar* v, Scalar* f) const {
     const Scalar vx = v[0], vy = v[1], vz = v[2], wx = v[3], wy = v[4], wz = v[5];
     const Scalar hx = h.x(), hy = h.y(), hz = h.z();

@@ -1,6 +1,6 @@
 // URDF loader: turns a URDF robot description into an immutable Model.
 //
-// Conventions (DESIGN.md section 1, docs/conventions.md, docs/robots.md):
+// Conventions (docs/conventions.md, docs/robots.md):
 // - Root: when the root link is named "world" (and has no <inertial>), its single child joint
 //   becomes the root joint (a fixed joint gives a fixed base). Otherwise the root link gets a
 //   floating joint named "root" (q = [x y z qw qx qy qz], u = world-frame [v; w]), or a fixed

@@ -5,7 +5,7 @@
 // q = 0; the body frame B of body i is X_JB = X_J(q) relative to it (URDF: child link frame =
 // joint frame at zero). Velocities of bodies are [linear; angular] twists in body coordinates.
 //
-// Generalized velocity u per joint (DESIGN.md section 1):
+// Generalized velocity u per joint (docs/conventions.md):
 //   revolute, prismatic   1 coordinate, 1 velocity (joint rate along `axis`, in J)
 //   spherical             q = [qw qx qy qz] (rotation of B in J), u = angular velocity of B
 //                         relative to J, expressed in B

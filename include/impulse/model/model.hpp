@@ -100,7 +100,7 @@ class Model {
   // Two descriptions are equal when every public member is equal, value for value (names,
   // topology, placements, inertias, limits, frames, collision and visual shapes, mimic
   // couplings). Equal Models are interchangeable: World::add_articulated_system uses this to
-  // hold one copy for many robots loaded from the same file (docs/benchmarks.md, "many robots").
+  // hold one copy for many robots loaded from the same file (docs/benchmarks.md, "Scenes at scale").
   bool operator==(const Model& other) const;
   bool operator!=(const Model& other) const { return !(*this == other); }
 

@@ -51,7 +51,7 @@ struct SensorChannel {
   std::function<void(float*)> read;
 };
 
-// The sensors a recording carries (docs/recording.md, "Sensors"). Each frame holds their readings
+// The sensors a recording carries (docs/recording.md, "Scene"). Each frame holds their readings
 // as they are when record() runs: update the sensors after the step and before record(). The
 // sensors must outlive the Recorder. add() throws InvalidArgument for a name already used.
 class RecordedSensors {

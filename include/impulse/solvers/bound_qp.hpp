@@ -69,7 +69,7 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
 // f decreases strictly at every change of P, so no free set repeats: the method ends after
 // finitely many steps with the exact KKT point (velocity Signorini to rounding), where the
 // sweeps and MPRGP crawl on rank-deficient stacks (a settling pile: 15-30 ms of 1 000 sweeps per
-// island that this solves in tens of Cholesky updates; docs/benchmarks.md, session 17).
+// island that this solves in tens of Cholesky updates; docs/solvers.md).
 // G_PP is factored as L L^T, grown by one row when a row joins P and shrunk by Givens rotations
 // when one leaves (both O(|P|^2); Golub and Van Loan, Matrix Computations, sec. 6.5). G of a pile is singular (statically indeterminate stacks), so the factor is of
 // G_PP + eps I with eps = 1e-10 max_r G_rr: a finite z on any P, at the cost of velocities off by

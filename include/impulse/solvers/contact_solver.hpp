@@ -1,4 +1,5 @@
-// ContactSolver: the one interface behind which the four contact solvers sit (DESIGN.md sec. 4).
+// ContactSolver: the one interface behind which the four contact solvers sit (docs/architecture.md,
+// "Contact solvers"; docs/solvers.md).
 //
 //   auto solver = make_contact_solver("bisection");   // or "pgs", "lm", "noslip"
 //   solver->reserve(max_rows);                         // allocates all workspace once

@@ -1,4 +1,5 @@
-// Solver registry: the one place that knows the contact solvers by name (DESIGN.md sec. 4).
+// Solver registry: the one place that knows the contact solvers by name (docs/architecture.md,
+// "Contact solvers").
 // Each entry has a name, a one-line summary (for --help and messages), a factory from
 // SolverSettings and a reader that recovers the settings of an instance (World::clone).
 // make_contact_solver(name), the world file's <solver> element, the CLI's --solver and

@@ -1,4 +1,5 @@
-// SolverResult and the common residual report of every contact solver (DESIGN.md section 4).
+// SolverResult and the common residual report of every contact solver (docs/architecture.md,
+// "Contact solvers").
 //
 // Each solver stops on its own criterion (Hwangbo 2018 Alg. 2 uses the exact constraint violation,
 // PGS eq. 17 the impulse change plus penetration velocity, LM the least-squares cost of Todorov's

@@ -1,4 +1,4 @@
-// Stepper: the stage list of one time step (DESIGN.md section 2; Hwangbo 2018 eq. 1-3).
+// Stepper: the stage list of one time step (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
 //
 //   prepare():  dynamics   per system: kinematics, Jacobians, M~ = M + dt (Kd + D) + dt^2 Kp,
 //                          h (with external wrenches), L^T D L of M~, free velocity
@@ -36,7 +36,7 @@
 // push-out target gone the velocity problem of the stretched legs (feet plus limit rows,
 // rank-deficient G) is exactly consistent, and plain block SOR converged slowly on it (~400
 // sweeps per step instead of ~15); that kept Split optional until bisection's Anderson mixing
-// became the default (session 19: 17.9 sweeps per step on hang; docs/architecture.md).
+// became the default (about 13 sweeps per step on hang; docs/architecture.md).
 //
 // Restitution phase (RestitutionLaw::Poisson, DelassusSettings). The assembler leaves the bounce
 // out of the targets, so the first solve is the inelastic (compression) impulse lambda_c. For the

@@ -1,4 +1,4 @@
-// StepperSystem: what the stepper reads and writes of one dynamic system (DESIGN.md sec. 7: the
+// StepperSystem: what the stepper reads and writes of a system (docs/architecture.md, "Module layering": the
 // stepper does not know world/). The owner of the system (world/ArticulatedSystem) fills the
 // pointers with its state, inputs and workspace; the stepper advances q and u, clears the external
 // wrenches after the step and reports the contact impulses on the system's bodies.
