@@ -15,7 +15,7 @@ namespace impulse {
 
 namespace {
 // check_vector, but the message (a heap string) is built only on failure: the setters run every
-// control step of a batched RL loop, which must not allocate (tests/batch/test_locomotion.cpp).
+// control step of a batched RL loop, which must not allocate (tests/tasks/test_locomotion.cpp).
 void check_input(const VecXcref& x, Index n, const std::string& system, const char* what) {
   if (x.size() == n && x.allFinite()) return;
   check_vector(x, n, "system '" + system + "': " + what);

@@ -87,8 +87,10 @@
 // correction run per island, each on its own problem (dense or factored G), warm-started from
 // the global impulse vector and written back to it; the integrate stage applies the global lambda.
 //
-// Hidden state: everything the next step depends on besides the systems' q and u (the warm-start
-// memory) is in one copyable StepperCache, cache() / restore_cache() (World save/restore).
+// State and scratch: everything the next step depends on besides the systems' q and u (the
+// warm-start memory, StepperCache) and what the step reports (contacts, impulses, StepStats) is in
+// the caller's StepperState; everything else the Stepper holds is scratch that each step rewrites
+// before reading it, so one Stepper may serve many Worlds of one layout in turn.
 //
 // World::integrate() runs both; World::integrate1()/integrate2() expose the halves so a user can
 // read the contacts before the solve. Nothing here allocates once sizes have been seen.
