@@ -25,6 +25,8 @@ void bind_world(py::module_& m);     // bind_world.cpp: World, Contact, ContactR
 void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld, LocomotionBatch
 void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoise, Imu, JointSensor, ContactSensor,
                                      // ForceTorqueSensor, HeightScan
+void bind_algorithms(py::module_& m); // bind_algorithms.cpp: Data, rnea, crba, aba, ..., rnea_derivatives,
+                                     // aba_derivatives; Model.integrate / difference
 
 // Raises ConcurrentUseError while another thread steps or changes `object` (a World, an
 // ArticulatedSystem, a batch): calls that release the GIL hold the object's use marker for their
