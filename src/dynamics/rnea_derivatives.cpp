@@ -1,5 +1,4 @@
-// Analytic RNEA and ABA derivatives (Carpentier & Mansard, RSS 2018, Alg. 1 and eq. 19), world
-// frame. See rnea_derivatives.hpp for the equations and conventions.
+// Analytic RNEA and ABA derivatives (Carpentier & Mansard, RSS 2018, Alg. 1), world frame. See rnea_derivatives.hpp for the equations and conventions.
 #include "impulse/dynamics/rnea_derivatives.hpp"
 
 #include "impulse/dynamics/aba.hpp"

@@ -1,6 +1,6 @@
 // Analytic derivatives of inverse and forward dynamics (Carpentier & Mansard, "Analytical
-// Derivatives of Rigid Body Dynamics Algorithms", RSS 2018: Alg. 1 for RNEA, sec. IV-C for ABA),
-// in the world frame (all spatial quantities in world coordinates at the world origin, as aba.hpp).
+// Derivatives of Rigid Body Dynamics Algorithms", RSS 2018: Alg. 1 for RNEA, and ABA's
+// derivatives from RNEA's as the paper does), in the world frame (all spatial quantities in world coordinates at the world origin, as aba.hpp).
 //
 // Derivatives with respect to q are taken in the tangent space of the configuration manifold:
 //   d tau / dq = d tau(q (+) dq) / d dq at dq = 0,  with (+) = Model::integrate (dt = 1),
@@ -15,15 +15,15 @@
 // parent's velocity and acceleration moved with the subtree; they do not, and the difference is
 //   dv_k = xi x v_k + beta ,  da_k = xi x a_k + alpha + beta x v_k   for k in subtree(j), with
 //   beta = v_lambda x s ,  alpha = a_lambda x s + v_lambda x beta     (s = S_j e_j, lambda = parent)
-// (the paper's eq. 12-14 for dv/dq and da/dq, written relative to the covariant part). Then
+// (the paper's recursions for dv/dq and da/dq, written relative to the covariant part). Then
 //   df_k = xi x* f_k + I_k alpha + B_k beta ,  B_k = v_k x* I_k - I_k v_k x + (h_k x-bar)
-// where (h x-bar) beta = beta x* h (B_k is the paper's "Bc" of eq. 15 / Pinocchio's doYcrb),
+// where (h x-bar) beta = beta x* h (B_k is the paper's "B" term, Pinocchio's doYcrb),
 // and with the subtree sums I^c_k, B^c_k and the composite force F_k = sum_{subtree(k)} f:
 //   d tau_k / dq_j = S_k^T (I^c_k alpha + B^c_k beta)                   k in subtree(j) (j too)
 //                  = S_k^T (s x* F_j + I^c_j alpha + B^c_j beta)        k an ancestor of j
 // (the covariant parts cancel: (xi x S_k)^T F_k + S_k^T (xi x* F_k) = 0). Likewise for u:
 //   d tau_k / du_j = S_k^T (I^c_k gamma + B^c_k s) (k in subtree(j)), S_k^T (I^c_j gamma + B^c_j s)
-//   (k an ancestor), with gamma = (v_lambda + v_j) x s, and d tau / d udot = M (eq. 16-18).
+//   (k an ancestor), with gamma = (v_lambda + v_j) x s, and d tau / d udot = M.
 // The floating root (always body 0, no ancestors) has a subspace S_0 = [[1, [p]x], [0, 1]] that is
 // not body-fixed: beta = dv_0 - xi x v_0, alpha = da_0 - xi x a_0 + v_0 x beta with dv_0 = [dv x w;
 // 0], da_0 = [dv x wdot; 0], gamma = dc_0 - s x v_0 (c_0 = [v x w; 0]), and its own rows get
@@ -35,7 +35,7 @@
 // F_k = I^c S_k (as CRBA) and G_k = B^c^T S_k: the subtree rows of column j are
 // F_k . alpha + G_k . beta, the ancestor rows S_k . (...), O(nv * depth) entries of 6-dot products.
 //
-// ABA derivatives (sec. IV-C, eq. 19): at udot = aba(q, u, tau),
+// ABA derivatives (differentiating tau(q, u, aba(q, u, tau)) = tau): at udot = aba(q, u, tau),
 //   d udot / dq = -M^-1 d tau/dq ,  d udot / du = -M^-1 d tau/du ,  d udot / d tau = M^-1,
 // with M from the backward pass above (d tau / d udot) and its tree-sparse L^T D L factor
 // (ltdl.hpp).
