@@ -20,6 +20,7 @@
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/rnea.hpp"
+#include "impulse/dynamics/rnea_derivatives.hpp"
 #include "impulse/io/urdf.hpp"
 
 namespace impulse::cli {
@@ -110,6 +111,15 @@ int run_bench_dynamics(const BenchOptions& o) {
                   })});
   rows.push_back({"aba_ns", "ABA (forward dynamics)", median_ns(n, [&](int s) {
                     keep(aba(m, d, qs[s], us[s], taus[s]));
+                  })});
+  MatX dq(m.nv, m.nv), du(m.nv, m.nv), dtau(m.nv, m.nv);
+  rows.push_back({"rnea_derivatives_ns", "RNEA derivatives (d tau / dq, du)", median_ns(n, [&](int s) {
+                    rnea_derivatives(m, d, qs[s], us[s], taus[s], dq, du);
+                    keep(dq);
+                  })});
+  rows.push_back({"aba_derivatives_ns", "ABA derivatives (d udot / dq, du, dtau)", median_ns(n, [&](int s) {
+                    aba_derivatives(m, d, qs[s], us[s], taus[s], dq, du, dtau);
+                    keep(dq);
                   })});
   rows.push_back({"jacobians_ns", "joint Jacobians + foot point Jacobians", median_ns(n, [&](int s) {
                     compute_joint_jacobians(m, d, qs[s]);

@@ -12,6 +12,7 @@
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/rnea.hpp"
+#include "impulse/dynamics/rnea_derivatives.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/model.hpp"
 #include "impulse/model/model_builder.hpp"

@@ -78,6 +78,22 @@ from ._impulse import (  # noqa: F401
     load_world,
     solver_registry,
 )
+from ._impulse import (  # noqa: F401  (model-level algorithms, bind_algorithms.cpp)
+    Data,
+    aba,
+    aba_derivatives,
+    center_of_mass,
+    crba,
+    forward_kinematics,
+    frame_jacobian,
+    frame_placement,
+    frame_placements,
+    kinetic_energy,
+    nonlinear_effects,
+    potential_energy,
+    rnea,
+    rnea_derivatives,
+)
 from . import _impulse as _compiled  # noqa: E402
 from . import _pickling  # noqa: E402
 

@@ -26,6 +26,8 @@ void bind_batch(py::module_& m);     // bind_batch.cpp: VecWorld
 void bind_tasks(py::module_& m);     // bind_tasks.cpp: LocomotionSettings, LocomotionTask
 void bind_sensors(py::module_& m);   // bind_sensors.cpp: Heightfield, SensorNoise, Imu, JointSensor, ContactSensor,
                                      // ForceTorqueSensor, HeightScan
+void bind_algorithms(py::module_& m); // bind_algorithms.cpp: Data, rnea, crba, aba, ..., rnea_derivatives,
+                                     // aba_derivatives; Model.integrate / difference
 
 // Raises ConcurrentUseError while another thread steps or changes `object` (a World, an
 // ArticulatedSystem, a batch): calls that release the GIL hold the object's use marker for their

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_impulse, m) {
   impulse::python::bind_sensors(m);
   impulse::python::bind_batch(m);
   impulse::python::bind_tasks(m);
+  impulse::python::bind_algorithms(m);
 }

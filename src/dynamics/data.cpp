@@ -79,6 +79,10 @@ Data::Data(const Model& model) : nb(model.nb), nv(model.nv), nq(model.nq), gravi
   u_aba = VecX::Zero(nv);
   udot = VecX::Zero(nv);
 
+  oBcrb.assign(nb, Mat6::Zero());
+  of.assign(nb, Vec6::Zero());
+  dG = Mat6X::Zero(6, nv);
+
   Jframe = Mat6X::Zero(6, nv);
   Jpoint = Mat3X::Zero(3, nv);
 }

@@ -71,6 +71,29 @@ void joint_integrate(JointType t, const Scalar* q, const Scalar* u, Scalar dt, S
   }
 }
 
+void joint_difference(JointType t, const Scalar* q0, const Scalar* q1, Scalar* u) {
+  switch (t) {
+    case JointType::Fixed: return;
+    case JointType::Revolute:
+    case JointType::Prismatic: u[0] = q1[0] - q0[0]; return;
+    case JointType::Spherical: {
+      // R1 = R0 exp([w]): w = log(R0^T R1), body frame
+      const Quat a = Quat(q0[0], q0[1], q0[2], q0[3]).normalized(), b = Quat(q1[0], q1[1], q1[2], q1[3]).normalized();
+      Eigen::Map<Vec3> w(u);
+      w = quat_log(a.conjugate() * b);
+      return;
+    }
+    case JointType::Floating: {
+      // p1 = p0 + v, R1 = exp([w]) R0: w = log(R1 R0^T), world frame
+      const Quat a = Quat(q0[3], q0[4], q0[5], q0[6]).normalized(), b = Quat(q1[3], q1[4], q1[5], q1[6]).normalized();
+      for (int k = 0; k < 3; ++k) u[k] = q1[k] - q0[k];
+      Eigen::Map<Vec3> w(u + 3);
+      w = quat_log(b * a.conjugate());
+      return;
+    }
+  }
+}
+
 void joint_neutral(JointType t, Scalar* q) {
   switch (t) {
     case JointType::Fixed: return;

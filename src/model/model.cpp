@@ -45,6 +45,15 @@ VecX Model::neutral_configuration() const {
   return q;
 }
 
+void Model::difference(const VecXcref& q0, const VecXcref& q1, VecXref u) const {
+  IMPULSE_CHECK(q0.size() == nq, "q0 has size ", q0.size(), ", the model needs nq = ", nq);
+  IMPULSE_CHECK(q1.size() == nq, "q1 has size ", q1.size(), ", the model needs nq = ", nq);
+  IMPULSE_CHECK(u.size() == nv, "u has size ", u.size(), ", the model needs nv = ", nv);
+  for (Index i = 0; i < nb; ++i) {
+    joint_difference(joint_type[i], q0.data() + idx_q[i], q1.data() + idx_q[i], u.data() + idx_v[i]);
+  }
+}
+
 void Model::integrate(const VecXcref& q, const VecXcref& u, Scalar dt, VecXref q_out) const {
   IMPULSE_ASSERT(q.size() == nq && u.size() == nv && q_out.size() == nq);
   for (Index i = 0; i < nb; ++i) {

@@ -5,6 +5,7 @@
 #include "impulse/core/error.hpp"
 #include "impulse/model/model_builder.hpp"
 #include "support/matchers.hpp"
+#include "support/test_models.hpp"
 
 using namespace impulse;
 
@@ -199,4 +200,24 @@ TEST_CASE("Model equality: equal builds are equal, and every kind of member tell
   b = a;
   b.visuals.clear();
   CHECK(a != b);
+}
+
+TEST_CASE("Model::difference inverts Model::integrate", "[model]") {
+  for (const test::NamedModel& nm : test::dynamics_test_models()) {
+    INFO(nm.name);
+    const Model& model = nm.model;
+    std::mt19937 rng(31);
+    const VecX q0 = model.random_configuration(rng);
+    const VecX u = test::random_vector(model.nv, rng, 1.0);  // rotations below pi
+    VecX q1(model.nq), d(model.nv);
+    model.integrate(q0, u, 1.0, q1);
+    model.difference(q0, q1, d);
+    CHECK(test::rel_err(d, u) < 1e-12);
+    model.difference(q1, q1, d);
+    CHECK(d.cwiseAbs().maxCoeff() < 1e-15);
+  }
+  const Model model = test::quadruped();
+  VecX d(model.nv);
+  CHECK_THROWS_WITH(model.difference(VecX::Zero(3), model.neutral_configuration(), d),
+                    "q0 has size 3, the model needs nq = 19");
 }

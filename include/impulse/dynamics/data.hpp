@@ -153,6 +153,12 @@ class Data {
   VecX u_aba;              // nv: u_i = tau_i - S_i^T p^A_i
   VecX udot;               // nv: output of aba (forward dynamics)
 
+  // --- rnea_derivatives / aba_derivatives (also ov, oa, oinertia, oYcrb, J, F, M above) ---------
+  Mat6Vector oBcrb;        // nb: B^c_i = sum over subtree(i) of v x* I - I v x + (I v) x-bar, world
+                           //     frame (rnea_derivatives.hpp)
+  Vec6Vector of;           // nb: composite force F_i = sum over subtree(i) of I a + v x* I v - f_ext
+  Mat6X dG;                // 6 x nv: G_k = B^c(body of k)^T S_k
+
   // --- energy / centre of mass / momentum ------------------------------------------------------
   Vec3 com = Vec3::Zero();       // centre of mass, world frame
   Vec3 vcom = Vec3::Zero();      // velocity of the centre of mass, world frame

@@ -36,6 +36,10 @@ SE3 joint_transform(JointType t, const Vec3& axis, const Scalar* q);
 // map: world-frame w for floating (left product), body-frame w for spherical (right product).
 void joint_integrate(JointType t, const Scalar* q, const Scalar* u, Scalar dt, Scalar* q_out);
 
+// u such that q1 = q0 (+) u (dt = 1) for one joint: the inverse of joint_integrate (the rotation
+// vector of the shortest rotation, angle in [0, pi], for the quaternions).
+void joint_difference(JointType t, const Scalar* q0, const Scalar* q1, Scalar* u);
+
 // Neutral configuration of one joint (zeros, identity quaternion).
 void joint_neutral(JointType t, Scalar* q);
 

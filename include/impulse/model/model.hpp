@@ -94,6 +94,9 @@ class Model {
   VecX neutral_configuration() const;
   // q (+) u dt over all joints (quaternions by the exponential map). q_out may alias q.
   void integrate(const VecXcref& q, const VecXcref& u, Scalar dt, VecXref q_out) const;
+  // u = q1 (-) q0: the velocity that integrate() turns q0 into q1 in unit time, joint by joint
+  // (joint_difference). Throws InvalidArgument when a size does not match.
+  void difference(const VecXcref& q0, const VecXcref& q1, VecXref u) const;
   // A random configuration: joints uniform within limits (or [-pi, pi]), unit quaternions.
   VecX random_configuration(std::mt19937& rng) const;
 

@@ -1,0 +1,198 @@
+// Analytic RNEA and ABA derivatives (Carpentier & Mansard, RSS 2018, Alg. 1), world frame. See rnea_derivatives.hpp for the equations and conventions.
+#include "impulse/dynamics/rnea_derivatives.hpp"
+
+#include "impulse/dynamics/aba.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "joint_ops.hpp"
+
+namespace impulse {
+
+namespace {
+
+// m x (motion cross) and m x* (force cross) as 6x6 matrices, m = [v; w]
+Mat6 cross_motion_matrix(const Vec6& m) {
+  Mat6 X;
+  const Mat3 W = skew(m.tail<3>());
+  X << W, skew(m.head<3>()), Mat3::Zero(), W;
+  return X;
+}
+Mat6 cross_force_matrix(const Vec6& m) {
+  Mat6 X;
+  const Mat3 W = skew(m.tail<3>());
+  X << W, Mat3::Zero(), skew(m.head<3>()), W;
+  return X;
+}
+
+// B = v x* I - I v x + (h x-bar), with (h x-bar) b = b x* h for h = I v (rnea_derivatives.hpp)
+void body_variation(const WorldInertia& I, const Vec6& v, const Vec6& h, Mat6& B) {
+  Mat6 Im;
+  I.to_matrix(Im);
+  B.noalias() = cross_force_matrix(v) * Im;
+  B.noalias() -= Im * cross_motion_matrix(v);
+  const Mat3 Hl = skew(h.head<3>());
+  B.topRightCorner<3, 3>() -= Hl;
+  B.bottomLeftCorner<3, 3>() -= Hl;
+  B.bottomRightCorner<3, 3>() -= skew(h.tail<3>());
+}
+
+void check_sizes(const Model& model, const VecXcref& q, const VecXcref& u, const char* u_name,
+                 const VecXcref& x, const char* x_name, const Vec6Vector* f_ext) {
+  IMPULSE_CHECK(q.size() == model.nq, "q has size ", q.size(), ", the model needs nq = ", model.nq);
+  IMPULSE_CHECK(u.size() == model.nv, u_name, " has size ", u.size(), ", the model needs nv = ", model.nv);
+  IMPULSE_CHECK(x.size() == model.nv, x_name, " has size ", x.size(), ", the model needs nv = ", model.nv);
+  IMPULSE_CHECK(!f_ext || static_cast<Index>(f_ext->size()) == model.nb, "f_ext has ",
+                f_ext ? f_ext->size() : 0, " wrenches, the model has nb = ", model.nb, " bodies");
+}
+
+void check_square(const Model& model, const MatXref& X, const char* name) {
+  IMPULSE_CHECK(X.rows() == model.nv && X.cols() == model.nv, name, " is ", X.rows(), " x ", X.cols(),
+                ", the model needs nv x nv = ", model.nv, " x ", model.nv);
+}
+
+}  // namespace
+
+void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u, const VecXcref& udot,
+                      MatXref dtau_dq, MatXref dtau_du, const Vec6Vector* f_ext) {
+  check_sizes(model, q, u, "u", udot, "udot", f_ext);
+  check_square(model, dtau_dq, "dtau_dq");
+  check_square(model, dtau_du, "dtau_du");
+  const Index nb = model.nb;
+  const Vec6 a_world(-data.gravity[0], -data.gravity[1], -data.gravity[2], 0, 0, 0);  // a_0 = -g
+
+  // forward pass: poses, S_i, v_i, a_i, I_i, B_i, f_i (world frame)
+  for (Index i = 0; i < nb; ++i) {
+    detail::body_pose(model, data, i, q.data());
+    const SE3& oMi = data.oMi[i];
+    detail::world_subspace(model, i, oMi, data.J);
+    const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
+    Vec6& v = data.ov[i];
+    Vec6& a = data.oa[i];
+    const Vec6 vp = p < 0 ? Vec6::Zero().eval() : data.ov[p];
+    const Vec6& ap = p < 0 ? a_world : data.oa[p];
+    if (model.joint_type[i] == JointType::Floating) {
+      // v_0 = S_0 u = [v + p x w; w], a_0 = a_world + S_0 udot + [v x w; 0]
+      const Vec3 vb = u.segment<3>(k), wb = u.segment<3>(k + 3);
+      const Vec3 vd = udot.segment<3>(k), wd = udot.segment<3>(k + 3);
+      v << vb + oMi.p.cross(wb), wb;
+      a = a_world;
+      a.head<3>() += vd + oMi.p.cross(wd) + vb.cross(wb);
+      a.tail<3>() += wd;
+    } else if (n == 0) {
+      v = vp;
+      a = ap;
+    } else {
+      const Vec6 vJ = data.J.middleCols(k, n) * u.segment(k, n);
+      v = vp + vJ;
+      a = ap + data.J.middleCols(k, n) * udot.segment(k, n) + cross_motion(v, vJ);
+    }
+    WorldInertia& I = data.oinertia[i];
+    detail::world_inertia(model.inertia[i], oMi, I);
+    data.oYcrb[i] = I;
+    const Vec6 h = I.apply(v);
+    Vec6& f = data.of[i];
+    f = I.apply(a) + cross_force(v, h);
+    if (f_ext) f -= oMi.act_force((*f_ext)[i]);
+    body_variation(I, v, h, data.oBcrb[i]);
+  }
+
+  // backward pass: I^c, B^c, F accumulated leaves to root; the columns of each joint's dofs
+  dtau_dq.setZero();
+  dtau_du.setZero();
+  MatX& M = data.M;
+  for (Index i = nb - 1; i >= 0; --i) {
+    const Index k0 = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
+    if (n > 0) {
+      const Index ns = detail::subtree_nv(model, i);
+      const WorldInertia& Ic = data.oYcrb[i];
+      const Mat6& Bc = data.oBcrb[i];
+      const Vec6& Fi = data.of[i];
+      for (Index r = k0; r < k0 + n; ++r) {
+        const Vec6 S = data.J.col(r);
+        data.F.col(r) = Ic.apply(S);
+        data.dG.col(r).noalias() = Bc.transpose() * S;
+        data.tau[r] = S.dot(Fi);
+      }
+      // d tau / d udot = M: row block i over the subtree columns (as crba_backward)
+      for (Index r = k0; r < k0 + n; ++r) {
+        for (Index c = r; c < k0 + ns; ++c) {
+          const Scalar Mrc = data.J.col(r).dot(data.F.col(c));
+          M(r, c) = Mrc;
+          M(c, r) = Mrc;
+        }
+      }
+      const bool floating = model.joint_type[i] == JointType::Floating;
+      const Vec6 vl = p < 0 ? Vec6::Zero().eval() : data.ov[p];
+      const Vec6& al = p < 0 ? a_world : data.oa[p];
+      const Vec6& vi = data.ov[i];
+      for (Index c = 0; c < n; ++c) {
+        const Index j = k0 + c;
+        const Vec6 s = data.J.col(j);
+        Vec6 alpha, beta, gamma, extra = Vec6::Zero();
+        if (floating) {
+          const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
+          const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
+          Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
+          dv0.head<3>() = dv.cross(wb);
+          da0.head<3>() = dv.cross(wd);
+          dc0.head<3>() = c < 3 ? Vec3(Vec3::Unit(c).cross(wb)) : Vec3(vb.cross(Vec3::Unit(c - 3)));
+          beta = dv0 - cross_motion(s, vi);
+          alpha = da0 - cross_motion(s, data.oa[i]) + cross_motion(vi, beta);
+          gamma = dc0 - cross_motion(s, vi);
+          // the root's own rows: dS_0^T F_0 + S_0^T (xi x* F_0), S_0 = [[1, [p]], [0, 1]] not body-fixed
+          const Vec6 xF = cross_force(s, Fi);
+          extra.head<3>() = xF.head<3>();
+          extra.tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
+        } else {
+          beta = cross_motion(vl, s);
+          alpha = cross_motion(al, s) + cross_motion(vl, beta);
+          gamma = cross_motion(vl + vi, s);
+        }
+        // rows of the subtree (this joint included): F_r . alpha + G_r . beta
+        for (Index r = k0; r < k0 + ns; ++r) {
+          const Scalar* Fr = data.F.data() + 6 * r;
+          const Scalar* Gr = data.dG.data() + 6 * r;
+          dtau_dq(r, j) = detail::dot6(Fr, alpha.data()) + detail::dot6(Gr, beta.data());
+          dtau_du(r, j) = detail::dot6(Fr, gamma.data()) + detail::dot6(Gr, s.data());
+        }
+        if (floating) dtau_dq.block<6, 1>(k0, j) += extra;
+        // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
+        const Index first = model.dof_parent[k0];
+        if (first < 0) continue;
+        const Vec6 psi_q = cross_force(s, Fi) + Ic.apply(alpha) + Bc * beta;
+        const Vec6 psi_u = Ic.apply(gamma) + Bc * s;
+        for (Index r = first; r >= 0; r = model.dof_parent[r]) {
+          const Scalar* Sr = data.J.data() + 6 * r;
+          dtau_dq(r, j) = detail::dot6(Sr, psi_q.data());
+          dtau_du(r, j) = detail::dot6(Sr, psi_u.data());
+        }
+      }
+    }
+    if (p >= 0) {
+      data.oYcrb[p] += data.oYcrb[i];
+      data.oBcrb[p] += data.oBcrb[i];
+      data.of[p] += data.of[i];
+    }
+  }
+  M.diagonal() += model.armature;
+  data.tau.array() += model.armature.array() * udot.array();
+}
+
+void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u, const VecXcref& tau,
+                     MatXref dudot_dq, MatXref dudot_du, MatXref dudot_dtau, const Vec6Vector* f_ext) {
+  check_sizes(model, q, u, "u", tau, "tau", f_ext);
+  check_square(model, dudot_dq, "dudot_dq");
+  check_square(model, dudot_du, "dudot_du");
+  check_square(model, dudot_dtau, "dudot_dtau");
+  aba(model, data, q, u, tau, f_ext);
+  // tau(q, u, udot) = tau at udot = aba(...): d udot = -M^-1 (d tau/dq dq + d tau/du du) + M^-1 dtau
+  rnea_derivatives(model, data, q, u, data.udot, dudot_dq, dudot_du, f_ext);
+  IMPULSE_CHECK(ltdl_factor(model, data), "aba_derivatives: the mass matrix M(q) is not positive definite");
+  ltdl_solve(model, data, dudot_dq);
+  ltdl_solve(model, data, dudot_du);
+  dudot_dq = -dudot_dq;
+  dudot_du = -dudot_du;
+  dudot_dtau.setIdentity();
+  ltdl_solve(model, data, dudot_dtau);
+}
+
+}  // namespace impulse
