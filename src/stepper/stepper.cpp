@@ -321,7 +321,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   solver_ = &solver;
   solver_settings_ = &solver_settings;
   state_ = &state;
-  state_->stats = StepStats();
+  state.stats = StepStats();
   // 1. dynamics
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -339,7 +339,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     const bool flight_only = pu == PositionUpdate::Bodies && articulated;
     views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
   }
-  state_->stats.times.dynamics = clock.lap();
+  state.stats.times.dynamics = clock.lap();
 
   // 2. collision
   for (const StepperSystem& s : systems) {
@@ -349,8 +349,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
         s.object_, swept_margin(*s.model_, *s.data_, *s.u_free_, collision.reach(s.object_), st.dt, spec_twist_));
     collision.update(s.object_, s.data_->oMi);
   }
-  collision.detect(state_->contacts);
-  state_->stats.times.collision = clock.lap();
+  collision.detect(state.contacts);
+  state.stats.times.collision = clock.lap();
 
   // 3. Delassus assembly, per island
   assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
@@ -362,25 +362,25 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     const Scalar gn = g.norm();
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
-  assembler_.assemble(views_, object_system_, state_->contacts, st.dt, st.contact);
-  state_->stats.times.delassus = clock.lap();
-  state_->stats.contacts = assembler_.num_contacts();
-  state_->stats.limits = assembler_.num_limits();
-  state_->stats.friction_rows = assembler_.num_friction_rows();
-  state_->stats.mimic_rows = assembler_.num_mimic_rows();
-  state_->stats.contacts_dropped = state_->contacts.dropped();
-  state_->stats.islands = assembler_.num_islands();
+  assembler_.assemble(views_, object_system_, state.contacts, st.dt, st.contact);
+  state.stats.times.delassus = clock.lap();
+  state.stats.contacts = assembler_.num_contacts();
+  state.stats.limits = assembler_.num_limits();
+  state.stats.friction_rows = assembler_.num_friction_rows();
+  state.stats.mimic_rows = assembler_.num_mimic_rows();
+  state.stats.contacts_dropped = state.contacts.dropped();
+  state.stats.islands = assembler_.num_islands();
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
     const IslandView isl = assembler_.island(k);
-    state_->stats.largest_island = std::max(state_->stats.largest_island, isl.num_systems);
-    state_->stats.largest_island_rows = std::max(state_->stats.largest_island_rows, isl.problem.size());
+    state.stats.largest_island = std::max(state.stats.largest_island, isl.num_systems);
+    state.stats.largest_island_rows = std::max(state.stats.largest_island_rows, isl.problem.size());
   }
-  for (const Contact& c : state_->contacts) state_->stats.max_penetration = std::max(state_->stats.max_penetration, c.depth);
+  for (const Contact& c : state.contacts) state.stats.max_penetration = std::max(state.stats.max_penetration, c.depth);
   solved_ = false;  // (lambda_ is the last solve's, for other contacts, and may be shorter)
-  std::vector<Vec3>& impulses = state_->contact_impulses;
-  const std::size_t nc = static_cast<std::size_t>(state_->contacts.size());
+  std::vector<Vec3>& impulses = state.contact_impulses;
+  const std::size_t nc = static_cast<std::size_t>(state.contacts.size());
   if (impulses.capacity() < nc) impulses.reserve(std::max<std::size_t>({nc, 2 * impulses.capacity(), 8}));  // (grows, then kept)
-  impulses.assign(nc, Vec3::Zero());
+  impulses.resize(nc);  // (written by report_impulses; read as zero until then: World::contact_reports)
 }
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
@@ -391,7 +391,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // 4. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
-  grow(n, state_->stats.largest_island_rows);
+  grow(n, state.stats.largest_island_rows);
   solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
   if (st.warm_start) {
@@ -401,7 +401,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   }
   const bool split = assembler_.num_position_rows() > 0;
   if (split) lambda_p_.head(n).setZero();
-  SolverResult& total = state_->stats.solver;
+  SolverResult& total = state.stats.solver;
   total = SolverResult{SolverStatus::Converged, 0, 0};
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
     const IslandView isl = assembler_.island(k);
@@ -414,13 +414,13 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      state_->stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state_->stats.restitution;
+      state.stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
         r.status != SolverStatus::NumericalIssue) {
       newton_bound(isl, ll, r);
     }
-    if (r.status != SolverStatus::Converged) ++state_->stats.islands_not_converged;
+    if (r.status != SolverStatus::Converged) ++state.stats.islands_not_converged;
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
     for (Index a = 0; a < m; ++a) lambda[isl.global_row[a]] = ll[a];
     // worst status over the islands (NumericalIssue > MaxIterations > Converged)
@@ -433,13 +433,13 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
   }
-  state_->stats.times.solve = clock.lap();
+  state.stats.times.solve = clock.lap();
 
   // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
-  if (state_->contacts.overflow()) status = StepStatus::ContactOverflow;
-  if (state_->stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
-  if (state_->stats.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
+  if (state.contacts.overflow()) status = StepStatus::ContactOverflow;
+  if (state.stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
+  if (state.stats.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
   assembler_.apply(views_, lambda, u_next_);
   // the velocity that moves q: u+ (semi-implicit Euler), or under PositionUpdate::Midpoint, for
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
@@ -510,8 +510,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (finite) {
     for (const StepperSystem& s : systems) s.clear_external_forces();
   }
-  state_->stats.times.integrate = clock.lap();
-  state_->stats.status = status;
+  state.stats.times.integrate = clock.lap();
+  state.stats.status = status;
   return status;
 }
 
@@ -890,10 +890,12 @@ void Stepper::remember() {
 
 void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
   for (const StepperSystem& s : systems) s.contact_impulses_->clear();
+  const ContactSet& contacts = state_->contacts;
+  Vec3* const impulses = state_->contact_impulses.data();  // (sized in prepare())
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-    const Contact& c = state_->contacts[i];
+    const Contact& c = contacts[i];
     const Vec3 p = contact_impulse(i);
-    state_->contact_impulses[static_cast<std::size_t>(i)] = p;
+    impulses[i] = p;
     const Index sides[2][2] = {{c.object_a, c.body_a}, {c.object_b, c.body_b}};
     for (int side = 0; side < 2; ++side) {
       const Index obj = sides[side][0];
@@ -904,6 +906,8 @@ void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
       list.push_back({sides[side][1], c.position, side == 0 ? p : Vec3(-p), i});
     }
   }
+  for (std::size_t i = static_cast<std::size_t>(assembler_.num_contacts()); i < state_->contact_impulses.size(); ++i)
+    state_->contact_impulses[i].setZero();  // (contacts the assembler left out)
 }
 
 }  // namespace impulse

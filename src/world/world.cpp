@@ -439,6 +439,7 @@ StepReport World::solve_and_integrate() {
   if (r.mass_matrix_not_positive_definite) {
     r.stepped = false;
     r.status = StepStatus::NonFinite;
+    for (Vec3& p : state_.contact_impulses) p.setZero();  // no solve answered the contacts
     warn(WarningKind::MassMatrixNotPositiveDefinite, r.system);
     report_ = r;
     return r;
@@ -476,7 +477,7 @@ StepReport World::solve_and_integrate() {
 
 StepReport World::integrate() {
   const auto in_use = use("integrate");
-  stepper_ = nullptr;  // the World's own scratch
+  // (stepper_ is the World's own scratch after an integrate() or null: integrate(ws) resets it)
   collide_and_assemble();
   return solve_and_integrate();
 }
@@ -750,8 +751,10 @@ std::vector<ContactReport> World::contact_reports() const {
   std::vector<ContactReport> out;
   const ContactSet& cs = state_.contacts;
   for (Index i = 0; i < cs.size(); ++i) {
+    // (zero while no solve has answered the contacts: after integrate1 alone)
     const std::size_t k = static_cast<std::size_t>(i);
-    out.push_back({cs[i], k < state_.contact_impulses.size() ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
+    const bool solved = !prepared_ && k < state_.contact_impulses.size();
+    out.push_back({cs[i], solved ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
   }
   return out;
 }
