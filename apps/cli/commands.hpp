@@ -39,6 +39,7 @@ struct BenchOptions {
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp
 int run_bench_collision(const BenchOptions& o);  // bench_collision.cpp
 int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
+int run_bench_batch(const BenchOptions& o);      // bench_batch.cpp
 int run_bench_scenes(const BenchOptions& o);     // bench_scenes.cpp
 int run_bench_fidelity(const BenchOptions& o);   // bench_fidelity.cpp (docs/fidelity.md)
 
