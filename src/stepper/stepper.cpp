@@ -380,7 +380,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   std::vector<Vec3>& impulses = state.contact_impulses;
   const std::size_t nc = static_cast<std::size_t>(state.contacts.size());
   if (impulses.capacity() < nc) impulses.reserve(std::max<std::size_t>({nc, 2 * impulses.capacity(), 8}));  // (grows, then kept)
-  impulses.resize(nc);  // (written by report_impulses; read as zero until then: World::contact_reports)
+  impulses.resize(nc);
+  for (Vec3& p : impulses) p.setZero();  // (until a solve answers the contacts: report_impulses)
 }
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,

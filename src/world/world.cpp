@@ -439,7 +439,6 @@ StepReport World::solve_and_integrate() {
   if (r.mass_matrix_not_positive_definite) {
     r.stepped = false;
     r.status = StepStatus::NonFinite;
-    for (Vec3& p : state_.contact_impulses) p.setZero();  // no solve answered the contacts
     warn(WarningKind::MassMatrixNotPositiveDefinite, r.system);
     report_ = r;
     return r;
@@ -751,10 +750,8 @@ std::vector<ContactReport> World::contact_reports() const {
   std::vector<ContactReport> out;
   const ContactSet& cs = state_.contacts;
   for (Index i = 0; i < cs.size(); ++i) {
-    // (zero while no solve has answered the contacts: after integrate1 alone)
     const std::size_t k = static_cast<std::size_t>(i);
-    const bool solved = !prepared_ && k < state_.contact_impulses.size();
-    out.push_back({cs[i], solved ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
+    out.push_back({cs[i], k < state_.contact_impulses.size() ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
   }
   return out;
 }
