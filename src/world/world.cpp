@@ -376,7 +376,7 @@ void World::integrate1() {
   collide_and_assemble();
 }
 
-Stepper& World::own_stepper() const {
+Stepper& World::own_stepper() {
   if (!own_stepper_) {
     auto s = std::make_unique<Stepper>();
     s->reserve(step_systems_, object_system_);
@@ -385,7 +385,11 @@ Stepper& World::own_stepper() const {
   return *own_stepper_;
 }
 
-const DelassusAssembler& World::assembler() const { return own_stepper().assembler(); }
+const DelassusAssembler& World::assembler() const {
+  // (no scratch made here: a const read must not write, threading.md; an empty one until a step)
+  static const DelassusAssembler empty;
+  return own_stepper_ ? own_stepper_->assembler() : empty;
+}
 
 // (stepper_: the scratch the caller chose, integrate(ws)'s; else the World's own)
 void World::collide_and_assemble() {

@@ -258,7 +258,7 @@ class World {
   void collide_and_assemble();
   StepReport solve_and_integrate();
   // the step scratch of integrate() and integrate1() without a workspace (made on first use)
-  Stepper& own_stepper() const;
+  Stepper& own_stepper();
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_, "World", call); }
   // Replays the description onto a fresh World (clone): one entry per successful set-up call.
   using Recipe = std::function<void(const World& source, World& target)>;
@@ -272,7 +272,7 @@ class World {
   StepperState state_;
   // The step's scratch: the World's own (integrate(), integrate1(); made on first use, so a World
   // stepped only with workspaces holds none) or a workspace's (integrate(ws)), one per layout.
-  mutable std::unique_ptr<Stepper> own_stepper_;
+  std::unique_ptr<Stepper> own_stepper_;
   Stepper* stepper_ = nullptr;  // the scratch of the step under way
   std::vector<std::shared_ptr<const Model>> layout_;  // the systems' Models in order (reserve())
   // the last workspace's stepper and solver (a custom solver type solves in the World's own)
