@@ -396,7 +396,7 @@ void BisectionSolver::reserve_impl(Index max_rows) {
 constexpr Index kExactQpRows = 256;
 
 Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it) {
-  const BisectionSettings& s = *active_;
+  const BisectionSettings& s = active();
   const Index nc = problem.nc, n = problem.size();
   Scalar min_diag = 1;  // min(1, G_rr): the sweep error adds |lambda* - lambda| = |v_r| / G_rr per row
   for (Index r = 0; r < n; ++r) {
@@ -431,20 +431,8 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
   return std::min(it + qp.products, s.max_iterations - 1);  // (at least one sweep measures it)
 }
 
-SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
-  active_ = &settings_;
-  return solve_active(problem, lambda);
-}
-
-SolverResult BisectionSolver::solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
-  active_ = &static_cast<const BisectionSolver&>(settings).settings_;  // (the same type: ContactSolver::solve)
-  const SolverResult r = solve_active(problem, lambda);
-  active_ = &settings_;
-  return r;
-}
-
-SolverResult BisectionSolver::solve_active(const ContactProblem& problem, VecXref lambda) {
-  const BisectionSettings& s = *active_;
+SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
+  const BisectionSettings& s = active();
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
 

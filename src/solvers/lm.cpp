@@ -316,8 +316,8 @@ void LmSolver::cold_start(const ContactProblem& problem) {
   const Index n = problem.size();
   const MatXcref& G = problem.G;
   x_.head(n) = problem.c;
-  if (!active_->sticking_start) return;
-  const Scalar eps = active_->sticking_regularization * G.diagonal().cwiseAbs().maxCoeff();
+  if (!active().sticking_start) return;
+  const Scalar eps = active().sticking_regularization * G.diagonal().cwiseAbs().maxCoeff();
   for (Index j = 0; j < n; ++j) {
     H_.col(j).segment(j, n - j) = G.col(j).segment(j, n - j);
     H_(j, j) += eps;
@@ -381,7 +381,7 @@ void LmSolver::gauss_seidel_restart(const ContactProblem& problem, Index sweeps)
 
 Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar slope) {
   const Index n = problem.size(), nc = problem.nc;
-  const LmSettings& s = *active_;
+  const LmSettings& s = active();
   Scalar best_t = 0, best_psi = psi;
   // With the proximal step (prox_ > 0, a stall) the step may run along a plateau of psi, where
   // no point decreases psi before a contact changes piece: then just past the kink with the
@@ -435,20 +435,8 @@ Scalar LmSolver::kink_search(const ContactProblem& problem, Scalar psi, Scalar s
   return residual(problem, x_, f_, r_);
 }
 
-SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
-  active_ = &settings_;
-  return solve_active(problem, lambda);
-}
-
-SolverResult LmSolver::solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
-  active_ = &static_cast<const LmSolver&>(settings).settings_;  // (the same type: ContactSolver::solve)
-  const SolverResult r = solve_active(problem, lambda);
-  active_ = &settings_;
-  return r;
-}
-
-SolverResult LmSolver::solve_active(const ContactProblem& problem, VecXref lambda) {
-  const LmSettings& s = *active_;
+SolverResult LmSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
+  const LmSettings& s = active();
   const Index n = problem.size();
   const MatXcref& G = problem.G;
   // Largest absolute row sum of G (= column sum: G is symmetric), for the rounding level of r.
@@ -458,11 +446,11 @@ SolverResult LmSolver::solve_active(const ContactProblem& problem, VecXref lambd
 
   // diagonal scaling K: one factor per contact (mean of its G_ii diagonal), one per limit or box row
   for (Index i = 0; i < problem.nc; ++i) {
-    const Scalar k = active_->scale ? G.block<3, 3>(3 * i, 3 * i).trace() / 3 : Scalar(1);
+    const Scalar k = active().scale ? G.block<3, 3>(3 * i, 3 * i).trace() / 3 : Scalar(1);
     kappa_.segment<3>(3 * i).setConstant(k > 0 ? k : Scalar(1));
   }
   for (Index j = 3 * problem.nc; j < n; ++j) {
-    kappa_[j] = active_->scale && G(j, j) > 0 ? G(j, j) : Scalar(1);
+    kappa_[j] = active().scale && G(j, j) > 0 ? G(j, j) : Scalar(1);
   }
   build_pattern(problem);
   if (lambda.isZero(0)) {

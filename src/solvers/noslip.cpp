@@ -161,7 +161,7 @@ void NoSlipSolver::find_indices(const MatXcref& G, Index nc, Index nu, Index n, 
 
 // --- the LCP (e, F) of eq. 56-57 in contact space and Algorithm 1 on it ------------------------
 SolverResult NoSlipSolver::pivot(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Scalar pivot_min) {
-  const NoSlipSettings& s = *active_;
+  const NoSlipSettings& s = active();
   const Index nE = nE_;
   SolverResult result;
   U_.clear();
@@ -318,7 +318,7 @@ SolverResult NoSlipSolver::pivot(const MatXcref& G, const VecXcref& c, Index nc,
 
 // --- Impulses from z_B, and the check of the promises ------------------------------------------
 bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Index n, VecXref lambda) {
-  const NoSlipSettings& s = *active_;
+  const NoSlipSettings& s = active();
   const Index nE = nE_, nB = static_cast<Index>(B_.size());
   const Scalar w_tol =
       s.tolerance * std::max<Scalar>(1, U_.empty() ? 0 : e_.head(static_cast<Index>(U_.size())).cwiseAbs().maxCoeff());
@@ -370,25 +370,13 @@ bool NoSlipSolver::impulses(const MatXcref& G, const VecXcref& c, Index nc, Inde
   return ok;
 }
 
-SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
-  active_ = &settings_;
-  return solve_active(problem, lambda);
-}
-
-SolverResult NoSlipSolver::solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
-  active_ = &static_cast<const NoSlipSolver&>(settings).settings_;  // (the same type: ContactSolver::solve)
-  const SolverResult r = solve_active(problem, lambda);
-  active_ = &settings_;
-  return r;
-}
-
-SolverResult NoSlipSolver::solve_active(const ContactProblem& problem, VecXref lambda) {
+SolverResult NoSlipSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
   const MatXcref& G = problem.G;
   const Index nc = problem.nc, nu = problem.first_box_row(), n = problem.size();
   Scalar g_max = 0;
   for (Index r = 0; r < n; ++r) g_max = std::max(g_max, G(r, r));
-  const Scalar pivot_min = active_->rank_tolerance * g_max;  // the one rank threshold
-  const Scalar v_tol = active_->verify_tolerance * (1 + problem.c.cwiseAbs().maxCoeff());
+  const Scalar pivot_min = active().rank_tolerance * g_max;  // the one rank threshold
+  const Scalar v_tol = active().verify_tolerance * (1 + problem.c.cwiseAbs().maxCoeff());
   for (Index r = 0; r < n; ++r) at_bound_[static_cast<std::size_t>(r)] = 0;
   cb_.head(n) = problem.c;
   SolverResult result;

@@ -33,20 +33,8 @@
 
 namespace impulse {
 
-SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda) {
-  active_ = &settings_;
-  return solve_active(problem, lambda);
-}
-
-SolverResult PgsSolver::solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) {
-  active_ = &static_cast<const PgsSolver&>(settings).settings_;  // (the same type: ContactSolver::solve)
-  const SolverResult r = solve_active(problem, lambda);
-  active_ = &settings_;
-  return r;
-}
-
-SolverResult PgsSolver::solve_active(const ContactProblem& problem, VecXref lambda) {
-  const PgsSettings& s = *active_;
+SolverResult PgsSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
+  const PgsSettings& s = active();
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
   SolverResult result;

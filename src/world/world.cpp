@@ -494,12 +494,11 @@ void World::reserve_workspace(StepWorkspace& ws) const {
   // A new stepper (and solver) takes the sizes of this World's next step now, by one step of a
   // copy (discarded): then a thread that steps Worlds of this layout for the first time allocates
   // nothing, whichever Worlds a thread pool hands it (batch/). A World that cannot be cloned
-  // (custom solver) leaves them to grow on first use.
-  if (made && !solver_recipe_.empty() && collision_.num_objects() == static_cast<Index>(object_system_.size())) {
+  // (custom solver, objects added through collision() directly) leaves them to grow on first use.
+  if (made) {
     try {
       clone()->integrate(ws);
     } catch (const InvalidArgument&) {
-      // (objects added through collision() directly: not clonable; the buffers grow on first use)
     }
   }
 }

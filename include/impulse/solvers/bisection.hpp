@@ -92,26 +92,19 @@ struct SingleContactSolution {
 SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
                                            const BisectionSettings& settings = BisectionSettings());
 
-class BisectionSolver final : public ContactSolver {
+class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings> {
  public:
   explicit BisectionSolver(const BisectionSettings& settings = BisectionSettings())
-      : settings_(settings) {}
+      : ContactSolverWithSettings(settings) {}
   const char* name() const override { return "bisection"; }
   bool supports_factored() const override { return true; }
-  BisectionSettings& settings() { return settings_; }
-  const BisectionSettings& settings() const { return settings_; }
 
  protected:
   void reserve_impl(Index max_rows) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
+  SolverResult solve_with_active(const ContactProblem& problem, VecXref lambda) override;
 
  private:
   Index solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it);
-  BisectionSettings settings_;
-  // the settings of the solve under way: settings_, or another BisectionSolver's (solve_impl)
-  const BisectionSettings* active_ = &settings_;
-  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;

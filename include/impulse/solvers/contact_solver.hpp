@@ -60,6 +60,37 @@ class ContactSolver {
   Index capacity_ = -1;
 };
 
+// A solver with a settings struct. settings() are its own; solve(problem, lambda, other) solves
+// with those of `other`, a solver of the same type, in this solver's workspace. The solver's
+// algorithm (solve_with_active) reads the settings of the solve under way through active().
+template <class Settings>
+class ContactSolverWithSettings : public ContactSolver {
+ public:
+  Settings& settings() { return settings_; }
+  const Settings& settings() const { return settings_; }
+
+ protected:
+  explicit ContactSolverWithSettings(const Settings& settings) : settings_(settings) {}
+  const Settings& active() const { return *active_; }
+  virtual SolverResult solve_with_active(const ContactProblem& problem, VecXref lambda) = 0;
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) final {
+    active_ = &settings_;
+    return solve_with_active(problem, lambda);
+  }
+  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) final {
+    // (the same dynamic type: ContactSolver::solve checked it)
+    active_ = &static_cast<const ContactSolverWithSettings&>(settings).settings_;
+    const SolverResult r = solve_with_active(problem, lambda);
+    active_ = &settings_;
+    return r;
+  }
+
+  Settings settings_;
+
+ private:
+  const Settings* active_ = &settings_;
+};
+
 // Names accepted by make_contact_solver, in documentation order.
 const std::vector<std::string>& contact_solver_names();
 

@@ -75,17 +75,15 @@ struct LmSettings {
 // dF is given, its Jacobian dF/dz (eq. 59). The velocity is v(z) = f(z) + z (eq. 51).
 Vec3 todorov_impulse(const Vec3& z, Scalar mu, Mat3* dF = nullptr);
 
-class LmSolver final : public ContactSolver {
+class LmSolver final : public ContactSolverWithSettings<LmSettings> {
  public:
-  explicit LmSolver(const LmSettings& settings = LmSettings()) : settings_(settings) {}
+  explicit LmSolver(const LmSettings& settings = LmSettings())
+      : ContactSolverWithSettings(settings) {}
   const char* name() const override { return "lm"; }
-  LmSettings& settings() { return settings_; }
-  const LmSettings& settings() const { return settings_; }
 
  protected:
   void reserve_impl(Index max_rows) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
+  SolverResult solve_with_active(const ContactProblem& problem, VecXref lambda) override;
 
  private:
   // Todorov's f(x) (eq. 49-50) into f, and r(x) = G K^-1 f(x) - f(x) - x + c (eq. 55-56) into r.
@@ -110,10 +108,6 @@ class LmSolver final : public ContactSolver {
   // best point and its psi is returned, else psi.
   Scalar kink_search(const ContactProblem& problem, Scalar psi, Scalar slope);
 
-  LmSettings settings_;
-  // the settings of the solve under way: settings_, or another LmSolver's (solve_impl)
-  const LmSettings* active_ = &settings_;
-  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   VecX x_, x_best_, f_, r_, x_trial_, f_trial_, r_trial_, g_, dx_, Jdx_, b_, v_, kappa_, lambda_;
   Scalar prox_ = 0;  // the proximal weight of the current solve (0, then settings_.proximal)
   MatX J_, H_;

@@ -26,12 +26,11 @@ struct NoSlipSettings {
   Scalar verify_tolerance = 1e-8;
 };
 
-class NoSlipSolver final : public ContactSolver {
+class NoSlipSolver final : public ContactSolverWithSettings<NoSlipSettings> {
  public:
-  explicit NoSlipSolver(const NoSlipSettings& settings = NoSlipSettings()) : settings_(settings) {}
+  explicit NoSlipSolver(const NoSlipSettings& settings = NoSlipSettings())
+      : ContactSolverWithSettings(settings) {}
   const char* name() const override { return "noslip"; }
-  NoSlipSettings& settings() { return settings_; }
-  const NoSlipSettings& settings() const { return settings_; }
 
   // Number of tangential rows kept as equality constraints by FIND-INDICES in the last solve.
   Index equality_rows() const { return nE_; }
@@ -53,18 +52,13 @@ class NoSlipSolver final : public ContactSolver {
 
  protected:
   void reserve_impl(Index max_rows) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
+  SolverResult solve_with_active(const ContactProblem& problem, VecXref lambda) override;
 
  private:
   void find_indices(const MatXcref& G, Index nc, Index nu, Index n, Scalar pivot_min);
   SolverResult pivot(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Scalar pivot_min);
   bool impulses(const MatXcref& G, const VecXcref& c, Index nc, Index nu, Index n, VecXref lambda);
 
-  NoSlipSettings settings_;
-  // the settings of the solve under way: settings_, or another NoSlipSolver's (solve_impl)
-  const NoSlipSettings* active_ = &settings_;
-  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   std::vector<Index> E_;         // kept tangential rows, in pivot order (FIND-INDICES)
   std::vector<Index> U_;         // unilateral rows: contact normals, then limits
   std::vector<Index> B_;         // PPM non-basic set (positions in U_ whose z is free)

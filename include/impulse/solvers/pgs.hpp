@@ -17,24 +17,18 @@ struct PgsSettings {
   Index anderson_start = 10;
 };
 
-class PgsSolver final : public ContactSolver {
+class PgsSolver final : public ContactSolverWithSettings<PgsSettings> {
  public:
-  explicit PgsSolver(const PgsSettings& settings = PgsSettings()) : settings_(settings) {}
+  explicit PgsSolver(const PgsSettings& settings = PgsSettings())
+      : ContactSolverWithSettings(settings) {}
   const char* name() const override { return "pgs"; }
   bool supports_factored() const override { return true; }
-  PgsSettings& settings() { return settings_; }
-  const PgsSettings& settings() const { return settings_; }
 
  protected:
   void reserve_impl(Index max_rows) override { anderson_.reserve(max_rows, settings_.anderson_memory); }
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda) override;
-  SolverResult solve_impl(const ContactProblem& problem, VecXref lambda, const ContactSolver& settings) override;
+  SolverResult solve_with_active(const ContactProblem& problem, VecXref lambda) override;
 
  private:
-  PgsSettings settings_;
-  // the settings of the solve under way: settings_, or another PgsSolver's (solve_impl)
-  const PgsSettings* active_ = &settings_;
-  SolverResult solve_active(const ContactProblem& problem, VecXref lambda);
   AndersonAcceleration anderson_;  // workspace only when anderson_memory > 0
   DelassusProduct product_;        // G lambda through the sweeps
 };
