@@ -45,6 +45,7 @@ from ._impulse import (  # noqa: F401
     JointSensor,
     LmSettings,
     LmVariant,
+    LocomotionRewards,
     LocomotionSettings,
     LocomotionTask,
     Model,
@@ -53,6 +54,7 @@ from ._impulse import (  # noqa: F401
     PgsSettings,
     PositionCorrection,
     PositionUpdate,
+    Range,
     Recorder,
     RestitutionLaw,
     SensorNoise,
@@ -74,8 +76,11 @@ from ._impulse import (  # noqa: F401
     WorldState,
     contact_solver_names,
     settings_fields,
+    load_locomotion_config,
     load_urdf,
     load_world,
+    locomotion_config_keys,
+    parse_locomotion_config,
     solver_registry,
 )
 from ._impulse import (  # noqa: F401  (model-level algorithms, bind_algorithms.cpp)

@@ -388,8 +388,11 @@ class World:
     def add_heightfield(self, name: str, terrain: Heightfield, material: str = "default") -> int: ...
     def add_static_mesh(self, name: str, mesh_path: str, scale: ArrayLike = ..., position: ArrayLike = ...,
                         rotation: ArrayLike = ..., material: str = "default") -> int: ...
+    @overload
     def add_articulated_system(self, urdf: str, name: str = "", fixed_base: bool = False,
                                self_collision: bool = False) -> ArticulatedSystem: ...
+    @overload
+    def add_articulated_system(self, model: Model, name: str = "", self_collision: bool = False) -> ArticulatedSystem: ...
     def add_sphere(self, name: str, radius: float, mass: float, material: str = "default") -> ArticulatedSystem: ...
     def add_box(self, name: str, size: ArrayLike, mass: float, material: str = "default") -> ArticulatedSystem: ...
     @overload
@@ -491,7 +494,10 @@ class VecWorld:
     size: int
     num_threads: int
     status: List[int]
+    @overload
     def __init__(self, path: str, num_worlds: int, num_threads: int = 0) -> None: ...
+    @overload
+    def __init__(self, prototype: World, num_worlds: int, num_threads: int = 0) -> None: ...
     def __len__(self) -> int: ...
     def world(self, index: int) -> World: ...
     def integrate(self, steps: int = 1) -> None: ...
@@ -500,6 +506,15 @@ class VecWorld:
     def set_state(self, system: int, q: FloatArray, u: FloatArray) -> None: ...
     def set_pd_targets(self, system: int, q_target: FloatArray, u_target: FloatArray) -> None: ...
     def set_generalized_force(self, system: int, tau: FloatArray) -> None: ...
+    def reset(self, mask: BoolArray, system: int, q: FloatArray, u: FloatArray) -> None: ...
+    def frame_ids(self, system: int, frames: Sequence[Union[str, int]]) -> List[int]: ...
+    def body_ids(self, system: int, bodies: Sequence[Union[str, int]]) -> List[int]: ...
+    def get_frame_poses(self, system: int, frames: Sequence[int], out: FloatArray) -> None: ...
+    def get_frame_velocities(self, system: int, frames: Sequence[int], out: FloatArray) -> None: ...
+    def get_contact_forces(self, system: int, bodies: Sequence[int], out: FloatArray) -> None: ...
+    def set_gravity(self, gravity: FloatArray) -> None: ...
+    def set_friction(self, friction: FloatArray) -> None: ...
+    def set_pd_gains(self, system: int, kp: FloatArray, kd: FloatArray) -> None: ...
 
 class Recorder:
     frames: int
@@ -511,34 +526,55 @@ class Recorder:
     def __enter__(self) -> Recorder: ...
     def __exit__(self, *args: Any) -> None: ...
 
+class Range:
+    lo: float
+    hi: float
+    @overload
+    def __init__(self) -> None: ...
+    @overload
+    def __init__(self, lo: float, hi: float) -> None: ...
+
+class LocomotionRewards:
+    tracking_lin_vel: float
+    tracking_ang_vel: float
+    tracking_sigma: float
+    lin_vel_z: float
+    ang_vel_xy: float
+    orientation: float
+    torques: float
+    action_rate: float
+    base_height: float
+    base_height_target: float
+    feet_air_time: float
+    air_time_target: float
+    collision: float
+    only_positive: bool
+
 class LocomotionSettings:
     urdf: str
+    package_path: List[str]
+    joints: List[str]
+    feet: List[str]
+    nominal: List[float]
+    base_height: float
+    kp: List[float]
+    kd: List[float]
+    action_scale: float
+    action_clip: float
     physics_dt: float
     substeps: int
     solver: str
-    max_contacts: int
     friction: float
-    kp: float
-    kd: float
-    action_scale: float
-    action_clip: float
     max_episode_steps: int
-    command_vx_min: float
-    command_vx_max: float
-    command_vy_max: float
-    command_yaw_max: float
-    init_joint_noise: float
-    init_velocity_noise: float
-    init_height: float
+    command_vx: Range
+    command_vy: Range
+    command_yaw: Range
     min_base_height: float
-    min_uprightness: float
-    air_time_weight: float
-    air_time_target: float
-    orientation_weight: float
-    base_height_weight: float
-    base_height_target: float
-    only_positive_rewards: bool
-    def __init__(self) -> None: ...
+    rewards: LocomotionRewards
+
+def parse_locomotion_config(json_text: str, base_dir: str = ".", source: str = "locomotion config") -> LocomotionSettings: ...
+def load_locomotion_config(path: str) -> LocomotionSettings: ...
+def locomotion_config_keys() -> List[str]: ...
 
 class LocomotionTask:
     obs_size: int
@@ -547,6 +583,7 @@ class LocomotionTask:
     num_envs: int
     num_threads: int
     control_dt: float
+    base_height_target: float
     settings: LocomotionSettings
     def __init__(self, settings: LocomotionSettings, num_envs: int, num_threads: int = 0, first_env: int = 0) -> None: ...
     def reset(self, seed: int, obs: FloatArray) -> None: ...
@@ -556,6 +593,7 @@ class LocomotionTask:
     def privileged(self, out: FloatArray, final_out: FloatArray) -> None: ...
     def world(self, index: int) -> World: ...
     def command(self, index: int) -> FloatArray: ...
+    def terrain_row(self, index: int) -> int: ...
     def bench(self, steps: int) -> float: ...
 
 # --- model-level algorithms (bind_algorithms.cpp) ---

@@ -7,7 +7,7 @@ C++ constructor, and using it aborts the interpreter. Every class of ``impulse._
 
 - types with a binary state (``WorldState``): rebuilt from their ``__getstate__``;
 - plain settings structures (every property writable, constructible without arguments:
-  ``ContactSettings``, the solver settings, ``LocomotionSettings``, ...): rebuilt from their
+  ``ContactSettings``, the solver settings, ``Range``, ...): rebuilt from their
   properties;
 - enumerations: rebuilt from their value;
 - everything else (``World``, step reports and statistics, systems, sensors): ``TypeError`` with
@@ -35,6 +35,7 @@ def _rebuild_enum(cls, value):
 
 _HINTS = {
     "World": "save its state with World.save_state() (a WorldState pickles) or copy it with World.clone()",
+    "LocomotionSettings": "pickle the config (a dict or a JSON file) it was parsed from",
 }
 
 

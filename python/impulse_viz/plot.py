@@ -3,7 +3,7 @@
     python3 -m impulse_viz.plot run.imprec --out plots/
 
 Inputs: a recording (docs/recording.md), a CSV log of `impulse run --csv` (docs/world-format.md)
-or `impulse demo --csv`, or the training log of examples/python/train_anymal.py (train_log.csv:
+or `impulse demo --csv`, or the training log of examples/python/train_locomotion.py (train_log.csv:
 one figure, training.png, of the episode return, the reward per step and the policy's action
 noise over the run). Figures of a run (only those the input has data for):
     base_trajectory.png  base position of every floating system over time, and x-y path
@@ -241,7 +241,7 @@ def plot_run(r: Run, out: str) -> list:
     return written
 
 
-# columns of train_anymal.py's train_log.csv that the training figure needs
+# columns of train_locomotion.py's train_log.csv that the training figure needs
 TRAINING_COLUMNS = ("iteration", "time_s", "episode_return", "mean_reward", "action_std")
 
 

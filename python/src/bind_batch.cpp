@@ -8,6 +8,25 @@ namespace impulse::python {
 using batch::RowMatX;
 using batch::VecWorld;
 
+namespace {
+
+// frame (or body) names or indices of system s -> indices
+std::vector<Index> ids_of(VecWorld& v, Index s, const py::iterable& names, bool bodies) {
+  const World& w = v.world(0);
+  if (s < 0 || s >= w.num_systems()) throw InvalidArgument("VecWorld: system index " + std::to_string(s) + " out of range");
+  const Model& m = w.systems()[static_cast<std::size_t>(s)]->model();
+  std::vector<Index> out;
+  for (const py::handle& h : names) {
+    if (py::isinstance<py::str>(h))
+      out.push_back(bodies ? m.body_id(h.cast<std::string>()) : m.frame_id(h.cast<std::string>()));
+    else
+      out.push_back(h.cast<Index>());
+  }
+  return out;
+}
+
+}  // namespace
+
 void bind_batch(py::module_& m) {
   using Rref = Eigen::Ref<RowMatX>;
   using Rcref = Eigen::Ref<const RowMatX>;
@@ -17,6 +36,11 @@ void bind_batch(py::module_& m) {
       .def(py::init([](const std::string& path, Index n, int threads) { return VecWorld::from_file(path, n, threads); }),
            py::arg("path"), py::arg("num_worlds"), py::arg("num_threads") = 0,
            "num_worlds copies of the world file at `path`; num_threads=0: one per hardware thread.")
+      .def(py::init([](const World& prototype, Index n, int threads) {
+             return std::make_unique<VecWorld>(prototype, n, threads);
+           }),
+           py::arg("prototype"), py::arg("num_worlds"), py::arg("num_threads") = 0,
+           "num_worlds copies of a World (World.clone(): objects, settings and state).")
       .def_property_readonly("size", &VecWorld::size)
       .def("__len__", &VecWorld::size)
       .def_property_readonly("num_threads", &VecWorld::num_threads)
@@ -37,7 +61,46 @@ void bind_batch(py::module_& m) {
       .def("set_pd_targets", [](VecWorld& v, Index s, Rcref q, Rcref u) { v.set_pd_targets(s, q, u); },
            py::arg("system"), py::arg("q_target"), py::arg("u_target"))
       .def("set_generalized_force", [](VecWorld& v, Index s, Rcref tau) { v.set_generalized_force(s, tau); },
-           py::arg("system"), py::arg("tau"));
+           py::arg("system"), py::arg("tau"))
+      .def(
+          "reset",
+          [](VecWorld& v, Eigen::Ref<const Eigen::Matrix<bool, Eigen::Dynamic, 1>> mask, Index s, Rcref q, Rcref u) {
+            without_gil(v, "VecWorld", "reset", [&] { v.reset(mask, s, q, u); });
+          },
+          py::arg("mask"), py::arg("system"), py::arg("q"), py::arg("u"),
+          "Worlds with mask[i] go back to their initial state, then take row i of q and u as system's state.")
+      .def(
+          "frame_ids", [](VecWorld& v, Index s, const py::iterable& names) { return ids_of(v, s, names, false); },
+          py::arg("system"), py::arg("frames"), "Model frame indices of frame names (or indices) of a system.")
+      .def(
+          "body_ids", [](VecWorld& v, Index s, const py::iterable& names) { return ids_of(v, s, names, true); },
+          py::arg("system"), py::arg("bodies"), "Body indices of link names (or indices) of a system.")
+      .def(
+          "get_frame_poses",
+          [](const VecWorld& v, Index s, const std::vector<Index>& frames, Rref out) {
+            without_gil(v, "VecWorld", "get_frame_poses", [&] { v.get_frame_poses(s, frames, out); });
+          },
+          py::arg("system"), py::arg("frames"), py::arg("out"),
+          "Poses of frames (indices: frame_ids) in every world into out (N x 7F): x y z qw qx qy qz per frame.")
+      .def(
+          "get_frame_velocities",
+          [](const VecWorld& v, Index s, const std::vector<Index>& frames, Rref out) {
+            without_gil(v, "VecWorld", "get_frame_velocities", [&] { v.get_frame_velocities(s, frames, out); });
+          },
+          py::arg("system"), py::arg("frames"), py::arg("out"),
+          "Linear and angular velocity (world frame) of the frames' origins into out (N x 6F).")
+      .def("get_contact_forces",
+           [](const VecWorld& v, Index s, const std::vector<Index>& bodies, Rref out) {
+             v.get_contact_forces(s, bodies, out);
+           },
+           py::arg("system"), py::arg("bodies"), py::arg("out"),
+           "Contact force of the last step on bodies (indices: body_ids) into out (N x 3B), world frame.")
+      .def("set_gravity", [](VecWorld& v, Rcref g) { v.set_gravity(g); }, py::arg("gravity"),
+           "Gravity per world (N x 3).")
+      .def("set_friction", [](VecWorld& v, Eigen::Ref<const VecX> mu) { v.set_friction(mu); }, py::arg("friction"),
+           "Friction coefficient of the default material pair per world (N).")
+      .def("set_pd_gains", [](VecWorld& v, Index s, Rcref kp, Rcref kd) { v.set_pd_gains(s, kp, kd); },
+           py::arg("system"), py::arg("kp"), py::arg("kd"), "PD gains of a system per world (N x nv each).");
 }
 
 }  // namespace impulse::python

@@ -1,4 +1,4 @@
-// The ANYmal locomotion task (LocomotionTask, module tasks/). Arrays are passed as numpy arrays
+// The legged locomotion task (LocomotionTask, module tasks/). Arrays are passed as numpy arrays
 // without copies: they must be float64 (bool for flags), C-contiguous and of the documented shape;
 // impulse.envs allocates them once. Stepping releases the GIL.
 #include <chrono>
@@ -15,46 +15,74 @@ using tasks::RowMatX;
 void bind_tasks(py::module_& m) {
   using Rref = Eigen::Ref<RowMatX>;
   using Rcref = Eigen::Ref<const RowMatX>;
-  py::class_<LocomotionSettings>(m, "LocomotionSettings", "Settings of LocomotionTask (see impulse/tasks/locomotion.hpp).")
+  py::class_<tasks::Range>(m, "Range", "A closed interval [lo, hi] drawn uniformly; lo == hi is a constant.")
       .def(py::init<>())
-      .def_readwrite("urdf", &LocomotionSettings::urdf)
-      .def_readwrite("physics_dt", &LocomotionSettings::physics_dt)
-      .def_readwrite("substeps", &LocomotionSettings::substeps)
-      .def_readwrite("solver", &LocomotionSettings::solver)
-      .def_readwrite("max_contacts", &LocomotionSettings::max_contacts)
-      .def_readwrite("friction", &LocomotionSettings::friction)
-      .def_readwrite("kp", &LocomotionSettings::kp)
-      .def_readwrite("kd", &LocomotionSettings::kd)
-      .def_readwrite("action_scale", &LocomotionSettings::action_scale)
-      .def_readwrite("action_clip", &LocomotionSettings::action_clip)
-      .def_readwrite("max_episode_steps", &LocomotionSettings::max_episode_steps)
-      .def_readwrite("command_vx_min", &LocomotionSettings::command_vx_min)
-      .def_readwrite("command_vx_max", &LocomotionSettings::command_vx_max)
-      .def_readwrite("command_vy_max", &LocomotionSettings::command_vy_max)
-      .def_readwrite("command_yaw_max", &LocomotionSettings::command_yaw_max)
-      .def_readwrite("init_joint_noise", &LocomotionSettings::init_joint_noise)
-      .def_readwrite("init_velocity_noise", &LocomotionSettings::init_velocity_noise)
-      .def_readwrite("init_height", &LocomotionSettings::init_height)
-      .def_readwrite("min_base_height", &LocomotionSettings::min_base_height)
-      .def_readwrite("min_uprightness", &LocomotionSettings::min_uprightness)
-      .def_readwrite("air_time_weight", &LocomotionSettings::air_time_weight)
-      .def_readwrite("air_time_target", &LocomotionSettings::air_time_target)
-      .def_readwrite("orientation_weight", &LocomotionSettings::orientation_weight)
-      .def_readwrite("base_height_weight", &LocomotionSettings::base_height_weight)
-      .def_readwrite("base_height_target", &LocomotionSettings::base_height_target)
-      .def_readwrite("only_positive_rewards", &LocomotionSettings::only_positive_rewards);
+      .def(py::init([](Scalar lo, Scalar hi) { return tasks::Range{lo, hi}; }), py::arg("lo"), py::arg("hi"))
+      .def_readwrite("lo", &tasks::Range::lo)
+      .def_readwrite("hi", &tasks::Range::hi)
+      .def("__repr__", [](const tasks::Range& r) {
+        return "Range(" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + ")";
+      });
+  py::class_<tasks::LocomotionRewards>(m, "LocomotionRewards", "Reward weights of LocomotionTask.")
+      .def_readonly("tracking_lin_vel", &tasks::LocomotionRewards::tracking_lin_vel)
+      .def_readonly("tracking_ang_vel", &tasks::LocomotionRewards::tracking_ang_vel)
+      .def_readonly("tracking_sigma", &tasks::LocomotionRewards::tracking_sigma)
+      .def_readonly("lin_vel_z", &tasks::LocomotionRewards::lin_vel_z)
+      .def_readonly("ang_vel_xy", &tasks::LocomotionRewards::ang_vel_xy)
+      .def_readonly("orientation", &tasks::LocomotionRewards::orientation)
+      .def_readonly("torques", &tasks::LocomotionRewards::torques)
+      .def_readonly("action_rate", &tasks::LocomotionRewards::action_rate)
+      .def_readonly("base_height", &tasks::LocomotionRewards::base_height)
+      .def_readonly("base_height_target", &tasks::LocomotionRewards::base_height_target)
+      .def_readonly("feet_air_time", &tasks::LocomotionRewards::feet_air_time)
+      .def_readonly("air_time_target", &tasks::LocomotionRewards::air_time_target)
+      .def_readonly("collision", &tasks::LocomotionRewards::collision)
+      .def_readonly("only_positive", &tasks::LocomotionRewards::only_positive);
+  py::class_<LocomotionSettings>(m, "LocomotionSettings",
+                                 "Settings of LocomotionTask (impulse/tasks/locomotion.hpp); made by "
+                                 "parse_locomotion_config. Read-only here: change the config.")
+      .def_readonly("urdf", &LocomotionSettings::urdf)
+      .def_readonly("package_path", &LocomotionSettings::package_path)
+      .def_readonly("joints", &LocomotionSettings::joints)
+      .def_readonly("feet", &LocomotionSettings::feet)
+      .def_readonly("nominal", &LocomotionSettings::nominal)
+      .def_readonly("base_height", &LocomotionSettings::base_height)
+      .def_readonly("kp", &LocomotionSettings::kp)
+      .def_readonly("kd", &LocomotionSettings::kd)
+      .def_readonly("action_scale", &LocomotionSettings::action_scale)
+      .def_readonly("action_clip", &LocomotionSettings::action_clip)
+      .def_readonly("physics_dt", &LocomotionSettings::physics_dt)
+      .def_readonly("substeps", &LocomotionSettings::substeps)
+      .def_readonly("solver", &LocomotionSettings::solver)
+      .def_readonly("friction", &LocomotionSettings::friction)
+      .def_readonly("max_episode_steps", &LocomotionSettings::max_episode_steps)
+      .def_readonly("command_vx", &LocomotionSettings::command_vx)
+      .def_readonly("command_vy", &LocomotionSettings::command_vy)
+      .def_readonly("command_yaw", &LocomotionSettings::command_yaw)
+      .def_readonly("min_base_height", &LocomotionSettings::min_base_height)
+      .def_readonly("rewards", &LocomotionSettings::rewards);
+  m.def("parse_locomotion_config", &tasks::parse_locomotion_config, py::arg("json_text"), py::arg("base_dir") = ".",
+        py::arg("source") = "locomotion config",
+        "LocomotionSettings from a config's JSON text; relative paths resolve against base_dir. Raises "
+        "InvalidArgument naming the key for unknown keys, wrong types and missing required keys.");
+  m.def("load_locomotion_config", &tasks::load_locomotion_config, py::arg("path"),
+        "LocomotionSettings from a JSON config file (relative paths against its directory).");
+  m.def("locomotion_config_keys", &tasks::locomotion_config_keys,
+        "Every key a locomotion config may have ('rewards.x', 'terrain.x', 'randomization.x' for the nested ones).");
 
   using BoolRef = Eigen::Ref<LocomotionTask::BoolVec>;
   py::class_<LocomotionTask>(m, "LocomotionTask",
-                             "C++ core of impulse.envs.AnymalLocomotion: N ANYmal environments in parallel.")
+                             "C++ core of impulse.envs.Locomotion: N legged robots tracking a velocity command, in "
+                             "parallel.")
       .def(py::init<const LocomotionSettings&, Index, int, Index>(), py::arg("settings"), py::arg("num_envs"),
            py::arg("num_threads") = 0, py::arg("first_env") = 0)
-      .def_property_readonly_static("obs_size", [](py::object) { return LocomotionTask::kObs; })
-      .def_property_readonly_static("action_size", [](py::object) { return LocomotionTask::kAct; })
-      .def_property_readonly_static("privileged_size", [](py::object) { return LocomotionTask::kPriv; })
+      .def_property_readonly("obs_size", &LocomotionTask::obs_size)
+      .def_property_readonly("action_size", &LocomotionTask::action_size)
+      .def_property_readonly("privileged_size", &LocomotionTask::privileged_size)
       .def_property_readonly("num_envs", &LocomotionTask::num_envs)
       .def_property_readonly("num_threads", &LocomotionTask::num_threads)
       .def_property_readonly("control_dt", &LocomotionTask::control_dt)
+      .def_property_readonly("base_height_target", &LocomotionTask::base_height_target)
       .def_property_readonly("settings", &LocomotionTask::settings)
       .def(
           "reset",
@@ -79,12 +107,13 @@ void bind_tasks(py::module_& m) {
            "the environments that finished in the last step into final_out (other rows untouched).")
       .def("world", &LocomotionTask::world, py::arg("index"), py::return_value_policy::reference_internal)
       .def("command", &LocomotionTask::command, py::arg("index"))
+      .def("terrain_row", &LocomotionTask::terrain_row, py::arg("index"))
       .def(
           "bench",
           [](LocomotionTask& t, int steps) {
             // the C++ loop alone (zero actions), for comparison with the Python loop
             const Index n = t.num_envs();
-            RowMatX a = RowMatX::Zero(n, LocomotionTask::kAct), o(n, LocomotionTask::kObs), fo(n, LocomotionTask::kObs);
+            RowMatX a = RowMatX::Zero(n, t.action_size()), o(n, t.obs_size()), fo(n, t.obs_size());
             VecX r(n), er(n), el(n);
             LocomotionTask::BoolVec te(n), tr(n);
             return without_gil(t, "LocomotionTask", "bench", [&] {

@@ -283,6 +283,14 @@ void bind_world(py::module_& m) {
           py::arg("urdf"), py::arg("name") = "", py::arg("fixed_base") = false, py::arg("self_collision") = false,
           py::return_value_policy::reference_internal, "Adds a robot from a URDF file.")
       .def(
+          "add_articulated_system",
+          [](World& w, const Model& model, const std::string& name, bool self_collision) -> ArticulatedSystem& {
+            return w.add_articulated_system(model, system_options(name, false, self_collision));
+          },
+          py::arg("model"), py::arg("name") = "", py::arg("self_collision") = false,
+          py::return_value_policy::reference_internal,
+          "Adds a robot from a Model (impulse.load_urdf: its fixed_base and package_paths options apply).")
+      .def(
           "add_sphere",
           [](World& w, const std::string& n, Scalar r, Scalar mass, const std::string& mat) -> ArticulatedSystem& {
             return w.add_sphere(n, r, mass, mat);

@@ -112,7 +112,7 @@ def test_actions_are_validated():
         env.step(np.full((2, 12), np.nan))
     env.step(np.zeros((2, 12), dtype=np.float32))  # converted
     env.step([[0.0] * 12] * 2)
-    with pytest.raises(impulse.InvalidArgument, match="unknown setting"):
+    with pytest.raises(impulse.InvalidArgument, match="unknown key 'kpp'"):
         AnymalLocomotion(2, kpp=3)
     with pytest.raises(impulse.InvalidArgument, match="num_envs"):
         AnymalLocomotion(0)

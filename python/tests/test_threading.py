@@ -125,15 +125,14 @@ def instances(stand_file):
     s.erp = 0.3
     b = impulse.BisectionSettings()
     b.max_iterations = 77
-    loc = impulse.LocomotionSettings()
-    loc.kp = 55.0
+    loc = impulse.Range(0.5, 1.25)
     return {
         "World": w,
         "WorldState": w.save_state(),
         "ContactSettings": s,
         "BisectionSettings": b,
         "SolverSettings": impulse.SolverSettings(),
-        "LocomotionSettings": loc,
+        "Range": loc,
         "StepStats": w.stats(),
         "StepReport": w.last_report,
         "ArticulatedSystem": w.system(0),
@@ -152,7 +151,8 @@ def test_every_type_pickles_with_every_protocol_or_raises_type_error(stand_file,
     s = pickle.loads(pickle.dumps(objs["ContactSettings"], protocol=protocol))
     assert s.erp == 0.3 and s.slop == impulse.ContactSettings().slop
     assert pickle.loads(pickle.dumps(objs["BisectionSettings"], protocol=protocol)).max_iterations == 77
-    assert pickle.loads(pickle.dumps(objs["LocomotionSettings"], protocol=protocol)).kp == 55.0
+    r = pickle.loads(pickle.dumps(objs["Range"], protocol=protocol))
+    assert (r.lo, r.hi) == (0.5, 1.25)
     ss = pickle.loads(pickle.dumps(objs["SolverSettings"], protocol=protocol))
     assert ss.name == impulse.SolverSettings().name
     assert pickle.loads(pickle.dumps(objs["PositionUpdate"], protocol=protocol)) == impulse.PositionUpdate.Euler
@@ -176,7 +176,7 @@ def test_pickle_protocol_0_in_a_child_process_does_not_abort(stand_file):
     code = (
         "import pickle, impulse\n"
         f"w = impulse.World.from_file({stand_file!r})\n"
-        "for x in (w, w.save_state(), impulse.ContactSettings(), w.stats(), impulse.LocomotionSettings()):\n"
+        "for x in (w, w.save_state(), impulse.ContactSettings(), w.stats(), impulse.Range(0, 1)):\n"
         "    try:\n"
         "        pickle.loads(pickle.dumps(x, protocol=0))\n"
         "    except TypeError:\n"

@@ -1,4 +1,4 @@
-"""examples/python/train_anymal.py: two PPO iterations with 2 MPI ranks give the parameters of one
+"""examples/python/train_locomotion.py: two PPO iterations with 2 MPI ranks give the parameters of one
 process with the same seed and total environment count (to 1e-4 relative); --out writes what the
 plot and view tools read."""
 import os
@@ -10,7 +10,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "examples", "python", "train_anymal.py")
+SCRIPT = os.path.join(ROOT, "examples", "python", "train_locomotion.py")
 ARGS = ["--iterations", "2", "--num-envs", "8", "--seed", "3", "--steps", "8", "--eval-envs", "0",
         "--threads", "1"]
 

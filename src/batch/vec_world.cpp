@@ -30,6 +30,20 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
     for (const auto& w : worlds_) w->reserve_workspace(*ws);
 }
 
+VecWorld::VecWorld(const World& prototype, Index num_worlds, int num_threads) : pool_(num_threads) {
+  if (num_worlds < 1) throw InvalidArgument("VecWorld: num_worlds must be >= 1, got " + std::to_string(num_worlds));
+  std::unique_ptr<World> first;
+  make_first_within_memory("VecWorld", num_worlds, [&] { first = prototype.clone(); });
+  worlds_.resize(static_cast<std::size_t>(num_worlds));
+  worlds_[0] = std::move(first);
+  status_.assign(static_cast<std::size_t>(num_worlds), 0);
+  for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  // clone() reads the prototype only: clones in parallel are safe
+  pool_.parallel_for(num_worlds - 1, [&](Index i) { worlds_[static_cast<std::size_t>(i + 1)] = prototype.clone(); });
+  for (auto& ws : workspaces_)
+    for (const auto& w : worlds_) w->reserve_workspace(*ws);
+}
+
 std::unique_ptr<VecWorld> VecWorld::from_file(const std::string& path, Index num_worlds, int num_threads) {
   return std::make_unique<VecWorld>(parse_world_file(path), num_worlds, num_threads);
 }
@@ -133,6 +147,136 @@ void VecWorld::set_generalized_force(Index s, const RowMatXcref& tau) {
   if (!tau.allFinite()) throw InvalidArgument("VecWorld::set_generalized_force: tau must be finite");
   for (Index i = 0; i < size(); ++i)
     worlds_[static_cast<std::size_t>(i)]->systems()[s]->set_generalized_force(tau.row(i).transpose());
+}
+
+void VecWorld::check_frames(const char* what, Index s, const std::vector<Index>& ids, bool bodies, Index rows,
+                            Index cols, Index per) const {
+  const World& w0 = *worlds_.front();
+  if (s < 0 || s >= w0.num_systems())
+    throw InvalidArgument(std::string("VecWorld::") + what + ": system index " + std::to_string(s) +
+                          " out of range [0, " + std::to_string(w0.num_systems()) + ")");
+  const ArticulatedSystem& sys = *worlds_.front()->systems()[static_cast<std::size_t>(s)];
+  const Index count = bodies ? sys.model().nb : static_cast<Index>(sys.model().frames.size());
+  for (Index id : ids)
+    if (id < 0 || id >= count)
+      throw InvalidArgument(std::string("VecWorld::") + what + ": " + (bodies ? "body" : "frame") + " index " +
+                            std::to_string(id) + " out of range [0, " + std::to_string(count) + ")");
+  const Index want = per * static_cast<Index>(ids.size());
+  if (rows != size() || cols != want)
+    throw InvalidArgument(std::string("VecWorld::") + what + ": expected an array of shape (" +
+                          std::to_string(size()) + ", " + std::to_string(want) + "), got (" + std::to_string(rows) +
+                          ", " + std::to_string(cols) + ")");
+}
+
+void VecWorld::reset(const Eigen::Ref<const Eigen::Matrix<bool, Eigen::Dynamic, 1>>& mask, Index s,
+                     const RowMatXcref& q, const RowMatXcref& u) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "reset");
+  if (mask.size() != size())
+    throw InvalidArgument("VecWorld::reset: mask must have size " + std::to_string(size()) + ", got " +
+                          std::to_string(mask.size()));
+  check_rows("reset", q.rows(), q.cols(), s, true);
+  check_rows("reset", u.rows(), u.cols(), s, false);
+  // check the masked rows first (finite, unit quaternions: the system's own check on a copy)
+  for (Index i = 0; i < size(); ++i) {
+    if (!mask[i]) continue;
+    if (!q.row(i).allFinite() || !u.row(i).allFinite())
+      throw InvalidArgument("VecWorld::reset: row " + std::to_string(i) + " is not finite");
+  }
+  const Model& m = worlds_.front()->systems()[static_cast<std::size_t>(s)]->model();
+  for (Index i = 0; i < size(); ++i) {
+    if (!mask[i]) continue;
+    for (Index b = 0; b < m.nb; ++b) {
+      if (m.joint_type[static_cast<std::size_t>(b)] != JointType::Floating &&
+          m.joint_type[static_cast<std::size_t>(b)] != JointType::Spherical)
+        continue;
+      const Index at = m.idx_q[static_cast<std::size_t>(b)] + (m.joint_type[static_cast<std::size_t>(b)] == JointType::Floating ? 3 : 0);
+      const Scalar n = q.row(i).segment<4>(at).norm();
+      if (std::abs(n - 1) > 1e-6)
+        throw InvalidArgument("VecWorld::reset: row " + std::to_string(i) + ": the quaternion of joint '" +
+                              m.joint_names[static_cast<std::size_t>(b)] + "' is not unit (norm " +
+                              std::to_string(n) + ")");
+    }
+  }
+  pool_.parallel_for(size(), [&](Index i) {
+    if (!mask[i]) return;
+    World& w = *worlds_[static_cast<std::size_t>(i)];
+    w.reset();
+    w.systems()[static_cast<std::size_t>(s)]->set_state(q.row(i).transpose(), u.row(i).transpose());
+  });
+}
+
+void VecWorld::get_frame_poses(Index s, const std::vector<Index>& frames, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_frame_poses");
+  check_frames("get_frame_poses", s, frames, false, out.rows(), out.cols(), 7);
+  const_cast<ThreadPool&>(pool_).parallel_for(size(), [&](Index i) {
+    const ArticulatedSystem& sys = *worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)];
+    sys.frame_poses(frames, out.row(i).data());
+  });
+}
+
+void VecWorld::get_frame_velocities(Index s, const std::vector<Index>& frames, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_frame_velocities");
+  check_frames("get_frame_velocities", s, frames, false, out.rows(), out.cols(), 6);
+  const_cast<ThreadPool&>(pool_).parallel_for(size(), [&](Index i) {
+    const ArticulatedSystem& sys = *worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)];
+    sys.frame_velocities(frames, out.row(i).data());
+  });
+}
+
+void VecWorld::get_contact_forces(Index s, const std::vector<Index>& bodies, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_contact_forces");
+  check_frames("get_contact_forces", s, bodies, true, out.rows(), out.cols(), 3);
+  for (Index i = 0; i < size(); ++i) {
+    const World& w = *worlds_[static_cast<std::size_t>(i)];
+    const ArticulatedSystem& sys = *w.systems()[static_cast<std::size_t>(s)];
+    out.row(i).setZero();
+    for (const BodyContactImpulse& c : sys.contact_impulses())
+      for (std::size_t k = 0; k < bodies.size(); ++k)
+        if (c.body == bodies[k]) out.row(i).segment<3>(3 * static_cast<Index>(k)) += c.impulse.transpose() / w.time_step();
+  }
+}
+
+void VecWorld::set_gravity(const RowMatXcref& gravity) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_gravity");
+  if (gravity.rows() != size() || gravity.cols() != 3)
+    throw InvalidArgument("VecWorld::set_gravity: expected an array of shape (" + std::to_string(size()) +
+                          ", 3), got (" + std::to_string(gravity.rows()) + ", " + std::to_string(gravity.cols()) + ")");
+  if (!gravity.allFinite()) throw InvalidArgument("VecWorld::set_gravity: gravity must be finite");
+  for (Index i = 0; i < size(); ++i) worlds_[static_cast<std::size_t>(i)]->set_gravity(gravity.row(i).transpose());
+}
+
+void VecWorld::set_friction(const VecXcref& friction) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_friction");
+  if (friction.size() != size())
+    throw InvalidArgument("VecWorld::set_friction: expected " + std::to_string(size()) + " values, got " +
+                          std::to_string(friction.size()));
+  if (!friction.allFinite() || (friction.array() < 0).any())
+    throw InvalidArgument("VecWorld::set_friction: friction must be finite and >= 0");
+  for (Index i = 0; i < size(); ++i) {
+    World& w = *worlds_[static_cast<std::size_t>(i)];
+    w.set_default_material(friction[i], w.materials().default_pair().restitution);
+  }
+}
+
+void VecWorld::set_pd_gains(Index s, const RowMatXcref& kp, const RowMatXcref& kd) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_pd_gains");
+  check_rows("set_pd_gains", kp.rows(), kp.cols(), s, false);
+  check_rows("set_pd_gains", kd.rows(), kd.cols(), s, false);
+  // the system checks each row (finite, >= 0, zero on the floating base); check all rows on the
+  // first world's system before any change, restoring its gains afterwards
+  ArticulatedSystem& probe = *worlds_.front()->systems()[static_cast<std::size_t>(s)];
+  const VecX kp0 = probe.kp(), kd0 = probe.kd();
+  for (Index i = 0; i < size(); ++i) {
+    try {
+      probe.set_pd_gains(kp.row(i).transpose(), kd.row(i).transpose());
+    } catch (const Error& e) {
+      probe.set_pd_gains(kp0, kd0);
+      throw InvalidArgument("VecWorld::set_pd_gains: row " + std::to_string(i) + ": " + e.what());
+    }
+  }
+  for (Index i = 0; i < size(); ++i)
+    worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)]->set_pd_gains(kp.row(i).transpose(),
+                                                                                              kd.row(i).transpose());
 }
 
 }  // namespace impulse::batch

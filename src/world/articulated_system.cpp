@@ -237,6 +237,46 @@ SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
   return frame_placement(*model_, Q, f);
 }
 
+void ArticulatedSystem::frame_poses(const std::vector<Index>& frames, Scalar* out) const {
+  const auto in_use = use("frame_poses");
+  Data& Q = query();
+  for (Index f : frames)
+    IMPULSE_CHECK(f >= 0 && f < static_cast<Index>(model_->frames.size()), "system '", name_, "': frame index ", f,
+                  " out of range");
+  forward_kinematics(*model_, Q, q_);
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    const SE3 X = frame_placement(*model_, Q, frames[k]);
+    const Quat r(X.R);
+    Scalar* o = out + 7 * k;
+    o[0] = X.p[0];
+    o[1] = X.p[1];
+    o[2] = X.p[2];
+    o[3] = r.w();
+    o[4] = r.x();
+    o[5] = r.y();
+    o[6] = r.z();
+  }
+}
+
+void ArticulatedSystem::frame_velocities(const std::vector<Index>& frames, Scalar* out) const {
+  const auto in_use = use("frame_velocities");
+  Data& Q = query();
+  for (Index f : frames)
+    IMPULSE_CHECK(f >= 0 && f < static_cast<Index>(model_->frames.size()), "system '", name_, "': frame index ", f,
+                  " out of range");
+  forward_kinematics(*model_, Q, q_, u_);
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    const Frame& f = model_->frames[static_cast<std::size_t>(frames[k])];
+    Scalar* o = out + 6 * k;
+    const Vec3 v = f.body < 0 ? Vec3::Zero() : point_velocity(Q, f.body, f.X_BF.p);
+    const Vec3 w = f.body < 0 ? Vec3::Zero() : body_angular_velocity(Q, f.body);
+    for (int i = 0; i < 3; ++i) {
+      o[i] = v[i];
+      o[3 + i] = w[i];
+    }
+  }
+}
+
 Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
   const auto in_use = use("frame_linear_velocity");
   Data& Q = query();

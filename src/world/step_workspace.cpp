@@ -14,8 +14,23 @@ std::atomic<std::uint64_t> next_workspace_id{1};  // 0: "none" in World's cache
 
 StepWorkspace::StepWorkspace() : id_(next_workspace_id.fetch_add(1, std::memory_order_relaxed)) {}
 
+const Model* StepWorkspace::canonical(const std::shared_ptr<const Model>& model) {
+  auto it = canonical_.find(model.get());
+  if (it != canonical_.end()) return it->second.canonical;
+  // a Model seen for the first time: the first one it equals but for the inertias, or itself
+  const Model* c = model.get();
+  for (const std::shared_ptr<const Model>& m : canonical_models_)
+    if (m->equal_except_inertia(*model)) {
+      c = m.get();
+      break;
+    }
+  if (c == model.get()) canonical_models_.push_back(model);
+  canonical_.emplace(model.get(), Alias{model, c});
+  return c;
+}
+
 Data& StepWorkspace::data(const std::shared_ptr<const Model>& model, Index k) {
-  const Key key{model.get(), k};
+  const Key key{canonical(model), k};
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     Entry e;
@@ -31,7 +46,7 @@ Stepper* StepWorkspace::find_stepper(const std::vector<std::shared_ptr<const Mod
   for (StepperEntry& e : steppers_) {
     if (e.object_system != object_system || e.models.size() != models.size()) continue;
     bool same = true;
-    for (std::size_t i = 0; i < models.size() && same; ++i) same = e.models[i] == models[i];
+    for (std::size_t i = 0; i < models.size() && same; ++i) same = e.models[i] == canonical(models[i]);
     if (same) return e.stepper.get();
   }
   return nullptr;
@@ -40,7 +55,8 @@ Stepper* StepWorkspace::find_stepper(const std::vector<std::shared_ptr<const Mod
 Stepper& StepWorkspace::stepper(const std::vector<std::shared_ptr<const Model>>& models,
                                 const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
   if (Stepper* s = find_stepper(models, object_system)) return *s;
-  StepperEntry e{models, object_system, std::make_unique<Stepper>()};
+  StepperEntry e{{}, object_system, std::make_unique<Stepper>()};
+  for (const auto& m : models) e.models.push_back(canonical(m));
   e.stepper->reserve(systems, object_system);
   steppers_.push_back(std::move(e));
   return *steppers_.back().stepper;

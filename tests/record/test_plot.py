@@ -45,7 +45,7 @@ check_pngs(demo_csv, os.path.join(work, "demo_csv"), ["base_trajectory.png", "ve
 check_pngs(run_csv, os.path.join(work, "run_csv"), ["base_trajectory.png", "velocities.png", "contact_forces.png",
                                                     "energy.png", "penetration.png", "solver.png"])
 
-# the training log of examples/python/train_anymal.py (its columns, three iterations)
+# the training log of examples/python/train_locomotion.py (its columns, three iterations)
 train_csv = os.path.join(work, "train_log.csv")
 with open(train_csv, "w") as f:
     f.write("iteration,time_s,rollout_s,update_s,mean_reward,episode_return,episodes,kl,lr,action_std\n")

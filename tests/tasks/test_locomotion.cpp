@@ -16,10 +16,9 @@ using BoolVec = LocomotionTask::BoolVec;
 
 namespace {
 
+// examples/configs/anymal.json, the ANYmal config
 LocomotionSettings settings() {
-  LocomotionSettings s;
-  s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf";
-  return s;
+  return impulse::tasks::load_locomotion_config(std::string(IMPULSE_SOURCE_DIR) + "/examples/configs/anymal.json");
 }
 
 struct Buffers {
@@ -108,8 +107,8 @@ TEST_CASE("LocomotionTask: zero action stands; truncation resets with the final 
   Buffers b(n);
   task.reset(1, b.obs);
   const Vec3 cmd0 = task.command(0);
-  CHECK(cmd0[0] >= s.command_vx_min);
-  CHECK(cmd0[0] <= s.command_vx_max);
+  CHECK(cmd0[0] >= s.command_vx.lo);
+  CHECK(cmd0[0] <= s.command_vx.hi);
   for (Index k = 0; k < 49; ++k) {
     b.step(task);
     REQUIRE(b.term.count() == 0);  // standing: nothing falls
@@ -153,7 +152,7 @@ TEST_CASE("LocomotionTask: a foot within the contact margin but not touching is 
 
 TEST_CASE("LocomotionTask: a robot thrown upside down terminates", "[batch]") {
   LocomotionSettings s = settings();
-  s.init_height = 0.8;
+  s.base_height = 0.8;
   LocomotionTask task(s, 1, 1);
   Buffers b(1);
   task.reset(3, b.obs);
@@ -175,7 +174,7 @@ TEST_CASE("LocomotionTask: privileged observation of the current and of the fina
   // Two tasks on the same seed step the same trajectories; one ends its episodes after 3 control
   // steps, so its final privileged observation at step 3 is the other's current one.
   LocomotionSettings s = settings();
-  const Index n = 3, kp = LocomotionTask::kPriv;
+  const Index n = 3, kp = 8;
   LocomotionTask longer(s, n, 1);
   s.max_episode_steps = 3;
   LocomotionTask shorter(s, n, 2);
@@ -205,19 +204,19 @@ TEST_CASE("LocomotionTask: privileged observation of the current and of the fina
     CHECK(pa.row(i).tail<4>().maxCoeff() <= 0.03 + 1e-12);
   }
   // shorter reset its episodes: its current state is a fresh start at the reset height
-  for (Index i = 0; i < n; ++i) CHECK(pb(i, 3) == Approx(s.init_height));
+  for (Index i = 0; i < n; ++i) CHECK(pb(i, 3) == Approx(s.base_height));
   RowMatX wrong(n + 1, kp);
   CHECK_THROWS_WITH(longer.privileged(wrong, fa), Catch::Contains("must have shape (3, 8)"));
 }
 
-TEST_CASE("LocomotionTask: only_positive_rewards clips each step's reward at 0", "[batch]") {
+TEST_CASE("LocomotionTask: rewards.only_positive clips each step's reward at 0", "[batch]") {
   // Rewards do not act on the physics, so both tasks step the same trajectories; large random
   // actions make the action-rate penalty exceed the tracking terms on some steps.
   LocomotionSettings s = settings();
-  s.only_positive_rewards = false;
+  s.rewards.only_positive = false;
   const Index n = 4;
   LocomotionTask raw(s, n, 1);
-  s.only_positive_rewards = true;
+  s.rewards.only_positive = true;
   LocomotionTask clipped(s, n, 2);
   Buffers a(n), b(n);
   raw.reset(5, a.obs);
@@ -244,11 +243,24 @@ TEST_CASE("LocomotionTask: bad settings and shapes raise InvalidArgument", "[bat
   s.substeps = 0;
   CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("substeps must be >= 1"));
   s = settings();
-  s.orientation_weight = std::numeric_limits<double>::quiet_NaN();
-  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1),
-                    Catch::Contains("orientation_weight, base_height_weight and base_height_target must be finite"));
+  s.rewards.orientation = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("reward weights must be finite"));
+  s = settings();
+  s.joints[4] = "LF_KNEE";
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("joints: no joint 'LF_KNEE' in"));
+  s = settings();
+  s.feet[2] = "LH_TOE";
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("feet: no frame or link 'LH_TOE' in"));
+  s = settings();
+  s.nominal.pop_back();
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("nominal has 11 values for 12 joints"));
+  s = settings();
+  s.joints[5] = s.joints[0];
+  CHECK_THROWS_WITH(LocomotionTask(s, 1, 1), Catch::Contains("joints: 'LF_HAA' is listed twice"));
   s = settings();
   s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/pendulum.urdf";
+  CHECK_THROWS_AS(LocomotionTask(s, 1, 1), Error);
+  s.urdf = std::string(IMPULSE_SOURCE_DIR) + "/models/no_such_robot.urdf";
   CHECK_THROWS_AS(LocomotionTask(s, 1, 1), Error);
   LocomotionTask task(settings(), 2, 1);
   Buffers b(2), wrong(3);

@@ -31,6 +31,9 @@ class VecWorld {
   VecWorld(const WorldDescription& description, Index num_worlds, int num_threads = 0);
   // The same from a world file (parsed once). Throws WorldFileError.
   static std::unique_ptr<VecWorld> from_file(const std::string& path, Index num_worlds, int num_threads = 0);
+  // num_worlds copies of a World (World::clone: its objects, settings and state; the systems share
+  // the prototype's Models). Throws InvalidArgument as clone() does.
+  VecWorld(const World& prototype, Index num_worlds, int num_threads = 0);
 
   Index size() const { return static_cast<Index>(worlds_.size()); }
   int num_threads() const { return pool_.num_threads(); }
@@ -50,12 +53,38 @@ class VecWorld {
   void set_pd_targets(Index s, const RowMatXcref& q_target, const RowMatXcref& u_target);
   void set_generalized_force(Index s, const RowMatXcref& tau);
 
+  // Masked reset: every world i with mask[i] goes back to its initial state (World::reset: the
+  // state at its first step or mark_initial_state, warm-start memory cleared) and then takes row
+  // i of q (N x nq) and u (N x nv) as the state of system s. The other rows are not read. Every
+  // masked row is checked before any world changes.
+  void reset(const Eigen::Ref<const Eigen::Matrix<bool, Eigen::Dynamic, 1>>& mask, Index s, const RowMatXcref& q,
+             const RowMatXcref& u);
+
+  // Poses of frames (Model frame indices) of system s in every world: out (N x 7 F), per frame
+  // [x y z qw qx qy qz] in the world frame. One kinematics pass per world, worlds in parallel.
+  void get_frame_poses(Index s, const std::vector<Index>& frames, RowMatXref out) const;
+  // Linear and angular velocity of the frames' origins in the world frame: out (N x 6 F), per
+  // frame [vx vy vz wx wy wz].
+  void get_frame_velocities(Index s, const std::vector<Index>& frames, RowMatXref out) const;
+  // Contact force on bodies of system s in the last step (the contact impulses on the body / dt,
+  // world frame): out (N x 3 B), per body [fx fy fz]; zero for a body without contact.
+  void get_contact_forces(Index s, const std::vector<Index>& bodies, RowMatXref out) const;
+
+  // Per-environment parameters (domain randomization), each checked before any world changes.
+  // gravity (N x 3, m/s^2); friction (N): the default material pair's coefficient;
+  // kp, kd (N x nv): the PD gains of system s.
+  void set_gravity(const RowMatXcref& gravity);
+  void set_friction(const VecXcref& friction);
+  void set_pd_gains(Index s, const RowMatXcref& kp, const RowMatXcref& kd);
+
   // One thread at a time (docs/threading.md): the calls above hold this marker and refuse with
   // ConcurrentUseError while another thread holds it.
   const UseMarker& use_marker() const { return use_; }
 
  private:
   void check_rows(const char* what, Index rows, Index cols, Index s, bool position) const;
+  void check_frames(const char* what, Index s, const std::vector<Index>& ids, bool bodies, Index rows, Index cols,
+                    Index per) const;
 
   ThreadPool pool_;
   std::vector<std::unique_ptr<World>> worlds_;

@@ -106,9 +106,14 @@ class Model {
   // hold one copy for many robots loaded from the same file (docs/benchmarks.md, "Scenes at scale").
   bool operator==(const Model& other) const;
   bool operator!=(const Model& other) const { return !(*this == other); }
+  // Equal but for the bodies' inertias (mass, centre of mass, rotational inertia): a copy of a
+  // Model with a body's mass changed (domain randomization). A Data made for one serves the other
+  // (its workspace depends on topology, joints and sizes only), so StepWorkspace shares it.
+  bool equal_except_inertia(const Model& other) const;
 
  private:
   friend class ModelBuilder;
+  bool equal(const Model& other, bool with_inertia) const;
   std::unordered_map<std::string, Index> body_index_, joint_index_, frame_index_;
 };
 

@@ -70,6 +70,10 @@ class ArticulatedSystem {
   Vec3 frame_linear_velocity(const std::string& frame) const;   // origin velocity, world frame
   Vec3 frame_angular_velocity(const std::string& frame) const;  // world frame
   MatX frame_jacobian(const std::string& frame) const;           // 6 x nv, world frame
+  // Several frames (Model frame indices, checked) in one kinematics pass: out[7 k ..] the pose of
+  // frame k as [x y z qw qx qy qz]; out[6 k ..] its origin's linear and angular velocity.
+  void frame_poses(const std::vector<Index>& frames, Scalar* out) const;
+  void frame_velocities(const std::vector<Index>& frames, Scalar* out) const;
   MatX point_jacobian(Index body, const Vec3& p_B) const;        // 3 x nv, world frame
   Scalar kinetic_energy() const;
   Scalar potential_energy() const;

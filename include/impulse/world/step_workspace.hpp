@@ -13,7 +13,8 @@
 // A workspace holds one Data per (Model, k): the k-th articulated system of a World with that
 // Model; and one Stepper (the collision, assembly and solve buffers) per layout: the list of a
 // World's systems' Models and its collision objects' systems, so Worlds built from one description
-// share one. Both are made on the first step that needs them and kept (steady state allocates
+// share one. Models equal but for their bodies' inertias (Model::equal_except_inertia: copies
+// with a randomized mass) count as one here: their Data and Steppers are the same size and shape. Both are made on the first step that needs them and kept (steady state allocates
 // nothing). What a step leaves for the next (warm start, contacts, statistics) is the World's
 // (StepperState), never the workspace's. One workspace per thread: it must not be used by two
 // steps at once.
@@ -57,8 +58,11 @@ class StepWorkspace {
   Index size() const { return static_cast<Index>(entries_.size()); }
 
  private:
+  // The first Model seen that `model` equals but for inertias (or `model` itself).
+  const Model* canonical(const std::shared_ptr<const Model>& model);
+
   struct Key {
-    const Model* model;
+    const Model* model;  // canonical
     Index k;
     bool operator==(const Key& o) const { return model == o.model && k == o.k; }
   };
@@ -71,13 +75,19 @@ class StepWorkspace {
     std::shared_ptr<const Model> model;  // keeps the Model, and so the key's address, alive
     std::unique_ptr<Data> data;
   };
+  struct Alias {
+    std::shared_ptr<const Model> model;  // keeps the key's address from being reused
+    const Model* canonical;
+  };
   struct StepperEntry {
-    std::vector<std::shared_ptr<const Model>> models;  // keeps the layout's Models alive
+    std::vector<const Model*> models;  // canonical (kept alive by canonical_models_)
     std::vector<Index> object_system;
     std::unique_ptr<Stepper> stepper;
   };
   std::uint64_t id_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::unordered_map<const Model*, Alias> canonical_;
+  std::vector<std::shared_ptr<const Model>> canonical_models_;
   std::vector<StepperEntry> steppers_;  // a few layouts at most: searched in order
   std::vector<std::unique_ptr<ContactSolver>> solvers_;  // one per registry name in use
 };

@@ -1,2 +1,5 @@
 """Vectorized environments following Gymnasium's vector-env conventions (no Gymnasium needed)."""
-from .anymal import AnymalLocomotion, Box  # noqa: F401
+from .anymal import ANYMAL_CONFIG, AnymalLocomotion, anymal_config  # noqa: F401
+from .locomotion import Locomotion, load_config  # noqa: F401
+from .reach import Reach  # noqa: F401
+from .spaces import Box  # noqa: F401

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Train ANYmal to walk with PPO on impulse.envs.AnymalLocomotion (PyTorch, CPU).
+"""Train a legged robot to walk with PPO on impulse.envs.Locomotion (PyTorch, CPU).
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_anymal.py --iterations 300
-    mpirun -n 2 /usr/bin/python3 examples/python/train_anymal.py --mpi --iterations 300
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_locomotion.py \
+        --config examples/configs/anymal.json --time-limit 570 --out runs/anymal
+    mpirun -n 2 /usr/bin/python3 examples/python/train_locomotion.py --mpi --config FILE --iterations 300
+
+--config is a locomotion config (docs/bring_your_own_robot.md); the default is ANYmal's
+(examples/configs/anymal.json).
 
 PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, KL-adaptive learning
 rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). The critic
@@ -16,8 +20,12 @@ compute the same update as one process with the same seed and total environment 
 order of floating-point sums differs.
 
 Outputs (--out DIR, rank 0): policy.pt (state dicts and settings), train_log.csv (one row per
-iteration; `impulse plot DIR/train_log.csv` draws it) and walk.imprec (one evaluation episode of the
-final policy at 100 Hz; `impulse view DIR/walk.imprec` replays it). The last line printed is
+iteration; `impulse plot DIR/train_log.csv` draws it), walk.imprec (one evaluation episode of the
+final policy at the control rate; `impulse view DIR/walk.imprec` replays it) and eval.json (the
+evaluation's figures). The evaluation runs --eval-envs fresh environments for one full episode of
+the deterministic policy and prints
+    eval: <N> envs, <T> s episodes, command <c> m/s, mean forward speed <v> m/s, mean |speed - command| <e> m/s, fell <K>
+and the last line printed is
     final: return=<mean episode return> params=<sum of all policy parameters>
 """
 from __future__ import annotations
@@ -37,11 +45,16 @@ import torch  # noqa: E402
 import torch.nn as nn
 
 import impulse  # noqa: E402
-from impulse.envs import AnymalLocomotion
+import json  # noqa: E402
+
+from impulse.envs import Locomotion, Reach, load_config  # noqa: E402
+
+DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "anymal.json")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", default=DEFAULT_CONFIG, help="locomotion config (JSON); default: ANYmal's")
     p.add_argument("--iterations", type=int, default=300, help="PPO iterations")
     p.add_argument("--num-envs", type=int, default=256, help="environments in total (over all ranks)")
     p.add_argument("--seed", type=int, default=0)
@@ -117,9 +130,41 @@ class ActorCritic(nn.Module):
         return torch.distributions.Normal(self.actor(obs), self.log_std.exp().expand(obs.shape[0], -1))
 
 
+def is_reach(config):
+    return load_config(config)[0].get("task", "locomotion") == "reach"
+
+
+def make_env(config, n, threads, seed, first_env=0):
+    """The environment the config's "task" names: "locomotion" (the default) or "reach"."""
+    cls = Reach if is_reach(config) else Locomotion
+    return cls(config, n, num_threads=threads, seed=seed, first_env=first_env)
+
+
+def episode_steps(env):
+    return env.max_episode_steps if isinstance(env, Reach) else env.task.settings.max_episode_steps
+
+
+def evaluate_reach(policy, args, seed):
+    """Deterministic policy on fresh arms for one full episode: the distance at its end."""
+    env = Reach(args.config, args.eval_envs, num_threads=0, seed=seed + 1000003)
+    obs, _ = env.reset()
+    final = np.full(args.eval_envs, np.nan)
+    for _ in range(env.max_episode_steps):
+        with torch.no_grad():
+            a = policy.actor(torch.tensor(obs, dtype=policy.log_std.dtype)).numpy()
+        obs, _, term, trunc, info = env.step(a)
+        if "final_distance" in info:
+            done = info["_final_observation"] & np.isnan(final)
+            final[done] = info["final_distance"][done]
+    return {"envs": args.eval_envs, "final_distance": float(np.nanmean(final)),
+            "max_final_distance": float(np.nanmax(final)), "fell": 0, "episode_s": env.max_episode_steps * env.control_dt}
+
+
 def evaluate(policy, args, seed):
     """Deterministic policy on fresh environments for one full episode: forward speed and falls."""
-    env = AnymalLocomotion(args.eval_envs, num_threads=None, seed=seed + 1000003)
+    if is_reach(args.config):
+        return evaluate_reach(policy, args, seed)
+    env = Locomotion(args.config, args.eval_envs, num_threads=0, seed=seed + 1000003)
     obs, _ = env.reset()
     n = args.eval_envs
     alive = np.ones(n, dtype=bool)
@@ -142,16 +187,17 @@ def evaluate(policy, args, seed):
         alive &= ~trunc  # an episode ends at the time limit: stop measuring
     speed = speed_sum / np.maximum(speed_n, 1)
     return {"fell": int(n - np.sum(speed_n >= steps)), "envs": n, "speed": float(np.mean(speed)),
-            "command": float(np.mean(cmd)), "error": float(np.mean(np.abs(speed - cmd)))}
+            "command": float(np.mean(cmd)), "error": float(np.mean(np.abs(speed - cmd))),
+            "episode_s": steps * env.control_dt}
 
 
-def record_episode(policy, seed, path):
-    """One 10 s episode of the deterministic policy on one robot, recorded for `impulse view`."""
-    env = AnymalLocomotion(1, num_threads=1, seed=seed + 1000003)
+def record_episode(policy, args, seed, path):
+    """One episode of the deterministic policy on one robot, recorded for `impulse view`."""
+    env = make_env(args.config, 1, 1, seed + 1000003)
     obs, _ = env.reset()
-    world = env.task.world(0)
+    world = env.world(0) if isinstance(env, Reach) else env.task.world(0)
     with impulse.Recorder(path, world) as rec:
-        for _ in range(env.task.settings.max_episode_steps):
+        for _ in range(episode_steps(env)):
             rec.record(world)  # the state at the start of the control step (the last one resets)
             with torch.no_grad():
                 a = policy.actor(torch.tensor(obs, dtype=policy.log_std.dtype)).numpy()
@@ -173,7 +219,7 @@ def main(argv=None):
     torch.manual_seed(args.seed)
     dtype = torch.float32 if args.dtype == "float32" else torch.float64
 
-    env = AnymalLocomotion(n_local, num_threads=threads, seed=args.seed, first_env=lo)
+    env = make_env(args.config, n_local, threads, args.seed, lo)
     obs_size, act_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
     priv_size = env.privileged_size if args.privileged_critic else 0
     cobs_size = obs_size + priv_size
@@ -315,26 +361,36 @@ def main(argv=None):
         if comm.all_equal_check(stop):
             break
 
+    train_s = time.time() - t_start
     params_sum = sum(p.detach().sum().item() for p in policy.actor.parameters()) + policy.log_std.sum().item()
     params_sum += sum(p.detach().sum().item() for p in policy.critic.parameters())
     if comm.rank == 0:
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             torch.save({"policy": policy.state_dict(), "hidden": list(args.hidden), "obs_size": obs_size,
-                        "critic_obs_size": cobs_size, "act_size": act_size, "args": vars(args)},
+                        "critic_obs_size": cobs_size, "act_size": act_size, "args": vars(args), "config": env.config},
                        os.path.join(args.out, "policy.pt"))
             with open(os.path.join(args.out, "train_log.csv"), "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=list(log_rows[0].keys()))
                 w.writeheader()
                 w.writerows(log_rows)
-            frames = record_episode(policy, args.seed, os.path.join(args.out, "walk.imprec"))
+            frames = record_episode(policy, args, args.seed, os.path.join(args.out, "walk.imprec"))
             print(f"recorded {frames} frames of one evaluation episode to {os.path.join(args.out, 'walk.imprec')}",
                   flush=True)
         if args.eval_envs > 0:
             e = evaluate(policy, args, args.seed)
-            print(f"eval: {e['envs']} envs, 10 s episodes, command {e['command']:.2f} m/s, "
-                  f"mean forward speed {e['speed']:.2f} m/s, mean |speed - command| {e['error']:.3f} m/s, "
-                  f"fell {e['fell']}", flush=True)
+            if "final_distance" in e:
+                print(f"eval: {e['envs']} envs, {e['episode_s']:g} s episodes, mean final distance "
+                      f"{e['final_distance']:.4f} m, largest {e['max_final_distance']:.4f} m", flush=True)
+            else:
+                print(f"eval: {e['envs']} envs, {e['episode_s']:g} s episodes, command {e['command']:.2f} m/s, "
+                      f"mean forward speed {e['speed']:.2f} m/s, mean |speed - command| {e['error']:.3f} m/s, "
+                      f"fell {e['fell']}", flush=True)
+            if args.out:
+                e.update({"config": os.path.abspath(args.config), "iterations": it + 1,
+                          "train_time_s": train_s, "num_envs": args.num_envs, "seed": args.seed})
+                with open(os.path.join(args.out, "eval.json"), "w") as f:
+                    json.dump(e, f, indent=2)
         print(f"final: return={ep_return:.6f} params={params_sum:.10g}", flush=True)
 
 
