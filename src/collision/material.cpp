@@ -38,7 +38,9 @@ const std::string& MaterialTable::name(Index i) const {
 }
 
 namespace {
-void check_pair(const MaterialPair& p, const std::string& what) {
+// `what` is only formatted on failure: set_default (a per-episode friction) allocates nothing
+template <class What>
+void check_pair(const MaterialPair& p, const What& what) {
   IMPULSE_CHECK(std::isfinite(p.mu) && p.mu >= 0, what, ": friction coefficient ", p.mu, " must be finite and >= 0");
   IMPULSE_CHECK(std::isfinite(p.restitution) && p.restitution >= 0 && p.restitution <= 1, what, ": restitution ",
                 p.restitution, " must be in [0, 1]");
