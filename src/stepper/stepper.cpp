@@ -258,6 +258,7 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
+  plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
 }
@@ -363,6 +364,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
   assembler_.assemble(views_, object_system_, state.contacts, st.dt, st.contact);
+  // 4. targets (stepper/targets.hpp; timed with the rows)
+  targets_stage(assembler_, views_, st.dt, st.contact, plan_);
   state.stats.times.delassus = clock.lap();
   state.stats.contacts = assembler_.num_contacts();
   state.stats.limits = assembler_.num_limits();
@@ -389,7 +392,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   solver_ = &solver;
   solver_settings_ = &solver_settings;
   state_ = &state;
-  // 4. solve, island by island (global lambda: warm start in, solution out)
+  // 5. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
   grow(n, state.stats.largest_island_rows);
@@ -400,7 +403,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   } else {
     lambda.setZero();
   }
-  const bool split = assembler_.num_position_rows() > 0;
+  const bool split = assembler_.row_arrays().n_position > 0;
   if (split) lambda_p_.head(n).setZero();
   SolverResult& total = state.stats.solver;
   total = SolverResult{SolverStatus::Converged, 0, 0};
@@ -410,14 +413,14 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     auto ll = ll_.head(m);
     for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
     SolverResult r = solver_->solve(isl.problem, ll, *solver_settings_);
-    if (assembler_.num_speculative_elastic() > 0 && r.status != SolverStatus::NumericalIssue) {
+    if (assembler_.row_arrays().n_speculative_elastic > 0 && r.status != SolverStatus::NumericalIssue) {
       speculative_impacts(isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
     }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
       state.stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
     }
-    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
+    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.row_arrays().n_newton > 0 &&
         r.status != SolverStatus::NumericalIssue) {
       newton_bound(isl, ll, r);
     }
@@ -436,7 +439,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   }
   state.stats.times.solve = clock.lap();
 
-  // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
+  // 6. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
   if (state.contacts.overflow()) status = StepStatus::ContactOverflow;
   if (state.stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
@@ -446,11 +449,11 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
   // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from
   // its time of action; plus the split correction M~^-1 J^T lambda_p
-  const bool separate = split || assembler_.weighted_rows();  // q needs its own apply
+  const bool separate = split || assembler_.row_arrays().weighted;  // q needs its own apply
   if (separate) {  // u_pos = u_free + M~^-1 J^T (w o lambda + lambda_p): one more apply
     if (!split) lambda_p_.head(n).setZero();
-    if (assembler_.weighted_rows()) {
-      lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
+    if (assembler_.row_arrays().weighted) {
+      lambda_p_.head(n) += assembler_.row_arrays().position_weight.head(n).cwiseProduct(lambda);
     } else {
       lambda_p_.head(n) += lambda;
     }
@@ -463,7 +466,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     // and moved freely: on the midpoint update even if its island was held on Euler (a ball
     // among speculative contacts next to an impact elsewhere in its island; on Euler it lost
     // m g^2 dt^2 / 2 per step)
-    const bool mid = assembler_.midpoint_system(static_cast<Index>(i)) ||
+    const bool mid = plan_.midpoint(static_cast<Index>(i)) ||
                      (!views_[i].euler && !views_[i].flight_only && u_next_[i] == *s.u_free_);
     if (mid && separate) {
       u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
@@ -471,7 +474,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
     }
     s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
-    if (mid && assembler_.flight_system(static_cast<Index>(i)) && damping_free(s)) {
+    if (mid && plan_.flight(static_cast<Index>(i)) && damping_free(s)) {
       // Free flight: Heun's method (explicit trapezoidal rule). q+ above is the midpoint update,
       // q (+) dt (u + u_free) / 2; the velocity takes the mean of the accelerations at both ends,
       //   u+ = u + dt/2 (a(q, u) + a(q+, u_free)) = (u + u_free) / 2 + dt/2 a(q+, u_free)
@@ -534,15 +537,15 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     const Scalar e = isl.bounce[a];
     if (!(e > 0) || !(lambda[a] > 0)) continue;
     const Index g = isl.global_row[a];
-    const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
+    const Scalar v_minus = assembler_.row_arrays().v_before[g], v_free = c[a] + isl.target[a];
     const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
     Scalar per_impulse = e * share;
-    if ((assembler_.midpoint_row(g) || assembler_.at_start_row(g)) && v_free < 0 && v_minus < 0) {
+    if ((assembler_.row_arrays().midpoint[static_cast<std::size_t>(g)] || assembler_.row_arrays().at_start[static_cast<std::size_t>(g)]) && v_free < 0 && v_minus < 0) {
       // Midpoint position update: the impact happens at tau = f dt with the approach v- + a tau
       // (a = (v_free - v-) / dt), and after it the smooth acceleration acts for (1 - f) dt, so
       // for one contact v+ = -e (v- + a tau) + a (dt - tau): lambda_r = lambda_c (e (v- + a tau)
       // - a (dt - tau)) / v_free (>= 0: a kick smaller than the rest of the step's pull is none)
-      const Scalar f = assembler_.midpoint_row(g) ? assembler_.impact_time(g) : 0, dv = v_free - v_minus;
+      const Scalar f = assembler_.row_arrays().midpoint[static_cast<std::size_t>(g)] ? assembler_.row_arrays().impact_time[g] : 0, dv = v_free - v_minus;
       per_impulse = std::max<Scalar>(0, (e * (v_minus + dv * f) - dv * (1 - f)) / v_free);
     }
     k[a] = per_impulse * lambda[a];
@@ -586,7 +589,7 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     return false;
   }
   // the kick can drive bodies into speculative contacts (a chain of balls): impacts there too
-  if (assembler_.num_speculative_elastic() > 0) speculative_impacts(isl, c2, lambda2, r2, threshold);
+  if (assembler_.row_arrays().n_speculative_elastic > 0) speculative_impacts(isl, c2, lambda2, r2, threshold);
   r.iterations += r2.iterations;
   lambda += k + lambda2;
   r.residual = std::max(r.residual, r2.residual);
@@ -628,8 +631,8 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
     Index found = 0;
     for (Index i = 0; i < problem.nc; ++i) {
       const Index a = 3 * i + 2, g = isl.global_row[a];
-      const Scalar e = assembler_.restitution(g);
-      if (spec_done_[static_cast<std::size_t>(i)] || !assembler_.speculative_row(g) || !(e > 0) || !(l2[a] > 0)) continue;
+      const Scalar e = assembler_.row_arrays().restitution[g];
+      if (spec_done_[static_cast<std::size_t>(i)] || !assembler_.row_arrays().speculative[static_cast<std::size_t>(g)] || !(e > 0) || !(l2[a] > 0)) continue;
       // the approach this row stopped: its velocity after the solve less its own impulse's part
       // (exact for two bodies; the others' impulses held)
       const Scalar b = isl.target[a];
@@ -685,12 +688,12 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   for (Index a = 0; a < n; ++a) {
     const Index g = isl.global_row[a];
     vf[a] = c[a] + isl.target[a];
-    if (assembler_.inelastic_target(g) != assembler_.target(g)) e_max = std::max(e_max, assembler_.restitution(g));
+    if (assembler_.row_arrays().inelastic_target[g] != assembler_.row_arrays().target[g]) e_max = std::max(e_max, assembler_.row_arrays().restitution[g]);
   }
   if (!(e_max > 0)) return;  // no restitution target in this island
   // inelastic impulse lambda_0: the same problem without the restitution targets, cold start
   auto c0 = c2_.head(n);
-  for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.inelastic_target(isl.global_row[a]);
+  for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.row_arrays().inelastic_target[isl.global_row[a]];
   auto l0 = lambda2_.head(n);
   l0.setZero();
   const SolverResult r0 = solver_->solve(problem.with_c(c0), l0, *solver_settings_);

@@ -106,6 +106,7 @@
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/stepper/system.hpp"
+#include "impulse/stepper/targets.hpp"
 
 namespace impulse {
 
@@ -258,6 +259,7 @@ class Stepper {
   const ContactSolver* solver_settings_ = nullptr;
   StepperState* state_ = nullptr;
   DelassusAssembler assembler_;
+  PositionUpdatePlan plan_;       // the targets stage's choice of position update per system
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;
