@@ -5,11 +5,11 @@
 #include <limits>
 
 #include "impulse/core/prefetch.hpp"
-#include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/solvers/bound_qp.hpp"
+#include "impulse/stepper/integrate.hpp"
 
 namespace impulse {
 
@@ -162,31 +162,6 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     }
     if (!again) break;
   }
-}
-
-// Actuator torque of the step just taken (q, u: the new state), see dynamics_stage.
-void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const std::vector<unsigned char>& clamped,
-                           VecX& out) {
-  const Model& m = s.model();
-  out = s.generalized_force();
-  // (data pointers read once, as in dynamics_stage: -120 instructions a robot step)
-  const Scalar *const kp = s.kp().data(), *const kd = s.kd().data(), *const q = s.q().data(), *const u = s.u().data();
-  const Scalar *const q_target = s.q_target().data(), *const u_target = s.u_target().data();
-  Scalar* const o = out.data();
-  for (Index i = 0; i < m.nb; ++i) {
-    if (m.nv_joint[i] != 1) continue;
-    const Index k = m.idx_v[i], iq = m.idx_q[i];
-    // q+ = q + dt u+ on a scalar joint, so the end-of-step PD is Kp (q* - q+) + Kd (u* - u+)
-    o[k] = clamped[static_cast<std::size_t>(k)] ? tau_clamp[k]
-                                                : o[k] + kp[k] * (q_target[iq] - q[iq]) + kd[k] * (u_target[k] - u[k]);
-  }
-}
-
-// No implicit damping terms in M~ (no PD damping, no joint damping): with no PD stiffness either
-// (the caller's condition for the midpoint update), M~ = M and every force of the step is explicit,
-// so a flight step can take Heun's velocity update (finish).
-bool damping_free(const StepperSystem& s) {
-  return (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
 }
 
 // Speculative (swept) margin of one system for the coming step: a bound on how far any point of
@@ -468,25 +443,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     // m g^2 dt^2 / 2 per step)
     const bool mid = plan_.midpoint(static_cast<Index>(i)) ||
                      (!views_[i].euler && !views_[i].flight_only && u_next_[i] == *s.u_free_);
-    if (mid && separate) {
-      u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
-    } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2
-      u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
-    }
-    s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
-    if (mid && plan_.flight(static_cast<Index>(i)) && damping_free(s)) {
-      // Free flight: Heun's method (explicit trapezoidal rule). q+ above is the midpoint update,
-      // q (+) dt (u + u_free) / 2; the velocity takes the mean of the accelerations at both ends,
-      //   u+ = u + dt/2 (a(q, u) + a(q+, u_free)) = (u + u_free) / 2 + dt/2 a(q+, u_free)
-      // with the step's torques and external wrenches held (zero-order hold). Second order where
-      // semi-implicit Euler is first order in the energy of an articulated system (q-dependent
-      // M): ANYmal thrown tumbling, 5 s, 34 J^2 -> ~1e-5 J^2 (docs/fidelity.md); the midpoint
-      // update alone, with u+ = u_free, is not symplectic (a pendulum's energy drifts
-      // secularly). Costs one ABA per flying system per step.
-      VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
-      report_applied_torque(s, *s.tau_clamp_, *s.clamped_, tau);  // (no PD: tau, or its clamp)
-      const VecX& a1 = aba(*s.model_, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
-      u_next_[i] = u_pos_[i] + Scalar(0.5) * st.dt * a1;
+    if (mid) {
+      midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
+      // free flight (no rows) of a system without implicit terms: Heun's velocity update
+      if (plan_.flight(static_cast<Index>(i)) && damping_free(s)) heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
+    } else {
+      euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
     }
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }
