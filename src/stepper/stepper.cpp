@@ -240,10 +240,10 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
 
 // Buffers sized for n_rows global rows and islands of up to n_island rows (geometric growth, so
 // a scene allocates only while it reaches new sizes).
-void Stepper::grow(Index n_rows, Index n_island) {
+void Stepper::grow(Index n_rows, Index n_island, ContactSolver& solver) {
   // (the island buffers grow together, ll_ first; every step asks)
   if (lambda_.size() >= n_rows && lambda_p_.size() >= n_rows && ll_.size() >= n_island &&
-      solver_->capacity() >= n_island)
+      solver.capacity() >= n_island)
     return;
   auto up = [](VecX& v, Index n) {
     if (v.size() < n) v.setZero(std::max<Index>({n, 2 * static_cast<Index>(v.size()), 32}));
@@ -254,7 +254,7 @@ void Stepper::grow(Index n_rows, Index n_island) {
     up(*v, n_island);
   if (position_var_.size() < static_cast<std::size_t>(lp_.size())) position_var_.resize(static_cast<std::size_t>(lp_.size()));
   if (spec_done_.size() < static_cast<std::size_t>(lp_.size())) spec_done_.resize(static_cast<std::size_t>(lp_.size()));
-  if (solver_->capacity() < n_island) solver_->reserve(ll_.size());
+  if (solver.capacity() < n_island) solver.reserve(ll_.size());
 }
 
 std::size_t Stepper::memory_bytes() const {
@@ -294,9 +294,7 @@ void prefetch_state(const StepperState& state) {
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                       ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
-  solver_ = &solver;
-  solver_settings_ = &solver_settings;
-  state_ = &state;
+  (void)solver_settings;  // (the solve's: finish())
   state.stats = StepStats();
   // 1. dynamics
   StageClock clock(st.stage_timing);
@@ -329,7 +327,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   state.stats.times.collision = clock.lap();
 
   // 3. Delassus assembly, per island
-  assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
+  assembler_.set_dense_limit(solver.supports_factored() ? DelassusAssembler::kDefaultDenseLimit
                                                           : std::numeric_limits<Index>::max());
   // bottom-up contact order of factored islands: against gravity (every system's Data holds
   // the World's gravity), +z in zero gravity
@@ -364,17 +362,15 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
                            const ContactSolver& solver_settings, StepperState& state) {
-  solver_ = &solver;
-  solver_settings_ = &solver_settings;
-  state_ = &state;
+  const SolveContext ctx{solver, solver_settings, state.stats};
   // 5. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
-  grow(n, state.stats.largest_island_rows);
+  grow(n, state.stats.largest_island_rows, solver);
   solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
   if (st.warm_start) {
-    warm_start(n);
+    warm_start(n, state);
   } else {
     lambda.setZero();
   }
@@ -387,17 +383,17 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     const Index m = isl.problem.size();
     auto ll = ll_.head(m);
     for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
-    SolverResult r = solver_->solve(isl.problem, ll, *solver_settings_);
+    SolverResult r = solver.solve(isl.problem, ll, solver_settings);
     if (assembler_.row_arrays().n_speculative_elastic > 0 && r.status != SolverStatus::NumericalIssue) {
-      speculative_impacts(isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
+      speculative_impacts(ctx, isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
     }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      state.stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
+      state.stats.restitution = restitution_phase(ctx, isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
     }
     if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.row_arrays().n_newton > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      newton_bound(isl, ll, r);
+      newton_bound(ctx, isl, ll, r);
     }
     if (r.status != SolverStatus::Converged) ++state.stats.islands_not_converged;
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
@@ -408,7 +404,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     total.residual = std::max(total.residual, r.residual);
     if (split && isl.num_position_rows > 0 && r.status != SolverStatus::NumericalIssue) {
       auto lp = lp_.head(m);
-      position_correction(isl, lp);
+      position_correction(state.stats, isl, lp);
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
   }
@@ -465,12 +461,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       const StepperSystem& s = systems[static_cast<std::size_t>(r.system)];
       if (s.tau_friction_) (*s.tau_friction_)[r.index] = lambda[r.row] / st.dt;
     }
-    remember();
+    remember(state);
   } else {
     status = StepStatus::NonFinite;
     lambda.setZero();
   }
-  report_impulses(systems);
+  report_impulses(systems, state);
   // External wrenches apply to one step: cleared once it is taken. A rejected step keeps them, so
   // the World's whole state (WorldState includes the pending wrenches) is as it was.
   if (finite) {
@@ -481,7 +477,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return status;
 }
 
-bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, Scalar threshold) {
+bool Stepper::restitution_phase(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r,
+                                Scalar threshold) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -537,21 +534,21 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   const Scalar a2 = 0.5 * kGk;
   Scalar s = 1;
   if (a2 + k_vc > cap) s = std::clamp((-k_vc + std::sqrt(k_vc * k_vc + 4 * a2 * cap)) / (2 * a2), Scalar(0), Scalar(1));
-  state_->stats.restitution_scale = s;
+  ctx.stats.restitution_scale = s;
   k *= s;
   // second problem: v2 = G lambda_2 + (v + G lambda_r), inelastic, from a cold start
   auto c2 = c2_.head(n);
   c2 = v + s * Gk;
   auto lambda2 = lambda2_.head(n);
   lambda2.setZero();
-  SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2, *solver_settings_);
+  SolverResult r2 = ctx.solver.solve(problem.with_c(c2), lambda2, ctx.settings);
   // a failed correction leaves the inelastic impulse lambda_c, which is a valid answer
   if (r2.status == SolverStatus::NumericalIssue) {
     r.iterations += r2.iterations;
     return false;
   }
   // the kick can drive bodies into speculative contacts (a chain of balls): impacts there too
-  if (assembler_.row_arrays().n_speculative_elastic > 0) speculative_impacts(isl, c2, lambda2, r2, threshold);
+  if (assembler_.row_arrays().n_speculative_elastic > 0) speculative_impacts(ctx, isl, c2, lambda2, r2, threshold);
   r.iterations += r2.iterations;
   lambda += k + lambda2;
   r.residual = std::max(r.residual, r2.residual);
@@ -571,8 +568,8 @@ Scalar largest_energy_step(Scalar dK0, Scalar lin, Scalar quad, Scalar bound) {
 }
 }  // namespace
 
-bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
-                                  Scalar threshold) {
+bool Stepper::speculative_impacts(const SolveContext& ctx, const IslandView& isl, const VecXcref& c, VecXref lambda,
+                                  SolverResult& r, Scalar threshold) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   auto v = spec_v_.head(n);  // G lambda + c: the velocities after the solve, relative to the targets
@@ -607,7 +604,7 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
     }
     if (found == 0) break;
     impacts += found;
-    const SolverResult r2 = solver_->solve(problem.with_c(c2), l2, *solver_settings_);
+    const SolverResult r2 = ctx.solver.solve(problem.with_c(c2), l2, ctx.settings);
     r.iterations += r2.iterations;
     if (r2.status == SolverStatus::NumericalIssue) return false;  // keep the speculative answer
     if (r.status == SolverStatus::Converged) r.status = r2.status;
@@ -634,12 +631,12 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
   const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
   const Scalar step = largest_energy_step(dK0, lin, quad, bound);
   lambda += step * d;
-  state_->stats.speculative_impacts += impacts;
-  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, step);
+  ctx.stats.speculative_impacts += impacts;
+  ctx.stats.restitution_scale = std::min(ctx.stats.restitution_scale, step);
   return true;
 }
 
-void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& r) {
+void Stepper::newton_bound(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -658,7 +655,7 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.row_arrays().inelastic_target[isl.global_row[a]];
   auto l0 = lambda2_.head(n);
   l0.setZero();
-  const SolverResult r0 = solver_->solve(problem.with_c(c0), l0, *solver_settings_);
+  const SolverResult r0 = ctx.solver.solve(problem.with_c(c0), l0, ctx.settings);
   r.iterations += r0.iterations;
   auto Gl = kick_.head(n);
   product_.multiply(problem, l0, Gl);
@@ -673,10 +670,10 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   // (no inelastic reference when its solve failed: keep the Newton impulse)
   const Scalar s = r0.status == SolverStatus::NumericalIssue ? 1 : largest_energy_step(dK0, lin, quad, bound);
   if (s < 1) lambda = l0 + s * d;
-  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, s);
+  ctx.stats.restitution_scale = std::min(ctx.stats.restitution_scale, s);
 }
 
-void Stepper::position_correction(const IslandView& isl, VecXref lp) {
+void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXref lp) {
   const ContactProblem& problem = isl.problem;
   const Index nc = problem.nc;
   lp.setZero();
@@ -726,13 +723,13 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
     sweeps += exact.changes;
     if (exact.converged) {
       done = true;
-      ++state_->stats.position_exact;
+      ++stats.position_exact;
     }
     // (not converged: lp is unchanged, and product_ still holds G lp for the sweeps below)
   }
   while (!done && sweeps < kMaxSweeps) ++sweeps, done = sweep();
-  state_->stats.position_rows += isl.num_position_rows;
-  state_->stats.position_sweeps = std::max(state_->stats.position_sweeps, sweeps);
+  stats.position_rows += isl.num_position_rows;
+  stats.position_sweeps = std::max(stats.position_sweeps, sweeps);
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {
@@ -771,11 +768,11 @@ bool limit_less(const LimitMemory& x, const LimitMemory& y) {
 }
 }  // namespace
 
-void Stepper::warm_start(Index n) {
+void Stepper::warm_start(Index n, const StepperState& state) {
   auto lambda = lambda_.head(n);
   lambda.setZero();
   const Scalar radius2 = 0.02 * 0.02;
-  const std::vector<ContactMemory>& memory = state_->cache.contacts;
+  const std::vector<ContactMemory>& memory = state.cache.contacts;
   // the contacts of one shape pair (a manifold) are consecutive in the ContactSet: one binary
   // search per pair, or none when the pair's entries start where the previous pair's ended (`next`):
   // the pairs come in long ascending runs (remember()), so in a steady scene most pairs follow
@@ -785,7 +782,7 @@ void Stepper::warm_start(Index n) {
   const Contact* previous = nullptr;
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     if (assembler_.contact_island(i) < 0) continue;  // no rows (nothing dynamic): no impulse
-    const Contact& c = state_->contacts[i];
+    const Contact& c = state.contacts[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
     if (!previous || !same_key(c, *previous)) {
@@ -802,7 +799,7 @@ void Stepper::warm_start(Index n) {
     next = it;
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
-  const std::vector<LimitMemory>& limits = state_->cache.limits;
+  const std::vector<LimitMemory>& limits = state.cache.limits;
   // limit rows, joint friction rows (sign 0) and mimic rows (sign 2) by (system, dof, sign)
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind == ConstraintRow::Kind::Contact) continue;
@@ -812,10 +809,10 @@ void Stepper::warm_start(Index n) {
   }
 }
 
-void Stepper::remember() {
+void Stepper::remember(StepperState& state) {
   memory_next_.clear();
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-    const Contact& c = state_->contacts[i];
+    const Contact& c = state.contacts[i];
     memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
   }
   // Sorted by memory_less, a total order (so the result is the same as one std::sort). The
@@ -831,7 +828,7 @@ void Stepper::remember() {
     run = end;
   }
   std::vector<ContactMemory>* src = &memory_next_;
-  std::vector<ContactMemory>* dst = &state_->cache.contacts;
+  std::vector<ContactMemory>* dst = &state.cache.contacts;
   dst->resize(src->size());
   for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
     Index runs = 0;
@@ -845,19 +842,19 @@ void Stepper::remember() {
     std::swap(src, dst);
     merged = runs <= 1;
   }
-  if (src == &memory_next_) state_->cache.contacts.swap(memory_next_);  // the result in state_->cache.contacts
+  if (src == &memory_next_) state.cache.contacts.swap(memory_next_);  // the result in state.cache.contacts
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
   }
   std::sort(limit_memory_next_.begin(), limit_memory_next_.end(), limit_less);
-  state_->cache.limits.swap(limit_memory_next_);
+  state.cache.limits.swap(limit_memory_next_);
 }
 
-void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
+void Stepper::report_impulses(const std::vector<StepperSystem>& systems, StepperState& state) {
   for (const StepperSystem& s : systems) s.contact_impulses_->clear();
-  const ContactSet& contacts = state_->contacts;
-  Vec3* const impulses = state_->contact_impulses.data();  // (sized in prepare())
+  const ContactSet& contacts = state.contacts;
+  Vec3* const impulses = state.contact_impulses.data();  // (sized in prepare())
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     const Contact& c = contacts[i];
     const Vec3 p = contact_impulse(i);
@@ -872,8 +869,8 @@ void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
       list.push_back({sides[side][1], c.position, side == 0 ? p : Vec3(-p), i});
     }
   }
-  for (std::size_t i = static_cast<std::size_t>(assembler_.num_contacts()); i < state_->contact_impulses.size(); ++i)
-    state_->contact_impulses[i].setZero();  // (contacts the assembler left out)
+  for (std::size_t i = static_cast<std::size_t>(assembler_.num_contacts()); i < state.contact_impulses.size(); ++i)
+    state.contact_impulses[i].setZero();  // (contacts the assembler left out)
 }
 
 }  // namespace impulse

@@ -1,5 +1,6 @@
-// Delassus assembler: contacts and joint limits -> one ContactProblem (G, c, mu), and the
-// velocity update from the solved impulses (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
+// Delassus assembler, the constraint-rows stage of a step: contacts, joint limits, joint friction
+// and mimic joints -> the rows of one ContactProblem per island (G, c, mu), and the velocity
+// update from the solved impulses (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
 //
 // For every dynamic system s (an articulated system or a free body) with joint-space inertia
 // M~_s (M + dt Kd + dt^2 Kp when implicit PD is on, factored as L^T D L by ltdl_factor) and free
@@ -34,18 +35,10 @@
 // c = J u_free and v- = J u also run over the paths only, and apply() uses
 // M~^-1 J^T lambda = L^-1 D^-1 (sum_p Y_p lambda_p), a sparse sum and one L solve per system.
 //
-// Targets b (folded into c so that solvers see v+ >= 0, see contact_problem.hpp), per normal or
-// limit row with signed distance d = -depth (positive when apart, within the margin):
-//   apart and not reached this step (d > -min(v_n-, v_n,free) dt):
-//                                                     b = -d / dt   (may close the gap, not pass it)
-//   otherwise:  b = max(e v_approach   [Newton restitution, when v_approach > threshold],
-//                       min(erp max(0, depth - slop) / dt, max_push_velocity)
-//                                                         [position-error correction, bounded],
-//                       -max(d, 0) / dt)
-// with v_approach = -v_n- = -J_n u (the normal velocity before the step). Under the Poisson
-// restitution law (the default) the e v_approach term is left out and the row is flagged instead
-// (bounce(r) = e, target b = max(b, 0): the impact happens within this step, so the first solve
-// compresses fully); the stepper adds the restitution impulse after the solve (stepper.hpp).
+// The assembler leaves c = J u_free: the targets b (folded into c so that solvers see v+ >= 0,
+// see contact_problem.hpp: speculative, landing, push-out, restitution) are the next stage's,
+// stepper/targets.hpp, which writes them into the per-row arrays (RowArrays) and calls
+// gather_rows().
 //
 // Islands (after Box2D's and Jolt's island builders). The dynamic systems are joined by
 // union-find through the contacts that touch two of them (static geometry, the ground and welded
@@ -85,15 +78,15 @@ enum class RestitutionLaw {
             // compression absorbed, then an inelastic correction solve: never adds energy
 };
 
-// How the stepper moves q within a step (see stepper.hpp); the speculative targets and the
-// per-row position weights of the assembler follow it.
+// How the stepper moves q within a step (stepper.hpp, stepper/integrate.hpp); the targets stage's
+// speculative targets and per-row position weights follow it (stepper/targets.hpp).
 enum class PositionUpdate {
   Euler,     // semi-implicit (symplectic) Euler: q+ = q (+) dt u+. E = T + V of a free body drifts
              // by -m g^2 dt^2 / 2 per step of free fall (it conserves a shadow energy instead)
   Midpoint,  // in free flight and in islands with a single impact (the others stay on Euler):
              // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)], exact for constant
              // acceleration (free flight keeps E = T + V); the impulse moves q from its time of
-             // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md).
+             // impact tau: w = 1 - tau/dt for a bounce (RowArrays::position_weight, docs/fidelity.md).
              // In free flight a system without implicit terms (no PD, no joint damping) also
              // takes Heun's velocity update, u+ = (u + u_free) / 2 + dt/2 a(q+, u_free)
              // (stepper.hpp): second order
