@@ -326,7 +326,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   collision.detect(state.contacts);
   state.stats.times.collision = clock.lap();
 
-  // 3. Delassus assembly, per island
+  // 3. constraint rows (contact/delassus.hpp), islands and their G
   assembler_.set_dense_limit(solver.supports_factored() ? DelassusAssembler::kDefaultDenseLimit
                                                           : std::numeric_limits<Index>::max());
   // bottom-up contact order of factored islands: against gravity (every system's Data holds
