@@ -7,6 +7,7 @@
 #include "impulse/dynamics/kinematics.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/io/urdf.hpp"
+#include "impulse/stepper/targets.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace impulse::scenarios {
@@ -111,7 +112,11 @@ AnymalProblem AnymalProblemBuilder::make(std::mt19937& rng, Index n) {
   SystemView view{model_.get(), data_.get(), &q_, &u_, &u_free_};
   DelassusSettings settings;
   settings.joint_limits = false;
-  assembler_.assemble({view}, {0, -1}, contacts_, kDt, settings);
+  const std::vector<SystemView> views = {view};
+  assembler_.assemble(views, {0, -1}, contacts_, kDt, settings);
+  PositionUpdatePlan plan;
+  plan.reserve(1);
+  targets_stage(assembler_, views, kDt, settings, plan);
   const ContactProblem p = assembler_.problem();
   AnymalProblem out;
   out.G = p.G;

@@ -296,10 +296,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   parent_.resize(models.size());
   sys_island_.resize(models.size());
   sys_z_.resize(models.size());
-  held_.assign(models.size(), 0);
-  root_.assign(models.size(), 0);
-  groups_.assign(models.size(), 0);
-  sys_midpoint_.assign(models.size(), 0);
+  system_island_.assign(models.size(), -1);
   pieces_.clear();
   rows_.clear();
   islands_.clear();
@@ -310,14 +307,33 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   nc_ = nl_ = nf_ = nm_ = 0;
 }
 
+void RowArrays::grow(Index n) {
+  for (VecX* v : {&c, &v_before, &depth, &restitution, &box, &target, &inelastic_target, &bounce, &position_target,
+                  &position_weight, &impact_time})
+    impulse::grow(*v, n);
+  grow_vec(midpoint, n, static_cast<unsigned char>(0));
+  grow_vec(speculative, n, static_cast<unsigned char>(0));
+  grow_vec(at_start, n, static_cast<unsigned char>(0));
+}
+
+std::size_t RowArrays::memory_bytes() const {
+  std::size_t b = 0;
+  for (const VecX* v : {&c, &v_before, &depth, &restitution, &box, &target, &inelastic_target, &bounce,
+                        &position_target, &position_weight, &impact_time})
+    b += static_cast<std::size_t>(v->size()) * sizeof(Scalar);
+  return b + midpoint.capacity() + speculative.capacity() + at_start.capacity();
+}
+
+void RowArrays::prefetch(Index n) const {
+  for (const VecX* v : {&c, &v_before, &depth, &restitution, &box, &target, &inelastic_target, &bounce,
+                        &position_target, &position_weight, &impact_time})
+    prefetch_head(*v, n);
+}
+
 void DelassusAssembler::grow_rows(Index n) {
-  for (VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_, &position_target_,
-                  &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_, &lposition_, &lbox_})
-    grow(*v, n);
+  arrays_.grow(n);
+  for (VecX* v : {&lc_, &ltarget_, &lbounce_, &lposition_, &lbox_}) grow(*v, n);
   grow_vec(lrow_global_, n);
-  grow_vec(row_midpoint_, n, static_cast<unsigned char>(0));
-  grow_vec(row_speculative_, n, static_cast<unsigned char>(0));
-  grow_vec(row_at_start_, n, static_cast<unsigned char>(0));
 }
 
 DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, Index nrows) {
@@ -391,8 +407,8 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     frames_[static_cast<std::size_t>(i)] = C;
     height_[static_cast<std::size_t>(i)] = ct.position.dot(gravity_up_);
     mu_[i] = ct.mu;
-    depth_[3 * i + 2] = ct.depth;
-    restitution_[3 * i + 2] = ct.restitution;
+    arrays_.depth[3 * i + 2] = ct.depth;
+    arrays_.restitution[3 * i + 2] = ct.restitution;
     rows_.push_back({ConstraintRow::Kind::Contact, i, -1, 1, 3 * i});
     Vec3 c = Vec3::Zero(), v = Vec3::Zero();
     group_pieces_[static_cast<std::size_t>(2 * i)] = group_pieces_[static_cast<std::size_t>(2 * i + 1)] = -1;
@@ -425,8 +441,8 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         solve_LT_path<3>(d, dofs, p.len, Y, path_rows_.data());
       }
     }
-    c_.segment<3>(3 * i) = c;
-    v_before_.segment<3>(3 * i) = v;
+    arrays_.c.segment<3>(3 * i) = c;
+    arrays_.v_before.segment<3>(3 * i) = v;
   }
 
   // joint-limit rows: +e_k at a lower limit, -e_k at an upper one, when within the margin or
@@ -452,11 +468,11 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
         const Scalar dist = sign * (qd[iq] - bound);
         if (dist > margin && dist + dt * sign * ufd[k] > 0) continue;
         add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
-        c_[row] = sign * ufd[k];
-        v_before_[row] = sign * (*systems[s].u)[k];
+        arrays_.c[row] = sign * ufd[k];
+        arrays_.v_before[row] = sign * (*systems[s].u)[k];
         rows_.push_back({ConstraintRow::Kind::Limit, k, static_cast<Index>(s), sign, row});
-        depth_[row] = -dist;
-        restitution_[row] = 0;
+        arrays_.depth[row] = -dist;
+        arrays_.restitution[row] = 0;
         ++row;
         ++nl_;
       }
@@ -471,12 +487,12 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     for (const LimitedDof& fd : frictional_[s]) {
       const Index k = fd.k, g = nc_ + nl_ + nf_;
       add_dof_row(m, d, static_cast<Index>(s), k, fd.len, 1, row, g);
-      c_[row] = (*systems[s].u_free)[k];
-      v_before_[row] = (*systems[s].u)[k];
+      arrays_.c[row] = (*systems[s].u_free)[k];
+      arrays_.v_before[row] = (*systems[s].u)[k];
       rows_.push_back({ConstraintRow::Kind::Friction, k, static_cast<Index>(s), 0, row});
-      depth_[row] = 0;
-      restitution_[row] = 0;
-      box_[row] = fd.bound[0] * dt;
+      arrays_.depth[row] = 0;
+      arrays_.restitution[row] = 0;
+      arrays_.box[row] = fd.bound[0] * dt;
       ++row;
       ++nf_;
     }
@@ -494,216 +510,20 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       const Index g = nc_ + nl_ + nf_;
       add_dof_row(m, d, static_cast<Index>(s), md.k, md.len, 1, row, g, 0);
       add_dof_row(m, d, static_cast<Index>(s), md.k_m, md.len_m, -md.multiplier, row, g, 1);
-      c_[row] = uf[md.k] - md.multiplier * uf[md.k_m];
-      v_before_[row] = u[md.k] - md.multiplier * u[md.k_m];
+      arrays_.c[row] = uf[md.k] - md.multiplier * uf[md.k_m];
+      arrays_.v_before[row] = u[md.k] - md.multiplier * u[md.k_m];
       rows_.push_back({ConstraintRow::Kind::Mimic, md.k, static_cast<Index>(s), 2, row});
-      depth_[row] = q[md.iq] - md.multiplier * q[md.iq_m] - md.offset;
-      restitution_[row] = 0;
-      box_[row] = std::numeric_limits<Scalar>::infinity();
+      arrays_.depth[row] = q[md.iq] - md.multiplier * q[md.iq_m] - md.offset;
+      arrays_.restitution[row] = 0;
+      arrays_.box[row] = std::numeric_limits<Scalar>::infinity();
       ++row;
       ++nf_;
       ++nm_;
     }
   }
-  const Index n = 3 * nc_ + nl_ + nf_;
+  // (box bounds only on the box rows)
+  arrays_.box.head(3 * nc_ + nl_).setZero();
   link_systems(static_cast<Index>(systems.size()));
-
-  // targets b of the normal and limit rows, folded into c (see the header)
-  // (`bounce`: set to e when the Poisson law leaves this row's restitution to the stepper;
-  // `inelastic`: the target without the restitution term, for the stepper's Newton bound)
-  // bounded push-out velocity of the position-error correction (DelassusSettings)
-  auto push_out = [&](Scalar depth) {
-    return std::min(st.erp * std::max(Scalar(0), depth - st.slop) / dt, st.max_push_velocity);
-  };
-  // (no system on the midpoint update, e.g. robots only under Bodies: the Euler path, bit for bit)
-  bool midpoint_update = false;
-  if (st.position_update != PositionUpdate::Euler) {
-    for (const SystemView& sv : systems) midpoint_update = midpoint_update || !sv.euler;
-  }
-  // Midpoint position update: the weight of a row's impulse in q+ (PositionUpdate). The part of
-  // the impulse that stops the approach the row had before the step (share rho = v- / v_free of
-  // the approach) acts at the time of impact tau = gap / -v- and moves q for dt - tau; the rest
-  // holds this step's smooth acceleration, a force spread over the step, weight 1/2. A resting
-  // contact (v- = 0) gets 1/2, an impact at the start of the step 1, one at its end 0.
-  // tau / dt: the first root of gap + v- t + a t^2 / 2 = 0 with a = (v_free - v-) / dt, in the
-  // cancellation-free form t = 2 gap / (-v- + sqrt(v-^2 - 2 a gap)); 1 when not reached.
-  auto impact_time = [&](Scalar depth, Scalar v_before, Scalar v_free) {
-    const Scalar gap = -depth;
-    if (gap <= 0) return Scalar(0);
-    const Scalar a = (v_free - v_before) / dt, disc = v_before * v_before - 2 * a * gap;
-    if (!(disc >= 0)) return Scalar(1);
-    const Scalar den = -v_before + std::sqrt(disc);
-    return den > 0 ? std::min(2 * gap / (den * dt), Scalar(1)) : Scalar(1);
-  };
-  // An impact is an approach that the row had before the step and that is large against this
-  // step's smooth change of velocity; a resting contact (v- ~ 0, or of the order of the change)
-  // is a continuous force, weight 1/2, on every row alike: rows of one body with different
-  // weights would move q off the constraint (J u_pos != 0 on a sticking contact).
-  auto is_impact = [&](Scalar v_before, Scalar v_free) {
-    return v_before < 0 && v_free < 0 && -v_before > 2 * std::abs(v_free - v_before);
-  };
-  // The weight, for one contact in the normal direction: the impulse stops the approach
-  // v_i = v- + a tau at tau (position effect (dt - tau) v_i), then holds the pull a for the rest
-  // of the step (a force over [tau, dt]: (dt - tau)^2 a / 2), so w = (1 - f)(1 + rho) / 2 with
-  // f = tau / dt and rho = v_i / v_free the impact's share. A bouncing row leaves the surface:
-  // all of its impulse is the impact's, w = 1 - f. A resting contact: f = 0, rho = 0, w = 1/2.
-  auto position_weight = [&](Scalar f, Scalar v_before, Scalar v_free, bool bounces) {
-    if (bounces) return 1 - f;
-    const Scalar v_impact = v_before + (v_free - v_before) * f;
-    const Scalar rho = v_impact < 0 && v_free < 0 ? std::min(v_impact / v_free, Scalar(1)) : Scalar(0);
-    return (1 - f) * (1 + rho) / 2;
-  };
-  auto target = [&](Scalar depth, Scalar v_before, Scalar v_free, Scalar e, Scalar tau, bool midpoint, bool at_start,
-                    Scalar& bounce, Scalar& inelastic, bool& speculative) {
-    bounce = 0;
-    const Scalar gap = -depth;
-    speculative = gap > 0 && gap > -std::min(v_before, v_free) * dt;
-    // Not reached this step: neither the velocity before the step nor the free velocity after it
-    // (which moves q in semi-implicit Euler) closes the gap. With v_before alone, a row reached
-    // only because of this step's gravity impulse took a plastic speculative target and never
-    // bounced (a 1e-3 relative energy loss at 10 m/s).
-    if (speculative) return inelastic = -gap / dt;
-    // Reached this step. Euler: q moves with v+, so v+ >= -gap / dt ends the step on the surface.
-    // Midpoint (only islands whose reached row is an impact): its impulse moves q from the time
-    // of impact on (position_weight), so the inelastic target is v+ >= 0 and the body still ends
-    // on the surface.
-    Scalar b = midpoint ? Scalar(0) : -std::max(gap, Scalar(0)) / dt;
-    // (only on penetrating rows: max(b, 0) on a row still apart would stop the body short of
-    // the surface, hovering at up to |v| dt above it, and every later approach again)
-    if (st.erp > 0 && st.position_correction == PositionCorrection::Velocity && depth > st.slop) {
-      b = std::max(b, push_out(depth));
-    }
-    inelastic = b;
-    if (e > 0 && -v_before > st.restitution_threshold) {
-      if (st.restitution_law == RestitutionLaw::Newton) {
-        // Euler: e times the approach velocity before the step (not the free velocity, which
-        // holds this step's gravity impulse: v+ = -e v- keeps a ball's discrete energy exactly at
-        // e = 1). Midpoint: e times the approach at the time of impact tau, v- + a tau, then the
-        // smooth acceleration a = (v_free - v-) / dt for the rest of the step.
-        Scalar bounce_target = -e * v_before;
-        if (midpoint) bounce_target = -e * (v_before + (v_free - v_before) * tau) + (v_free - v_before) * (1 - tau);
-        if (at_start) bounce_target = -e * v_before + (v_free - v_before);  // (the same at tau = 0)
-        if (bounce_target > b) ++n_newton_;
-        b = std::max(b, bounce_target);
-      } else {  // the impact happens in this step: compress fully (v_n+ >= 0), bounce after
-        bounce = e;
-        b = std::max(b, Scalar(0));
-      }
-    }
-    return b;
-  };
-  // Which islands move q at the midpoint (PositionUpdate::Midpoint, Bodies): those without rows (free
-  // flight) or with a single contact or limit that is an impact or not reached. A row that holds a body (a resting or sliding contact, a limit leaned on, joint
-  // friction) keeps its island on semi-implicit Euler, whose position update lands a body on the
-  // surface in one step and keeps q on a sticking contact (the midpoint update lags the velocity
-  // by half a step: contacts closed over several steps and squeezed grasps crept).
-  num_midpoint_systems_ = 0;
-  weighted_rows_ = false;
-  if (midpoint_update) {
-    for (std::size_t k = 0; k < systems.size(); ++k) held_[k] = groups_[k] = 0;
-    for (std::size_t k = 0; k < systems.size(); ++k) {
-      if (systems[k].euler) held_[static_cast<std::size_t>(find(static_cast<Index>(k)))] = 1;
-    }
-    for (const ConstraintRow& cr : rows_) {
-      const Index sys = row_system(cr);
-      if (sys < 0) continue;
-      const std::size_t root = static_cast<std::size_t>(find(sys));
-      if (held_[root]) continue;  // (on Euler already: a resting pile decides on its first rows)
-      const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
-      const Scalar gap = -depth_[r];
-      const bool reached = gap <= 0 || gap <= -std::min(v_before_[r], c_[r]) * dt;
-      if (cr.kind == ConstraintRow::Kind::Friction || cr.kind == ConstraintRow::Kind::Mimic ||
-          (reached && !is_impact(v_before_[r], c_[r])))
-        held_[root] = 1;
-      // groups_: the rows of the island counted to 2 (bits 0-1), and whether one is reached (bit 2)
-      unsigned char& gr = groups_[root];
-      gr = static_cast<unsigned char>((gr & 4) | (std::min(gr & 3, 1) + 1) | (reached ? 4 : 0));
-    }
-    for (std::size_t k = 0; k < systems.size(); ++k) {
-      const std::size_t root = static_cast<std::size_t>(find(static_cast<Index>(k)));
-      root_[k] = static_cast<Index>(root);
-      const int rows = groups_[root] & 3;
-      const bool reached = (groups_[root] & 4) != 0;
-      // Several contacts or limits in one island (a pile, a box landing on its corners) stay on
-      // Euler too when one of them is reached: their impulses act at different times, and
-      // per-row weights on one body move q off the contacts; a row not reached by the velocities
-      // before the solve can be pushed into its surface by another row's impulse (a 216-ball pile
-      // overlapped by 3 mm). One impact is placed exactly. An island whose rows are all
-      // speculative (none reached: every target -gap/dt is met by the free motion, so lambda =
-      // 0) moves as in free flight: balls falling in columns 1 cm apart were held on Euler by
-      // the rows between them and drifted -m g^2 dt^2 / 2 per step.
-      if (rows > 1 && reached) held_[root] = 1;
-      // a system on the midpoint update in free flight only (Bodies: an articulated system, whose
-      // flight takes Heun's velocity update in the stepper) holds its island on Euler once it
-      // has a row
-      if (systems[k].flight_only && rows > 0) held_[root] = 1;
-    }
-    for (std::size_t k = 0; k < systems.size(); ++k) {
-      const std::size_t root = static_cast<std::size_t>(root_[k]);
-      // 2: no rows in its island (free flight), 1: one impact row, or speculative rows only
-      sys_midpoint_[k] = held_[root] ? 0 : ((groups_[root] & 3) == 0 ? 2 : 1);
-      num_midpoint_systems_ += sys_midpoint_[k] != 0;
-    }
-  }
-  target_.head(n).setZero();
-  inelastic_target_.head(n).setZero();
-  bounce_.head(n).setZero();
-  position_target_.head(n).setZero();
-  if (midpoint_update) position_weight_.head(n).setConstant(1);  // read only when weighted_rows()
-  n_bounce_ = n_position_ = n_newton_ = n_speculative_elastic_ = 0;
-  const bool split = st.erp > 0 && st.position_correction == PositionCorrection::Split;
-  box_.head(3 * nc_ + nl_).setZero();
-  for (const ConstraintRow& cr : rows_) {
-    if (cr.kind == ConstraintRow::Kind::Friction) continue;  // target 0, no bounce or push-out
-    if (cr.kind == ConstraintRow::Kind::Mimic) {  // remove the coupling error, bounded
-      const Scalar e = depth_[cr.row];
-      target_[cr.row] = -std::clamp(st.erp * e / dt, -st.max_push_velocity, st.max_push_velocity);
-      inelastic_target_[cr.row] = target_[cr.row];
-      c_[cr.row] -= target_[cr.row];
-      continue;
-    }
-    const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
-    // (Euler, the default, computes none of the midpoint data)
-    bool midpoint = false;
-    Scalar tau = 1;
-    if (num_midpoint_systems_ > 0) {
-      const Index sys = row_system(cr);
-      midpoint = sys >= 0 && sys_midpoint_[static_cast<std::size_t>(sys)];
-    }
-    if (midpoint) {
-      tau = impact_time(depth_[r], v_before_[r], c_[r]);
-      const bool bounces = restitution_[r] > 0 && -v_before_[r] > st.restitution_threshold;
-      const Scalar w = position_weight(tau, v_before_[r], c_[r], bounces);
-      position_weight_.segment(cr.row, cr.kind == ConstraintRow::Kind::Contact ? 3 : 1).setConstant(w);
-      weighted_rows_ = weighted_rows_ || w != 1;
-    }
-    impact_time_[r] = tau;
-    row_midpoint_[static_cast<std::size_t>(r)] = midpoint;
-    bool speculative = false;
-    // An impact in an island on Euler, of a system that is not on Euler for good (PositionUpdate
-    // Bodies or Midpoint: a free body between two flights on the midpoint update): the impulse
-    // acts at the start of the step and the smooth acceleration after it, as q moves with v+ for
-    // the whole step, so E = T + V is kept (the bounce -e v- alone keeps semi-implicit Euler's
-    // shadow energy instead, which the midpoint flights around it do not: each bounce of a ball
-    // in a pile added m g dt |v-|).
-    bool at_start = false;
-    if (!midpoint && midpoint_update && restitution_[r] > 0) {
-      const Index sys = row_system(cr);
-      at_start = sys >= 0 && !systems[static_cast<std::size_t>(sys)].euler;
-    }
-    row_at_start_[static_cast<std::size_t>(r)] = at_start;
-    target_[r] = target(depth_[r], v_before_[r], c_[r], restitution_[r], tau, midpoint, at_start, bounce_[r],
-                        inelastic_target_[r], speculative);
-    row_speculative_[static_cast<std::size_t>(r)] = speculative;
-    n_speculative_elastic_ += speculative && restitution_[r] > 0;
-    c_[r] -= target_[r];
-    n_bounce_ += bounce_[r] > 0;
-    if (split && depth_[r] > st.slop) {
-      position_target_[r] = push_out(depth_[r]);
-      ++n_position_;
-    }
-  }
-
   build_islands(static_cast<Index>(systems.size()));
   assemble_dense(systems);
   assemble_factored(systems);
@@ -743,6 +563,7 @@ void DelassusAssembler::build_islands(Index nsys) {
     }
   };
   islands_.clear();
+  identity_layout_ = false;
   const Index ng = nc_ + nl_ + nf_;
   auto island_of_group = [&](Index g) -> Index {
     Index pi = group_pieces_[static_cast<std::size_t>(2 * g)];
@@ -768,8 +589,8 @@ void DelassusAssembler::build_islands(Index nsys) {
     }
   }
   for (Index s = 0; s < nsys; ++s) {
-    if (sys_pieces_[static_cast<std::size_t>(s)].empty()) continue;
-    const Index k = sys_island_[static_cast<std::size_t>(find(s))];
+    Index& k = system_island_[static_cast<std::size_t>(s)];
+    k = sys_pieces_[static_cast<std::size_t>(s)].empty() ? -1 : sys_island_[static_cast<std::size_t>(find(s))];
     if (k >= 0) ++islands_[static_cast<std::size_t>(k)].systems;
   }
   // offsets
@@ -800,15 +621,8 @@ void DelassusAssembler::build_islands(Index nsys) {
     // placement below keeps ContactSet order and puts the limit and friction rows after the
     // contacts, as the global rows are laid out, so local row L is global row L and group j is
     // group j: the same result, by block copies instead of row by row.
-    Island& isl = islands_[0];
     const Index n = row;
-    lc_.head(n) = c_.head(n);
-    ltarget_.head(n) = target_.head(n);
-    lbounce_.head(n) = bounce_.head(n);
-    lposition_.head(n) = position_target_.head(n);
-    lbox_.head(n) = box_.head(n);
-    isl.n_bounce = static_cast<Index>((bounce_.head(n).array() > 0).count());
-    isl.n_position = static_cast<Index>((position_target_.head(n).array() > 0).count());
+    identity_layout_ = true;
     lmu_.head(nc_) = mu_.head(nc_);
     for (Index L = 0; L < n; ++L) lrow_global_[static_cast<std::size_t>(L)] = L;
     for (Index g = 0; g < ng; ++g) {
@@ -853,17 +667,40 @@ void DelassusAssembler::build_islands(Index nsys) {
       for (Index r = 0; r < nr; ++r) {
         const Index L = isl.row + lrow + r, R = grow0 + r;
         lrow_global_[static_cast<std::size_t>(L)] = R;
-        lc_[L] = c_[R];
-        ltarget_[L] = target_[R];
-        lbounce_[L] = bounce_[R];
-        lposition_[L] = position_target_[R];
-        lbox_[L] = box_[R];
-        isl.n_bounce += bounce_[R] > 0;
-        isl.n_position += position_target_[R] > 0;
       }
       if (g < nc_) lmu_[isl.contact + j] = mu_[g];
       gglobal_[static_cast<std::size_t>(isl.diag + j)] = g;
       place_pieces(g, lrow, j);
+    }
+  }
+}
+
+void DelassusAssembler::gather_rows() {
+  const RowArrays& a = arrays_;
+  if (identity_layout_) {  // one island, local row L = global row L: block copies
+    Island& isl = islands_[0];
+    const Index n = num_rows();
+    lc_.head(n) = a.c.head(n);
+    ltarget_.head(n) = a.target.head(n);
+    lbounce_.head(n) = a.bounce.head(n);
+    lposition_.head(n) = a.position_target.head(n);
+    lbox_.head(n) = a.box.head(n);
+    isl.n_bounce = static_cast<Index>((a.bounce.head(n).array() > 0).count());
+    isl.n_position = static_cast<Index>((a.position_target.head(n).array() > 0).count());
+    return;
+  }
+  for (Island& isl : islands_) {
+    isl.n_bounce = isl.n_position = 0;
+    const Index n = 3 * isl.nc + isl.nl + isl.nf;
+    for (Index L = isl.row; L < isl.row + n; ++L) {
+      const Index R = lrow_global_[static_cast<std::size_t>(L)];
+      lc_[L] = a.c[R];
+      ltarget_[L] = a.target[R];
+      lbounce_[L] = a.bounce[R];
+      lposition_[L] = a.position_target[R];
+      lbox_[L] = a.box[R];
+      isl.n_bounce += a.bounce[R] > 0;
+      isl.n_position += a.position_target[R] > 0;
     }
   }
 }
@@ -1015,10 +852,9 @@ IslandView DelassusAssembler::island(Index k) const {
 std::size_t DelassusAssembler::memory_bytes() const {
   const std::size_t S = sizeof(Scalar), I = sizeof(Index);
   std::size_t b = 0;
-  for (const VecX* v : {&c_, &mu_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
-                        &position_target_, &position_weight_, &impact_time_, &box_, &Y_,
-                        &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &DY_})
+  for (const VecX* v : {&mu_, &Y_, &r_, &lc_, &lmu_, &ltarget_, &lbounce_, &lposition_, &lbox_, &Gd_, &DY_})
     b += static_cast<std::size_t>(v->size()) * S;
+  b += arrays_.memory_bytes();
   for (const std::vector<Index>* v : {&dofs_, &parent_, &sys_island_, &contact_island_, &group_pieces_, &lrow_global_,
                                       &begin_, &sys_z_, &cursor_, &gglobal_})
     b += v->capacity() * I;
@@ -1033,10 +869,8 @@ std::size_t DelassusAssembler::memory_bytes() const {
 void DelassusAssembler::prefetch_step() const {
   const Index n = 3 * nc_ + nl_ + nf_;
   // (the assembler object itself is its owner's: World::prefetch)
-  for (const VecX* v : {&c_, &v_before_, &depth_, &restitution_, &target_, &inelastic_target_, &bounce_,
-                        &position_target_, &position_weight_, &impact_time_, &box_, &lc_, &ltarget_, &lbounce_,
-                        &lposition_, &lbox_})
-    prefetch_head(*v, n);
+  arrays_.prefetch(n);
+  for (const VecX* v : {&lc_, &ltarget_, &lbounce_, &lposition_, &lbox_}) prefetch_head(*v, n);
   prefetch_head(mu_, nc_);
   prefetch_head(lmu_, nc_);
   prefetch_head(frames_, nc_);
@@ -1073,7 +907,7 @@ ContactProblem DelassusAssembler::problem() const {
       for (Index a = 0; a < m; ++a) G_full_(v.global_row[a], v.global_row[b]) = Gk(a, b);
     }
   }
-  return ContactProblem(G_full_, c_.head(n), mu_.head(nc_), nc_, nl_, nf_, box_.segment(3 * nc_ + nl_, nf_));
+  return ContactProblem(G_full_, arrays_.c.head(n), mu_.head(nc_), nc_, nl_, nf_, arrays_.box.segment(3 * nc_ + nl_, nf_));
 }
 
 void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecXcref& lambda,

@@ -5,11 +5,11 @@
 #include <limits>
 
 #include "impulse/core/prefetch.hpp"
-#include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/solvers/bound_qp.hpp"
+#include "impulse/stepper/integrate.hpp"
 
 namespace impulse {
 
@@ -164,31 +164,6 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   }
 }
 
-// Actuator torque of the step just taken (q, u: the new state), see dynamics_stage.
-void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const std::vector<unsigned char>& clamped,
-                           VecX& out) {
-  const Model& m = s.model();
-  out = s.generalized_force();
-  // (data pointers read once, as in dynamics_stage: -120 instructions a robot step)
-  const Scalar *const kp = s.kp().data(), *const kd = s.kd().data(), *const q = s.q().data(), *const u = s.u().data();
-  const Scalar *const q_target = s.q_target().data(), *const u_target = s.u_target().data();
-  Scalar* const o = out.data();
-  for (Index i = 0; i < m.nb; ++i) {
-    if (m.nv_joint[i] != 1) continue;
-    const Index k = m.idx_v[i], iq = m.idx_q[i];
-    // q+ = q + dt u+ on a scalar joint, so the end-of-step PD is Kp (q* - q+) + Kd (u* - u+)
-    o[k] = clamped[static_cast<std::size_t>(k)] ? tau_clamp[k]
-                                                : o[k] + kp[k] * (q_target[iq] - q[iq]) + kd[k] * (u_target[k] - u[k]);
-  }
-}
-
-// No implicit damping terms in M~ (no PD damping, no joint damping): with no PD stiffness either
-// (the caller's condition for the midpoint update), M~ = M and every force of the step is explicit,
-// so a flight step can take Heun's velocity update (finish).
-bool damping_free(const StepperSystem& s) {
-  return (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
-}
-
 // Speculative (swept) margin of one system for the coming step: a bound on how far any point of
 // its shapes can travel in dt at the free velocity, dt max_b (|v_b| + |w_b| reach), with the
 // world-frame twist of body b, V_b = V_parent(b) + sum over its dofs J_k u_free_k ([v_O; w]:
@@ -258,16 +233,17 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
+  plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
 }
 
 // Buffers sized for n_rows global rows and islands of up to n_island rows (geometric growth, so
 // a scene allocates only while it reaches new sizes).
-void Stepper::grow(Index n_rows, Index n_island) {
+void Stepper::grow(Index n_rows, Index n_island, ContactSolver& solver) {
   // (the island buffers grow together, ll_ first; every step asks)
   if (lambda_.size() >= n_rows && lambda_p_.size() >= n_rows && ll_.size() >= n_island &&
-      solver_->capacity() >= n_island)
+      solver.capacity() >= n_island)
     return;
   auto up = [](VecX& v, Index n) {
     if (v.size() < n) v.setZero(std::max<Index>({n, 2 * static_cast<Index>(v.size()), 32}));
@@ -278,7 +254,7 @@ void Stepper::grow(Index n_rows, Index n_island) {
     up(*v, n_island);
   if (position_var_.size() < static_cast<std::size_t>(lp_.size())) position_var_.resize(static_cast<std::size_t>(lp_.size()));
   if (spec_done_.size() < static_cast<std::size_t>(lp_.size())) spec_done_.resize(static_cast<std::size_t>(lp_.size()));
-  if (solver_->capacity() < n_island) solver_->reserve(ll_.size());
+  if (solver.capacity() < n_island) solver.reserve(ll_.size());
 }
 
 std::size_t Stepper::memory_bytes() const {
@@ -318,9 +294,7 @@ void prefetch_state(const StepperState& state) {
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                       ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
-  solver_ = &solver;
-  solver_settings_ = &solver_settings;
-  state_ = &state;
+  (void)solver_settings;  // (the solve's: finish())
   state.stats = StepStats();
   // 1. dynamics
   StageClock clock(st.stage_timing);
@@ -352,8 +326,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   collision.detect(state.contacts);
   state.stats.times.collision = clock.lap();
 
-  // 3. Delassus assembly, per island
-  assembler_.set_dense_limit(solver_->supports_factored() ? DelassusAssembler::kDefaultDenseLimit
+  // 3. constraint rows (contact/delassus.hpp), islands and their G
+  assembler_.set_dense_limit(solver.supports_factored() ? DelassusAssembler::kDefaultDenseLimit
                                                           : std::numeric_limits<Index>::max());
   // bottom-up contact order of factored islands: against gravity (every system's Data holds
   // the World's gravity), +z in zero gravity
@@ -363,6 +337,8 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
   assembler_.assemble(views_, object_system_, state.contacts, st.dt, st.contact);
+  // 4. targets (stepper/targets.hpp; timed with the rows)
+  targets_stage(assembler_, views_, st.dt, st.contact, plan_);
   state.stats.times.delassus = clock.lap();
   state.stats.contacts = assembler_.num_contacts();
   state.stats.limits = assembler_.num_limits();
@@ -386,21 +362,19 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
                            const ContactSolver& solver_settings, StepperState& state) {
-  solver_ = &solver;
-  solver_settings_ = &solver_settings;
-  state_ = &state;
-  // 4. solve, island by island (global lambda: warm start in, solution out)
+  const SolveContext ctx{solver, solver_settings, state.stats};
+  // 5. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
   const Index n = assembler_.num_rows();
-  grow(n, state.stats.largest_island_rows);
+  grow(n, state.stats.largest_island_rows, solver);
   solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
   if (st.warm_start) {
-    warm_start(n);
+    warm_start(n, state);
   } else {
     lambda.setZero();
   }
-  const bool split = assembler_.num_position_rows() > 0;
+  const bool split = assembler_.row_arrays().n_position > 0;
   if (split) lambda_p_.head(n).setZero();
   SolverResult& total = state.stats.solver;
   total = SolverResult{SolverStatus::Converged, 0, 0};
@@ -409,17 +383,17 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     const Index m = isl.problem.size();
     auto ll = ll_.head(m);
     for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
-    SolverResult r = solver_->solve(isl.problem, ll, *solver_settings_);
-    if (assembler_.num_speculative_elastic() > 0 && r.status != SolverStatus::NumericalIssue) {
-      speculative_impacts(isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
+    SolverResult r = solver.solve(isl.problem, ll, solver_settings);
+    if (assembler_.row_arrays().n_speculative_elastic > 0 && r.status != SolverStatus::NumericalIssue) {
+      speculative_impacts(ctx, isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
     }
     if (st.contact.restitution_law == RestitutionLaw::Poisson && isl.num_bouncing > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      state.stats.restitution = restitution_phase(isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
+      state.stats.restitution = restitution_phase(ctx, isl, ll, r, st.contact.restitution_threshold) || state.stats.restitution;
     }
-    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.num_newton_rows() > 0 &&
+    if (st.contact.restitution_law == RestitutionLaw::Newton && assembler_.row_arrays().n_newton > 0 &&
         r.status != SolverStatus::NumericalIssue) {
-      newton_bound(isl, ll, r);
+      newton_bound(ctx, isl, ll, r);
     }
     if (r.status != SolverStatus::Converged) ++state.stats.islands_not_converged;
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
@@ -430,13 +404,13 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     total.residual = std::max(total.residual, r.residual);
     if (split && isl.num_position_rows > 0 && r.status != SolverStatus::NumericalIssue) {
       auto lp = lp_.head(m);
-      position_correction(isl, lp);
+      position_correction(state.stats, isl, lp);
       for (Index a = 0; a < m; ++a) lambda_p_[isl.global_row[a]] = lp[a];
     }
   }
   state.stats.times.solve = clock.lap();
 
-  // 5. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
+  // 6. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
   if (state.contacts.overflow()) status = StepStatus::ContactOverflow;
   if (state.stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
@@ -446,11 +420,11 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
   // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from
   // its time of action; plus the split correction M~^-1 J^T lambda_p
-  const bool separate = split || assembler_.weighted_rows();  // q needs its own apply
+  const bool separate = split || assembler_.row_arrays().weighted;  // q needs its own apply
   if (separate) {  // u_pos = u_free + M~^-1 J^T (w o lambda + lambda_p): one more apply
     if (!split) lambda_p_.head(n).setZero();
-    if (assembler_.weighted_rows()) {
-      lambda_p_.head(n) += assembler_.position_weight().cwiseProduct(lambda);
+    if (assembler_.row_arrays().weighted) {
+      lambda_p_.head(n) += assembler_.row_arrays().position_weight.head(n).cwiseProduct(lambda);
     } else {
       lambda_p_.head(n) += lambda;
     }
@@ -463,27 +437,14 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     // and moved freely: on the midpoint update even if its island was held on Euler (a ball
     // among speculative contacts next to an impact elsewhere in its island; on Euler it lost
     // m g^2 dt^2 / 2 per step)
-    const bool mid = assembler_.midpoint_system(static_cast<Index>(i)) ||
+    const bool mid = plan_.midpoint(static_cast<Index>(i)) ||
                      (!views_[i].euler && !views_[i].flight_only && u_next_[i] == *s.u_free_);
-    if (mid && separate) {
-      u_pos_[i] -= Scalar(0.5) * (*s.u_free_ - *s.u_);
-    } else if (mid) {  // no weighted rows on it: u_pos = (u + u+) / 2
-      u_pos_[i] = Scalar(0.5) * (*s.u_ + u_next_[i]);
-    }
-    s.model_->integrate(*s.q_, separate || mid ? u_pos_[i] : u_next_[i], st.dt, *s.q_next_);
-    if (mid && assembler_.flight_system(static_cast<Index>(i)) && damping_free(s)) {
-      // Free flight: Heun's method (explicit trapezoidal rule). q+ above is the midpoint update,
-      // q (+) dt (u + u_free) / 2; the velocity takes the mean of the accelerations at both ends,
-      //   u+ = u + dt/2 (a(q, u) + a(q+, u_free)) = (u + u_free) / 2 + dt/2 a(q+, u_free)
-      // with the step's torques and external wrenches held (zero-order hold). Second order where
-      // semi-implicit Euler is first order in the energy of an articulated system (q-dependent
-      // M): ANYmal thrown tumbling, 5 s, 34 J^2 -> ~1e-5 J^2 (docs/fidelity.md); the midpoint
-      // update alone, with u+ = u_free, is not symplectic (a pendulum's energy drifts
-      // secularly). Costs one ABA per flying system per step.
-      VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
-      report_applied_torque(s, *s.tau_clamp_, *s.clamped_, tau);  // (no PD: tau, or its clamp)
-      const VecX& a1 = aba(*s.model_, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
-      u_next_[i] = u_pos_[i] + Scalar(0.5) * st.dt * a1;
+    if (mid) {
+      midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
+      // free flight (no rows) of a system without implicit terms: Heun's velocity update
+      if (plan_.flight(static_cast<Index>(i)) && damping_free(s)) heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
+    } else {
+      euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
     }
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }
@@ -500,12 +461,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       const StepperSystem& s = systems[static_cast<std::size_t>(r.system)];
       if (s.tau_friction_) (*s.tau_friction_)[r.index] = lambda[r.row] / st.dt;
     }
-    remember();
+    remember(state);
   } else {
     status = StepStatus::NonFinite;
     lambda.setZero();
   }
-  report_impulses(systems);
+  report_impulses(systems, state);
   // External wrenches apply to one step: cleared once it is taken. A rejected step keeps them, so
   // the World's whole state (WorldState includes the pending wrenches) is as it was.
   if (finite) {
@@ -516,7 +477,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return status;
 }
 
-bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, Scalar threshold) {
+bool Stepper::restitution_phase(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r,
+                                Scalar threshold) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -534,15 +496,15 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
     const Scalar e = isl.bounce[a];
     if (!(e > 0) || !(lambda[a] > 0)) continue;
     const Index g = isl.global_row[a];
-    const Scalar v_minus = assembler_.velocity_before(g), v_free = c[a] + isl.target[a];
+    const Scalar v_minus = assembler_.row_arrays().v_before[g], v_free = c[a] + isl.target[a];
     const Scalar share = v_free < v_minus && v_minus < 0 ? v_minus / v_free : Scalar(1);
     Scalar per_impulse = e * share;
-    if ((assembler_.midpoint_row(g) || assembler_.at_start_row(g)) && v_free < 0 && v_minus < 0) {
+    if ((assembler_.row_arrays().midpoint[static_cast<std::size_t>(g)] || assembler_.row_arrays().at_start[static_cast<std::size_t>(g)]) && v_free < 0 && v_minus < 0) {
       // Midpoint position update: the impact happens at tau = f dt with the approach v- + a tau
       // (a = (v_free - v-) / dt), and after it the smooth acceleration acts for (1 - f) dt, so
       // for one contact v+ = -e (v- + a tau) + a (dt - tau): lambda_r = lambda_c (e (v- + a tau)
       // - a (dt - tau)) / v_free (>= 0: a kick smaller than the rest of the step's pull is none)
-      const Scalar f = assembler_.midpoint_row(g) ? assembler_.impact_time(g) : 0, dv = v_free - v_minus;
+      const Scalar f = assembler_.row_arrays().midpoint[static_cast<std::size_t>(g)] ? assembler_.row_arrays().impact_time[g] : 0, dv = v_free - v_minus;
       per_impulse = std::max<Scalar>(0, (e * (v_minus + dv * f) - dv * (1 - f)) / v_free);
     }
     k[a] = per_impulse * lambda[a];
@@ -572,21 +534,21 @@ bool Stepper::restitution_phase(const IslandView& isl, VecXref lambda, SolverRes
   const Scalar a2 = 0.5 * kGk;
   Scalar s = 1;
   if (a2 + k_vc > cap) s = std::clamp((-k_vc + std::sqrt(k_vc * k_vc + 4 * a2 * cap)) / (2 * a2), Scalar(0), Scalar(1));
-  state_->stats.restitution_scale = s;
+  ctx.stats.restitution_scale = s;
   k *= s;
   // second problem: v2 = G lambda_2 + (v + G lambda_r), inelastic, from a cold start
   auto c2 = c2_.head(n);
   c2 = v + s * Gk;
   auto lambda2 = lambda2_.head(n);
   lambda2.setZero();
-  SolverResult r2 = solver_->solve(problem.with_c(c2), lambda2, *solver_settings_);
+  SolverResult r2 = ctx.solver.solve(problem.with_c(c2), lambda2, ctx.settings);
   // a failed correction leaves the inelastic impulse lambda_c, which is a valid answer
   if (r2.status == SolverStatus::NumericalIssue) {
     r.iterations += r2.iterations;
     return false;
   }
   // the kick can drive bodies into speculative contacts (a chain of balls): impacts there too
-  if (assembler_.num_speculative_elastic() > 0) speculative_impacts(isl, c2, lambda2, r2, threshold);
+  if (assembler_.row_arrays().n_speculative_elastic > 0) speculative_impacts(ctx, isl, c2, lambda2, r2, threshold);
   r.iterations += r2.iterations;
   lambda += k + lambda2;
   r.residual = std::max(r.residual, r2.residual);
@@ -606,8 +568,8 @@ Scalar largest_energy_step(Scalar dK0, Scalar lin, Scalar quad, Scalar bound) {
 }
 }  // namespace
 
-bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
-                                  Scalar threshold) {
+bool Stepper::speculative_impacts(const SolveContext& ctx, const IslandView& isl, const VecXcref& c, VecXref lambda,
+                                  SolverResult& r, Scalar threshold) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   auto v = spec_v_.head(n);  // G lambda + c: the velocities after the solve, relative to the targets
@@ -628,8 +590,8 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
     Index found = 0;
     for (Index i = 0; i < problem.nc; ++i) {
       const Index a = 3 * i + 2, g = isl.global_row[a];
-      const Scalar e = assembler_.restitution(g);
-      if (spec_done_[static_cast<std::size_t>(i)] || !assembler_.speculative_row(g) || !(e > 0) || !(l2[a] > 0)) continue;
+      const Scalar e = assembler_.row_arrays().restitution[g];
+      if (spec_done_[static_cast<std::size_t>(i)] || !assembler_.row_arrays().speculative[static_cast<std::size_t>(g)] || !(e > 0) || !(l2[a] > 0)) continue;
       // the approach this row stopped: its velocity after the solve less its own impulse's part
       // (exact for two bodies; the others' impulses held)
       const Scalar b = isl.target[a];
@@ -642,7 +604,7 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
     }
     if (found == 0) break;
     impacts += found;
-    const SolverResult r2 = solver_->solve(problem.with_c(c2), l2, *solver_settings_);
+    const SolverResult r2 = ctx.solver.solve(problem.with_c(c2), l2, ctx.settings);
     r.iterations += r2.iterations;
     if (r2.status == SolverStatus::NumericalIssue) return false;  // keep the speculative answer
     if (r.status == SolverStatus::Converged) r.status = r2.status;
@@ -669,12 +631,12 @@ bool Stepper::speculative_impacts(const IslandView& isl, const VecXcref& c, VecX
   const Scalar bound = (1 - e_max * e_max) * std::min<Scalar>(dK0, 0) + std::max<Scalar>(dK0, 0);
   const Scalar step = largest_energy_step(dK0, lin, quad, bound);
   lambda += step * d;
-  state_->stats.speculative_impacts += impacts;
-  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, step);
+  ctx.stats.speculative_impacts += impacts;
+  ctx.stats.restitution_scale = std::min(ctx.stats.restitution_scale, step);
   return true;
 }
 
-void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& r) {
+void Stepper::newton_bound(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r) {
   const ContactProblem& problem = isl.problem;
   const Index n = problem.size();
   const VecXcref& c = problem.c;
@@ -685,15 +647,15 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   for (Index a = 0; a < n; ++a) {
     const Index g = isl.global_row[a];
     vf[a] = c[a] + isl.target[a];
-    if (assembler_.inelastic_target(g) != assembler_.target(g)) e_max = std::max(e_max, assembler_.restitution(g));
+    if (assembler_.row_arrays().inelastic_target[g] != assembler_.row_arrays().target[g]) e_max = std::max(e_max, assembler_.row_arrays().restitution[g]);
   }
   if (!(e_max > 0)) return;  // no restitution target in this island
   // inelastic impulse lambda_0: the same problem without the restitution targets, cold start
   auto c0 = c2_.head(n);
-  for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.inelastic_target(isl.global_row[a]);
+  for (Index a = 0; a < n; ++a) c0[a] = vf[a] - assembler_.row_arrays().inelastic_target[isl.global_row[a]];
   auto l0 = lambda2_.head(n);
   l0.setZero();
-  const SolverResult r0 = solver_->solve(problem.with_c(c0), l0, *solver_settings_);
+  const SolverResult r0 = ctx.solver.solve(problem.with_c(c0), l0, ctx.settings);
   r.iterations += r0.iterations;
   auto Gl = kick_.head(n);
   product_.multiply(problem, l0, Gl);
@@ -708,10 +670,10 @@ void Stepper::newton_bound(const IslandView& isl, VecXref lambda, SolverResult& 
   // (no inelastic reference when its solve failed: keep the Newton impulse)
   const Scalar s = r0.status == SolverStatus::NumericalIssue ? 1 : largest_energy_step(dK0, lin, quad, bound);
   if (s < 1) lambda = l0 + s * d;
-  state_->stats.restitution_scale = std::min(state_->stats.restitution_scale, s);
+  ctx.stats.restitution_scale = std::min(ctx.stats.restitution_scale, s);
 }
 
-void Stepper::position_correction(const IslandView& isl, VecXref lp) {
+void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXref lp) {
   const ContactProblem& problem = isl.problem;
   const Index nc = problem.nc;
   lp.setZero();
@@ -761,13 +723,13 @@ void Stepper::position_correction(const IslandView& isl, VecXref lp) {
     sweeps += exact.changes;
     if (exact.converged) {
       done = true;
-      ++state_->stats.position_exact;
+      ++stats.position_exact;
     }
     // (not converged: lp is unchanged, and product_ still holds G lp for the sweeps below)
   }
   while (!done && sweeps < kMaxSweeps) ++sweeps, done = sweep();
-  state_->stats.position_rows += isl.num_position_rows;
-  state_->stats.position_sweeps = std::max(state_->stats.position_sweeps, sweeps);
+  stats.position_rows += isl.num_position_rows;
+  stats.position_sweeps = std::max(stats.position_sweeps, sweeps);
 }
 
 Vec3 Stepper::contact_impulse(Index i) const {
@@ -806,11 +768,11 @@ bool limit_less(const LimitMemory& x, const LimitMemory& y) {
 }
 }  // namespace
 
-void Stepper::warm_start(Index n) {
+void Stepper::warm_start(Index n, const StepperState& state) {
   auto lambda = lambda_.head(n);
   lambda.setZero();
   const Scalar radius2 = 0.02 * 0.02;
-  const std::vector<ContactMemory>& memory = state_->cache.contacts;
+  const std::vector<ContactMemory>& memory = state.cache.contacts;
   // the contacts of one shape pair (a manifold) are consecutive in the ContactSet: one binary
   // search per pair, or none when the pair's entries start where the previous pair's ended (`next`):
   // the pairs come in long ascending runs (remember()), so in a steady scene most pairs follow
@@ -820,7 +782,7 @@ void Stepper::warm_start(Index n) {
   const Contact* previous = nullptr;
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     if (assembler_.contact_island(i) < 0) continue;  // no rows (nothing dynamic): no impulse
-    const Contact& c = state_->contacts[i];
+    const Contact& c = state.contacts[i];
     const ContactMemory* best = nullptr;
     Scalar best_d2 = radius2;
     if (!previous || !same_key(c, *previous)) {
@@ -837,7 +799,7 @@ void Stepper::warm_start(Index n) {
     next = it;
     if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
   }
-  const std::vector<LimitMemory>& limits = state_->cache.limits;
+  const std::vector<LimitMemory>& limits = state.cache.limits;
   // limit rows, joint friction rows (sign 0) and mimic rows (sign 2) by (system, dof, sign)
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind == ConstraintRow::Kind::Contact) continue;
@@ -847,10 +809,10 @@ void Stepper::warm_start(Index n) {
   }
 }
 
-void Stepper::remember() {
+void Stepper::remember(StepperState& state) {
   memory_next_.clear();
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
-    const Contact& c = state_->contacts[i];
+    const Contact& c = state.contacts[i];
     memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
   }
   // Sorted by memory_less, a total order (so the result is the same as one std::sort). The
@@ -866,7 +828,7 @@ void Stepper::remember() {
     run = end;
   }
   std::vector<ContactMemory>* src = &memory_next_;
-  std::vector<ContactMemory>* dst = &state_->cache.contacts;
+  std::vector<ContactMemory>* dst = &state.cache.contacts;
   dst->resize(src->size());
   for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
     Index runs = 0;
@@ -880,19 +842,19 @@ void Stepper::remember() {
     std::swap(src, dst);
     merged = runs <= 1;
   }
-  if (src == &memory_next_) state_->cache.contacts.swap(memory_next_);  // the result in state_->cache.contacts
+  if (src == &memory_next_) state.cache.contacts.swap(memory_next_);  // the result in state.cache.contacts
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
   }
   std::sort(limit_memory_next_.begin(), limit_memory_next_.end(), limit_less);
-  state_->cache.limits.swap(limit_memory_next_);
+  state.cache.limits.swap(limit_memory_next_);
 }
 
-void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
+void Stepper::report_impulses(const std::vector<StepperSystem>& systems, StepperState& state) {
   for (const StepperSystem& s : systems) s.contact_impulses_->clear();
-  const ContactSet& contacts = state_->contacts;
-  Vec3* const impulses = state_->contact_impulses.data();  // (sized in prepare())
+  const ContactSet& contacts = state.contacts;
+  Vec3* const impulses = state.contact_impulses.data();  // (sized in prepare())
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     const Contact& c = contacts[i];
     const Vec3 p = contact_impulse(i);
@@ -907,8 +869,8 @@ void Stepper::report_impulses(const std::vector<StepperSystem>& systems) {
       list.push_back({sides[side][1], c.position, side == 0 ? p : Vec3(-p), i});
     }
   }
-  for (std::size_t i = static_cast<std::size_t>(assembler_.num_contacts()); i < state_->contact_impulses.size(); ++i)
-    state_->contact_impulses[i].setZero();  // (contacts the assembler left out)
+  for (std::size_t i = static_cast<std::size_t>(assembler_.num_contacts()); i < state.contact_impulses.size(); ++i)
+    state.contact_impulses[i].setZero();  // (contacts the assembler left out)
 }
 
 }  // namespace impulse

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "impulse/contact/delassus.hpp"
+#include "impulse/stepper/targets.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/dynamics/crba.hpp"
@@ -20,6 +21,19 @@
 using namespace impulse;
 
 namespace {
+
+// The constraint-rows stage and the targets stage, as a step runs them (the systems on Euler
+// under PositionUpdate::Euler, as the stepper marks them).
+void assemble_with_targets(DelassusAssembler& asmb, std::vector<SystemView> views, const std::vector<Index>& object_system,
+                           const ContactSet& set, Scalar dt, const DelassusSettings& st) {
+  if (st.position_update == PositionUpdate::Euler) {
+    for (SystemView& v : views) v.euler = true;
+  }
+  asmb.assemble(views, object_system, set, dt, st);
+  PositionUpdatePlan plan;
+  plan.reserve(static_cast<Index>(views.size()));
+  targets_stage(asmb, views, dt, st, plan);
+}
 
 Model free_box(Scalar m) {
   ModelBuilder b("box");
@@ -109,7 +123,7 @@ TEST_CASE("Delassus G and c equal the dense J M^-1 J^T and J u_free", "[contact]
   st.joint_limits = false;
   st.erp = 0;  // no position correction: resting contacts then have no target
   const std::vector<SystemView> views = {a.view(), b.view()};
-  asmb.assemble(views, object_system, set, 1e-3, st);
+  assemble_with_targets(asmb, views, object_system, set, 1e-3, st);
   REQUIRE(asmb.num_contacts() == 5);
   REQUIRE(asmb.num_limits() == 0);
 
@@ -159,10 +173,10 @@ TEST_CASE("Delassus targets: speculative gap, restitution, position correction",
     c->restitution = e;
     DelassusAssembler asmb;
     asmb.reserve({&box});
-    asmb.assemble({s.view()}, object_system, set, 1e-3, st);
-    weighted = asmb.weighted_rows();
-    weight = weighted ? asmb.position_weight()[2] : Scalar(1);
-    impact = asmb.impact_time(2);
+    assemble_with_targets(asmb, {s.view()}, object_system, set, 1e-3, st);
+    weighted = asmb.row_arrays().weighted;
+    weight = weighted ? asmb.row_arrays().position_weight[2] : Scalar(1);
+    impact = asmb.row_arrays().impact_time[2];
     return Scalar(asmb.problem().c[2]);
   };
   DelassusSettings st;
@@ -223,7 +237,7 @@ TEST_CASE("Delassus joint-limit rows appear near a limit with the right sign", "
     crba(m, s.data, s.q);
     ltdl_factor(m, s.data);
     compute_joint_jacobians(m, s.data, s.q);
-    asmb.assemble({s.view()}, object_system, none, 1e-3, DelassusSettings());
+    assemble_with_targets(asmb, {s.view()}, object_system, none, 1e-3, DelassusSettings());
   };
   run(0.0, 0.1);
   CHECK(asmb.num_limits() == 0);
@@ -373,7 +387,7 @@ TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contac
   DelassusSettings st;
   st.erp = 0;
   const std::vector<SystemView> views = {a.view(), b.view()};
-  asmb.assemble(views, object_system, set, 1e-3, st);
+  assemble_with_targets(asmb, views, object_system, set, 1e-3, st);
   REQUIRE(asmb.num_contacts() == 9);
   REQUIRE(asmb.num_limits() == 3);
   check_against_dense(asmb, {&a, &b}, object_system, set, rng);
@@ -387,7 +401,7 @@ TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contac
   const auto pn = point_normal();
   add_contact(two, 1, 0, 0, shanks[2], pn.first, pn.second);
   st.joint_limits = false;
-  asmb.assemble(views, object_system, two, 1e-3, st);
+  assemble_with_targets(asmb, views, object_system, two, 1e-3, st);
   REQUIRE(asmb.num_rows() == 6);
   check_against_dense(asmb, {&a, &b}, object_system, two, rng);
 }
@@ -440,7 +454,7 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
     DelassusSettings st;
     st.erp = 0;
     st.limit_margin = -1;  // rows only where q is beyond a limit (zero targets)
-    asmb.assemble({a.view(), b.view()}, object_system, set, 1e-3, st);
+    assemble_with_targets(asmb, {a.view(), b.view()}, object_system, set, 1e-3, st);
     INFO("seed " << seed << ", " << asmb.num_limits() << " limit rows, " << asmb.num_friction_rows() << " friction rows");
     CHECK(asmb.num_limits() > 0);
     Index nf = 0;
@@ -449,7 +463,7 @@ TEST_CASE("Delassus on random trees with limits equals the dense J M^-1 J^T", "[
       ++nf;
       CHECK(r.row >= 3 * asmb.num_contacts() + asmb.num_limits());  // after all limit rows
       CHECK(asmb.box_bound(r.row) == Approx(tree.friction[r.index] * 1e-3));
-      CHECK(asmb.target(r.row) == 0);
+      CHECK(asmb.row_arrays().target[r.row] == 0);
     }
     CHECK(nf == asmb.num_friction_rows());
     CHECK(nf > 0);
@@ -510,8 +524,8 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
     // ContactSet order (equal heights), so both assemblies have the same local rows and the
     // solvers take the same steps (the ordered variant is checked below, up to the permutation)
     factored.set_up_direction(Vec3::Zero());
-    factored.assemble(views, object_system, set, 1e-3, st);
-    dense.assemble(views, object_system, set, 1e-3, st);
+    assemble_with_targets(factored, views, object_system, set, 1e-3, st);
+    assemble_with_targets(dense, views, object_system, set, 1e-3, st);
     INFO("seed " << seed << ": " << factored.num_islands() << " islands, " << factored.num_rows() << " rows");
     // the factored path against the independent dense oracle J M^-1 J^T (global rows)
     check_against_dense(factored, ptrs, object_system, set, rng);
@@ -555,7 +569,7 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
     DelassusAssembler ordered;
     ordered.reserve(models);
     ordered.set_dense_limit(0);
-    ordered.assemble(views, object_system, set, 1e-3, st);
+    assemble_with_targets(ordered, views, object_system, set, 1e-3, st);
     for (Index k = 0; k < ordered.num_islands(); ++k) {
       const IslandView a = ordered.island(k), b = dense.island(k);
       const Index m = a.problem.size();

@@ -1,5 +1,6 @@
-// Delassus assembler: contacts and joint limits -> one ContactProblem (G, c, mu), and the
-// velocity update from the solved impulses (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
+// Delassus assembler, the constraint-rows stage of a step: contacts, joint limits, joint friction
+// and mimic joints -> the rows of one ContactProblem per island (G, c, mu), and the velocity
+// update from the solved impulses (docs/architecture.md, "One step"; Hwangbo 2018 eq. 1-3).
 //
 // For every dynamic system s (an articulated system or a free body) with joint-space inertia
 // M~_s (M + dt Kd + dt^2 Kp when implicit PD is on, factored as L^T D L by ltdl_factor) and free
@@ -34,18 +35,10 @@
 // c = J u_free and v- = J u also run over the paths only, and apply() uses
 // M~^-1 J^T lambda = L^-1 D^-1 (sum_p Y_p lambda_p), a sparse sum and one L solve per system.
 //
-// Targets b (folded into c so that solvers see v+ >= 0, see contact_problem.hpp), per normal or
-// limit row with signed distance d = -depth (positive when apart, within the margin):
-//   apart and not reached this step (d > -min(v_n-, v_n,free) dt):
-//                                                     b = -d / dt   (may close the gap, not pass it)
-//   otherwise:  b = max(e v_approach   [Newton restitution, when v_approach > threshold],
-//                       min(erp max(0, depth - slop) / dt, max_push_velocity)
-//                                                         [position-error correction, bounded],
-//                       -max(d, 0) / dt)
-// with v_approach = -v_n- = -J_n u (the normal velocity before the step). Under the Poisson
-// restitution law (the default) the e v_approach term is left out and the row is flagged instead
-// (bounce(r) = e, target b = max(b, 0): the impact happens within this step, so the first solve
-// compresses fully); the stepper adds the restitution impulse after the solve (stepper.hpp).
+// The assembler leaves c = J u_free: the targets b (folded into c so that solvers see v+ >= 0,
+// see contact_problem.hpp: speculative, landing, push-out, restitution) are the next stage's,
+// stepper/targets.hpp, which writes them into the per-row arrays (RowArrays) and calls
+// gather_rows().
 //
 // Islands (after Box2D's and Jolt's island builders). The dynamic systems are joined by
 // union-find through the contacts that touch two of them (static geometry, the ground and welded
@@ -85,15 +78,15 @@ enum class RestitutionLaw {
             // compression absorbed, then an inelastic correction solve: never adds energy
 };
 
-// How the stepper moves q within a step (see stepper.hpp); the speculative targets and the
-// per-row position weights of the assembler follow it.
+// How the stepper moves q within a step (stepper.hpp, stepper/integrate.hpp); the targets stage's
+// speculative targets and per-row position weights follow it (stepper/targets.hpp).
 enum class PositionUpdate {
   Euler,     // semi-implicit (symplectic) Euler: q+ = q (+) dt u+. E = T + V of a free body drifts
              // by -m g^2 dt^2 / 2 per step of free fall (it conserves a shadow energy instead)
   Midpoint,  // in free flight and in islands with a single impact (the others stay on Euler):
              // q+ = q (+) dt [(u + u_free) / 2 + M~^-1 J^T (w o lambda)], exact for constant
              // acceleration (free flight keeps E = T + V); the impulse moves q from its time of
-             // impact tau: w = 1 - tau/dt for a bounce (position_weight(), docs/fidelity.md).
+             // impact tau: w = 1 - tau/dt for a bounce (RowArrays::position_weight, docs/fidelity.md).
              // In free flight a system without implicit terms (no PD, no joint damping) also
              // takes Heun's velocity update, u+ = (u + u_free) / 2 + dt/2 a(q+, u_free)
              // (stepper.hpp): second order
@@ -138,6 +131,54 @@ struct DelassusSettings {
   bool mimic_joints = true;             // equality rows for the couplings in Model::mimic
 };
 
+// Per-row quantities of one step, one array per quantity indexed by global row, as MuJoCo's
+// efc_* arrays. Global rows: contact i has rows 3i, 3i+1, 3i+2 (t_x, t_y, n of its frame), then
+// come the limit rows, the joint friction rows and the mimic rows (DelassusAssembler::rows()). The
+// arrays hold at least num_rows() entries; the entries past it are stale. "Normal and limit rows"
+// below are row 3i+2 of each contact and every limit row; a column is 0 on the rows it does not
+// name unless it says otherwise. The constraint-rows stage (DelassusAssembler::assemble) writes
+// the first group, the targets stage (stepper/targets.hpp) the second; the solve and integrate
+// stages read them, each island through its local rows (IslandView).
+struct RowArrays {
+  // -- constraint rows (DelassusAssembler::assemble)
+  VecX c;            // every row: J u_free, the row's velocity after the step without impulses;
+                     // the targets stage subtracts the target: c = J u_free - b (the solve's c)
+  VecX v_before;     // every row: J u, the row's velocity at the start of the step
+  VecX depth;        // normal and limit rows: penetration (-gap: negative while apart); mimic
+                     // rows: the coupling error q_j - m q_master - o
+  VecX restitution;  // normal rows: the contact's restitution coefficient e
+  VecX box;          // box rows: bound f_k dt (joint friction), +inf (mimic)
+  // -- targets (stepper/targets.hpp)
+  VecX target;            // normal, limit and mimic rows: the target b folded into c
+  VecX inelastic_target;  // the same without its restitution term (= target where none)
+  VecX bounce;            // Poisson law: e on the normal rows that bounce this step
+  VecX position_target;   // split correction: push-out velocity erp max(0, depth - slop) / dt,
+                          // bounded (normal and limit rows, PositionCorrection::Split only)
+  VecX position_weight;   // midpoint update: weight w of the row's impulse in q+ (rows of one
+                          // contact share it); 1 elsewhere; written only when some system is off
+                          // Euler, meaningful only when `weighted`
+  VecX impact_time;       // normal and limit rows: time of impact tau / dt (0: touching or
+                          // penetrating, 1: not reached this step; 1 on rows on Euler)
+  std::vector<unsigned char> midpoint;     // normal and limit rows: the row's system moves q at
+                                           // the midpoint this step
+  std::vector<unsigned char> speculative;  // normal and limit rows: apart and not closed by the
+                                           // velocities before the solve (target -gap / dt)
+  std::vector<unsigned char> at_start;     // normal and limit rows with e > 0: impact placed at
+                                           // the start of the step (an island on Euler of a
+                                           // system not on Euler for good)
+  // counts over the rows of the step (targets stage)
+  Index n_bounce = 0;               // rows with bounce > 0
+  Index n_position = 0;             // rows with position_target > 0
+  Index n_newton = 0;               // Newton law: rows whose target e v_approach raised b
+  Index n_speculative_elastic = 0;  // speculative rows with e > 0
+  bool weighted = false;            // some position_weight differs from 1
+
+  // Room for n rows (geometric growth; values are not kept).
+  void grow(Index n);
+  std::size_t memory_bytes() const;
+  void prefetch(Index n) const;  // the first n rows of every array (a hint)
+};
+
 // What the assembler reads of one dynamic system. The caller has run, at the current q:
 // compute_joint_jacobians (data.J, data.oMi) and ltdl_factor on M~ (data.M, data.D, data.Dinv).
 struct SystemView {
@@ -172,9 +213,9 @@ struct ConstraintRow {
 struct IslandView {
   ContactProblem problem;              // local rows: contacts (3 each), limit rows, friction rows
   const Index* global_row = nullptr;   // local row -> row of the global problem
-  Eigen::Ref<const VecX> target;       // per local row, as DelassusAssembler::target
-  Eigen::Ref<const VecX> bounce;       // as DelassusAssembler::bounce
-  Eigen::Ref<const VecX> position_target;  // as DelassusAssembler::position_target
+  Eigen::Ref<const VecX> target;       // per local row: RowArrays::target
+  Eigen::Ref<const VecX> bounce;       // RowArrays::bounce
+  Eigen::Ref<const VecX> position_target;  // RowArrays::position_target
   Index num_bouncing = 0, num_position_rows = 0;
   Index num_systems = 0;               // dynamic systems in the island
 };
@@ -195,6 +236,10 @@ class DelassusAssembler {
   // Direction opposite to gravity: factored islands order their contacts bottom-up along it.
   void set_up_direction(const Vec3& up) { gravity_up_ = up; }
 
+  // The constraint-rows stage: contact, limit, joint friction and mimic rows of the step (their
+  // Jacobians as pieces, RowArrays' first group), the islands and each island's G, with c = J
+  // u_free. The targets stage (stepper/targets.hpp) then folds the targets into c and calls
+  // gather_rows(); only then is an island's problem complete.
   // object_system[o]: the system index of collision object o, -1 for static objects.
   void assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
                 const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
@@ -220,59 +265,22 @@ class DelassusAssembler {
   Index num_box_rows() const { return nf_; }            // both (the problem's nb)
   Index num_rows() const { return 3 * nc_ + nl_ + nf_; }
   // Bound f_k dt of box row r (joint friction rows; +inf on mimic rows, 0 elsewhere).
-  Scalar box_bound(Index r) const { return box_[r]; }
+  Scalar box_bound(Index r) const { return arrays_.box[r]; }
   const std::vector<ConstraintRow>& rows() const { return rows_; }
   // Contact frame C_i = [t_x t_y n] (world frame) of contact i.
   const Mat3& contact_frame(Index i) const { return frames_[static_cast<std::size_t>(i)]; }
-  // Normal velocity of contact i before the step (J_n u), for reporting.
-  Scalar normal_velocity_before(Index i) const { return v_before_[3 * i + 2]; }
-  // Target b of row r folded into c (c = J u_free - b; 0 on tangential rows).
-  Scalar target(Index r) const { return target_[r]; }
-  // Poisson law: restitution coefficient of a normal row that bounces this step, else 0.
-  Scalar bounce(Index r) const { return bounce_[r]; }
-  Index num_bouncing() const { return n_bounce_; }
-  // Velocity J u of row r before the step (normal, tangential and limit rows).
-  Scalar velocity_before(Index r) const { return v_before_[r]; }
-  // Restitution coefficient e of row r's contact (normal rows; 0 elsewhere).
-  Scalar restitution(Index r) const { return restitution_[r]; }
-  // Target of row r without its restitution term (= target(r) on rows that do not bounce).
-  Scalar inelastic_target(Index r) const { return inelastic_target_[r]; }
-  // Newton law: rows whose target was raised by e v_approach this step (the stepper bounds them).
-  Index num_newton_rows() const { return n_newton_; }
-  // Split position correction: the push-out velocity erp max(0, depth - slop) / dt of a normal or
-  // limit row (0 on other rows and under PositionCorrection::Velocity, which folds it into c).
-  Scalar position_target(Index r) const { return position_target_[r]; }
-  Index num_position_rows() const { return n_position_; }
-  // PositionUpdate::Midpoint: the weight w of each row's impulse in the position update, 1 except
-  // on the rows of islands on the midpoint update; rows of one contact share it. Valid only when
-  // weighted_rows() (Euler does not fill it).
-  Eigen::Ref<const VecX> position_weight() const { return position_weight_.head(num_rows()); }
-  // Whether some row has a weight other than 1 (then q needs its own apply of the impulse).
-  bool weighted_rows() const { return weighted_rows_; }
-  // PositionUpdate::Midpoint: when a normal or limit row is reached, as a fraction tau / dt of the
-  // step (0: touching at the start or penetrating, 1: not reached before the end).
-  Scalar impact_time(Index r) const { return impact_time_[r]; }
-  // PositionUpdate::Midpoint: whether row r's island moves q at the midpoint (its reached rows are
-  // all impacts), and whether system s does (no rows this step, or such an island); the other
-  // islands move q with semi-implicit Euler (position_weight 1).
-  bool midpoint_row(Index r) const { return row_midpoint_[static_cast<std::size_t>(r)] != 0; }
-  // Whether normal or limit row r is speculative this step: apart, and not closed by the
-  // velocities before the solve (neither v- nor v_free reaches it in dt), so its target is
-  // v+ >= -gap / dt, no restitution; and how many such rows have a restitution coefficient.
-  bool speculative_row(Index r) const { return row_speculative_[static_cast<std::size_t>(r)] != 0; }
-  // Whether normal or limit row r's impact is placed at the start of the step: an island on
-  // Euler, with a system that is not on Euler for good (Bodies, Midpoint); its restitution gives
-  // -e v- plus the step's smooth change of velocity (the midpoint rule's formula at tau = 0).
-  bool at_start_row(Index r) const { return row_at_start_[static_cast<std::size_t>(r)] != 0; }
-  Index num_speculative_elastic() const { return n_speculative_elastic_; }
-  bool midpoint_system(Index s) const {
-    return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] != 0;
-  }
-  // System s is on the midpoint update and its island has no rows this step (free flight).
-  bool flight_system(Index s) const {
-    return num_midpoint_systems_ > 0 && sys_midpoint_[static_cast<std::size_t>(s)] == 2;
-  }
-  Index num_midpoint_systems() const { return num_midpoint_systems_; }
+  // The per-row quantities of the step (RowArrays): the constraint rows write their geometric
+  // part, the targets stage (stepper/targets.hpp) the rest through the mutable reference, then
+  // gather_rows() hands them to the islands.
+  const RowArrays& row_arrays() const { return arrays_; }
+  RowArrays& row_arrays() { return arrays_; }
+  // Copies c and the targets' arrays into the islands' local rows (IslandView) and counts each
+  // island's bouncing and push-out rows: the end of the targets stage.
+  void gather_rows();
+  // A dynamic system of a row (-1: none; a contact between two systems gives its side A's), and
+  // the island of dynamic system s (-1: no rows this step).
+  Index row_system(const ConstraintRow& cr) const;
+  Index system_island(Index s) const { return system_island_[static_cast<std::size_t>(s)]; }
   // Bytes held by the growable buffers (for the memory budget tests and benchmarks).
   std::size_t memory_bytes() const;
   // Prefetches the parts of the buffers the last step used (core/prefetch.hpp; a hint): the next
@@ -322,29 +330,11 @@ class DelassusAssembler {
   void assemble_factored(const std::vector<SystemView>& systems);
   Index find(Index s);
   void link_systems(Index nsys);                       // union-find of the systems over the contacts
-  Index row_system(const ConstraintRow& cr) const;     // a dynamic system of the row (-1: none)
 
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
   Index nc_ = 0, nl_ = 0, nf_ = 0, nm_ = 0;  // nf_: box rows (joint friction, then nm_ mimic rows)
-  VecX c_, mu_;                          // global rows, contacts
-  VecX v_before_, depth_, restitution_;  // per row: J u, depth (normal and limit rows), e
-  VecX target_, bounce_;                 // per row: b, and e of the rows left to the stepper
-  VecX inelastic_target_;                // per row: b without the restitution term
-  VecX position_target_;                 // per row: split push-out velocity
-  VecX position_weight_;                 // per row: weight of the impulse in the midpoint update
-  VecX impact_time_;                     // per normal/limit row: tau / dt (midpoint update)
-  std::vector<unsigned char> row_midpoint_;  // per normal/limit row: its island moves at the midpoint
-  std::vector<unsigned char> row_speculative_;  // per normal/limit row: not reached before the solve
-  std::vector<unsigned char> row_at_start_;     // per normal/limit row: impact at the start (Euler island)
-  Index n_speculative_elastic_ = 0;              // speculative rows with e > 0 this step
-  std::vector<unsigned char> held_;          // per union-find root: a reached row holds a body
-  std::vector<Index> root_;                  // per system: its union-find root (midpoint classification)
-  std::vector<unsigned char> groups_;        // per union-find root: contacts and limits (counted to 2), | 4 if one is reached
-  std::vector<unsigned char> sys_midpoint_;  // per system: moves at the midpoint this step (2: in flight)
-  Index num_midpoint_systems_ = 0;           // systems with sys_midpoint_ set this step
-  bool weighted_rows_ = false;               // a row's position_weight differs from 1
-  VecX box_;                             // per row: box bound (friction rows)
-  Index n_bounce_ = 0, n_position_ = 0, n_newton_ = 0;
+  VecX mu_;                              // per contact
+  RowArrays arrays_;                     // per global row
   std::vector<Mat3> frames_;
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
@@ -358,11 +348,13 @@ class DelassusAssembler {
   VecX r_;                                      // nv_max
 
   // islands
-  std::vector<Index> parent_, sys_island_;      // per system: union-find parent, island
+  std::vector<Index> parent_, sys_island_;      // per system: union-find parent, island (of a root)
+  std::vector<Index> system_island_;            // per system: its island (-1: no rows)
   std::vector<Index> contact_island_;           // per contact
   std::vector<Index> group_pieces_;             // per global group: 2 piece indices (-1: none)
   std::vector<Island> islands_;
   std::vector<Index> lrow_global_;              // local row -> global row
+  bool identity_layout_ = false;                // one island whose local rows are the global rows
   VecX lc_, lmu_, ltarget_, lbounce_, lposition_, lbox_;  // local rows (mu: local contacts)
   VecX Gd_;                                     // dense island G's, one after the other
   std::vector<Index> begin_;                    // factored: per island group (+1 per island), pieces

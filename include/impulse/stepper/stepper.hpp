@@ -5,14 +5,18 @@
 //                          u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h)
 //               collision  world poses -> ContactSet; each moving object's margin grows by the
 //                          distance it can travel in dt at u_free (speculative contacts)
-//               delassus   G, c, mu (contact, joint-limit, joint-friction and mimic rows)
+//               rows       G, c = J u_free, mu (contact, joint-limit, joint-friction and mimic
+//                          rows; DelassusAssembler::assemble)
+//               targets    the position update per island, the targets b in c = J u_free - b
+//                          (targets_stage, stepper/targets.hpp)
 //   finish():   solve      lambda = solver(G, c, mu), warm-started from the last step; with the
 //                          Poisson restitution law, a restitution phase on impact steps (below)
 //               integrate  u+ = u_free + M~^-1 J^T lambda,  q+ = q (+) dt (u+ + u_p)
 //                          (PositionUpdate::Midpoint: in free flight and in an island with one
 //                          impact, q+ = q (+) dt [(u + u_free)/2 + M~^-1 J^T (w o lambda)], the
 //                          impulse from its time of impact; the default, Bodies, does so for the
-//                          systems that are one free rigid body; delassus.hpp, docs/fidelity.md)
+//                          systems that are one free rigid body; stepper/integrate.hpp,
+//                          docs/fidelity.md)
 //                          (semi-implicit Euler; u_p the split position correction, below)
 //                          In free flight (no rows), a system without implicit terms in M~
 //                          (no PD gains, no joint damping) on the midpoint update takes Heun's
@@ -38,8 +42,8 @@
 // sweeps per step instead of ~15); that kept Split optional until bisection's Anderson mixing
 // became the default (about 13 sweeps per step on hang; docs/architecture.md).
 //
-// Restitution phase (RestitutionLaw::Poisson, DelassusSettings). The assembler leaves the bounce
-// out of the targets, so the first solve is the inelastic (compression) impulse lambda_c. For the
+// Restitution phase (RestitutionLaw::Poisson, DelassusSettings). The targets stage leaves the
+// bounce out of the targets, so the first solve is the inelastic (compression) impulse lambda_c. For the
 // normal rows that bounce (e > 0, approach above the threshold, lambda_c,n > 0):
 //   kick      lambda_r = s e sigma lambda_c,n           (Poisson's hypothesis: restitution impulse
 //                                                      e times the compression impulse)
@@ -106,6 +110,7 @@
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/stepper/system.hpp"
+#include "impulse/stepper/targets.hpp"
 
 namespace impulse {
 
@@ -119,7 +124,8 @@ enum class StepStatus {
 };
 const char* to_string(StepStatus s);
 
-// Microseconds spent in each stage of the last step.
+// Microseconds spent in each stage of the last step (delassus: the constraint rows and their
+// targets).
 struct StageTimes {
   double dynamics = 0, collision = 0, delassus = 0, solve = 0, integrate = 0;
   double total() const { return dynamics + collision + delassus + solve + integrate; }
@@ -233,31 +239,36 @@ class Stepper {
   void prefetch_step() const;
 
  private:
+  // What the solve stage's helpers borrow for one finish(): the solver (its workspace), the
+  // solver whose settings it solves with, and the step's statistics.
+  struct SolveContext {
+    ContactSolver& solver;
+    const ContactSolver& settings;
+    StepStats& stats;
+  };
   // impulse of contact i of the step (world frame, on side A); zero before the solve
   Vec3 contact_impulse(Index i) const;
-  void warm_start(Index n);
-  void remember();
-  void report_impulses(const std::vector<StepperSystem>& systems);
+  void warm_start(Index n, const StepperState& state);
+  void remember(StepperState& state);
+  void report_impulses(const std::vector<StepperSystem>& systems, StepperState& state);
   // Poisson restitution phase on one island's solved problem (see the top of this file); lambda
   // holds lambda_c on entry and the total impulse on exit (r: the island's solver result, gets the
   // second solve's sweeps). Returns false if nothing bounced.
-  bool restitution_phase(const IslandView& isl, VecXref lambda, SolverResult& r, Scalar threshold);
+  bool restitution_phase(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r,
+                         Scalar threshold);
   // Split position correction of one island: lambda_p into lp (local rows; see the top of this file).
-  void position_correction(const IslandView& isl, VecXref lp);
-  void grow(Index n_rows, Index n_island);
+  void position_correction(StepStats& stats, const IslandView& isl, VecXref lp);
+  void grow(Index n_rows, Index n_island, ContactSolver& solver);
   // Newton law: bounds one island's impulse of a step with restitution targets (top of this file).
-  void newton_bound(const IslandView& isl, VecXref lambda, SolverResult& r);
+  void newton_bound(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r);
   // Speculative impacts of one island's solved problem (top of this file): re-solves with Newton
   // targets on the elastic speculative rows that stopped an approach; false if there were none.
   // c: the solved problem's linear term (the island's, or the restitution phase's correction).
-  bool speculative_impacts(const IslandView& isl, const VecXcref& c, VecXref lambda, SolverResult& r,
-                           Scalar threshold);
+  bool speculative_impacts(const SolveContext& ctx, const IslandView& isl, const VecXcref& c, VecXref lambda,
+                           SolverResult& r, Scalar threshold);
 
-  // bound by prepare() and finish() for the duration of the call
-  ContactSolver* solver_ = nullptr;
-  const ContactSolver* solver_settings_ = nullptr;
-  StepperState* state_ = nullptr;
   DelassusAssembler assembler_;
+  PositionUpdatePlan plan_;       // the targets stage's choice of position update per system
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;

@@ -1,0 +1,47 @@
+#include "impulse/stepper/integrate.hpp"
+
+#include "impulse/dynamics/aba.hpp"
+
+namespace impulse {
+
+void euler_position(const StepperSystem& s, const VecX& v, Scalar dt) { s.model_->integrate(*s.q_, v, dt, *s.q_next_); }
+
+void midpoint_position(const StepperSystem& s, const VecX& u_next, bool separate, Scalar dt, VecX& u_pos) {
+  if (separate) {
+    u_pos -= Scalar(0.5) * (*s.u_free_ - *s.u_);
+  } else {  // no weighted rows on it: u_pos = (u + u+) / 2
+    u_pos = Scalar(0.5) * (*s.u_ + u_next);
+  }
+  s.model_->integrate(*s.q_, u_pos, dt, *s.q_next_);
+}
+
+void heun_velocity(const StepperSystem& s, const VecX& u_pos, Scalar dt, VecX& u_next) {
+  VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
+  report_applied_torque(s, *s.tau_clamp_, *s.clamped_, tau);  // (no PD: tau, or its clamp)
+  const VecX& a1 = aba(*s.model_, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
+  u_next = u_pos + Scalar(0.5) * dt * a1;
+}
+
+bool damping_free(const StepperSystem& s) {
+  return (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
+}
+
+// Actuator torque of the step just taken (q, u: the new state), see dynamics_stage.
+void report_applied_torque(const StepperSystem& s, const VecX& tau_clamp, const std::vector<unsigned char>& clamped,
+                           VecX& out) {
+  const Model& m = s.model();
+  out = s.generalized_force();
+  // (data pointers read once, as in dynamics_stage: -120 instructions a robot step)
+  const Scalar *const kp = s.kp().data(), *const kd = s.kd().data(), *const q = s.q().data(), *const u = s.u().data();
+  const Scalar *const q_target = s.q_target().data(), *const u_target = s.u_target().data();
+  Scalar* const o = out.data();
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    // q+ = q + dt u+ on a scalar joint, so the end-of-step PD is Kp (q* - q+) + Kd (u* - u+)
+    o[k] = clamped[static_cast<std::size_t>(k)] ? tau_clamp[k]
+                                                : o[k] + kp[k] * (q_target[iq] - q[iq]) + kd[k] * (u_target[k] - u[k]);
+  }
+}
+
+}  // namespace impulse
