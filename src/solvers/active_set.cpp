@@ -342,6 +342,17 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     if (!x.allFinite()) break;
     for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? x[r] : fixed[r];
     velocity(lambda);
+    // iterative refinement with the exact G removes the O(eps |lambda|) bias of eps on the free
+    // rows; its corrections lie in the range of G (c is, on a physical problem), so the
+    // least-norm choice along the null space stays
+    for (int refine = 0; refine < 2; ++refine) {
+      for (Index r = 0; r < n; ++r) rhs[r] = cls_[static_cast<std::size_t>(r)] ? -v[r] : Scalar(0);
+      x = ldlt_.solve(rhs);
+      if (!x.allFinite()) break;
+      for (Index r = 0; r < n; ++r)
+        if (cls_[static_cast<std::size_t>(r)]) lambda[r] += x[r];
+      velocity(lambda);
+    }
     const Scalar res = residual(problem, lambda, v);
     if (res < best_res) best_res = res, best = lambda;
     if (res < tolerance) break;  // (changes of class within the tolerance gain nothing)
