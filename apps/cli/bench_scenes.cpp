@@ -2,10 +2,13 @@
 // (docs/benchmarks.md): a 216-sphere pile in a box (frictionless, and elastic e = 1), a 102-block
 // Kapla-style tower at a 10 ms step (6 floors of 8 blocks on edge carrying 9 flat blocks, after
 // SimBenchmark's Kapla scene), 100 ANYmals standing 2 m apart (and the single-robot world it is
-// compared with), and 1000 boxes dropped onto the ground. Each prints the mean and median us per
-// step by stage, contacts, islands, largest island, sweeps, penetration, energy drift and whether
-// anything fell; the 100-robot scene also its per-robot time over the one-robot World's, measured
-// interleaved in one process. Registered in bench.cpp (declared in commands.hpp).
+// compared with), 1000 boxes dropped onto the ground, and resting contact: SimBenchmark's own
+// Kapla layout, a 10-box stack, a 15-box pyramid and 50 boxes dropped into a bin. Each prints
+// the mean and median us per step by stage, contacts, islands, largest island, sweeps, islands
+// not converged (and in how many steps), penetration, energy drift and whether anything fell
+// (the resting scenes also the drift of their top body); the 100-robot scene also its per-robot
+// time over the one-robot World's, measured interleaved in one process. Registered in bench.cpp
+// (declared in commands.hpp).
 #include <algorithm>
 #include <functional>
 #include <iomanip>
@@ -34,6 +37,7 @@ struct Scene {
   // a scene of several robots: the one-robot scene its per-robot time is compared with, in the
   // same process (per_robot_ratio)
   std::string reference;
+  bool resting = false;  // built at rest: report the drift of the bodies (rest_drift)
 };
 
 void place(ArticulatedSystem& s, const Vec3& p, Scalar yaw = 0) {
@@ -155,6 +159,96 @@ bool boxes_fell(World& w) {
   return false;
 }
 
+// Resting-contact scenes: boxes on boxes, faces exactly touching (no overlap, no gap), whose
+// contacts are redundant (four coplanar corners per face: G is singular). The start of each body
+// is kept to measure drift; the top body is the one highest at the start.
+std::vector<Vec3> g_rest_start;
+ArticulatedSystem& add_resting_box(World& w, const Vec3& size, Scalar mass, const Vec3& p) {
+  ArticulatedSystem& b = w.add_box("box", size, mass);
+  place(b, p);
+  g_rest_start.push_back(p);
+  return b;
+}
+
+// SimBenchmark's KaplaBenchmark layout (6 floors, 8 base blocks, 10 kg each): base blocks
+// 0.05 x 0.25 x 0.1 m at x = 0.2 j, z = 0.2 i + 0.05; wall blocks 0.2 x 0.05 x 0.1 m at
+// x = 0.4 j + 0.1, y = -0.1 (4 per floor) and x = 0.4 j + 0.3, y = 0.1 (3 per floor) plus two at
+// x = 0.1 and x = 1.3, y = 0.1, all at z = 0.2 i + 0.15. 102 blocks.
+void build_kapla_simbench(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const Scalar mass = 10;
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 8; ++j) add_resting_box(w, Vec3(0.05, 0.25, 0.1), mass, Vec3(0.2 * j, 0, 0.2 * i + 0.05));
+    const Scalar z = 0.2 * i + 0.15;
+    for (int j = 0; j < 4; ++j) add_resting_box(w, Vec3(0.2, 0.05, 0.1), mass, Vec3(0.4 * j + 0.1, -0.1, z));
+    for (int j = 0; j < 3; ++j) add_resting_box(w, Vec3(0.2, 0.05, 0.1), mass, Vec3(0.4 * j + 0.3, 0.1, z));
+    add_resting_box(w, Vec3(0.2, 0.05, 0.1), mass, Vec3(0.1, 0.1, z));
+    add_resting_box(w, Vec3(0.2, 0.05, 0.1), mass, Vec3(1.3, 0.1, z));
+  }
+}
+
+// 10 boxes (0.1 m, 1 kg) in a vertical stack on the ground.
+void build_stack(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  for (int k = 0; k < 10; ++k) add_resting_box(w, Vec3(0.1, 0.1, 0.1), 1.0, Vec3(0, 0, 0.05 + 0.1 * k));
+}
+
+// A 15-box pyramid (rows of 5, 4, 3, 2, 1 boxes of 0.1 m, 1 kg, 1 cm apart in a row; each box
+// rests on two of the row below, half on each).
+void build_pyramid(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const Scalar pitch = 0.11;
+  for (int row = 0; row < 5; ++row)
+    for (int i = 0; i < 5 - row; ++i)
+      add_resting_box(w, Vec3(0.1, 0.1, 0.1), 1.0, Vec3((i - 0.5 * (4 - row)) * pitch, 0, 0.05 + 0.1 * row));
+}
+
+// Largest distance of any body, and of the top body, from where it started.
+Scalar rest_drift(World& w, bool top_only) {
+  Scalar d = 0;
+  std::size_t top = 0;
+  for (std::size_t i = 0; i < g_rest_start.size(); ++i)
+    if (g_rest_start[i].z() > g_rest_start[top].z()) top = i;
+  for (std::size_t i = 0; i < g_rest_start.size(); ++i) {
+    if (top_only && i != top) continue;
+    d = std::max(d, (w.system(static_cast<Index>(i)).q().head<3>() - g_rest_start[i]).norm());
+  }
+  return d;
+}
+bool rest_fell(World& w) { return rest_drift(w, false) > 0.05; }
+
+// 50 boxes (0.08 m, 0.5 kg) dropped into a 0.5 m square bin (ground and four walls) from a
+// 5 x 5 x 2 lattice with yaws of 0.3 rad steps.
+void build_bin(World& w) {
+  w.set_default_material(0.6, 0.0);
+  w.add_ground();
+  const Scalar half = 0.25;
+  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
+  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
+  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
+  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) {
+        ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
+        place(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k), 0.3 * (i + 2 * j + 3 * k));
+      }
+}
+
+bool bin_escaped(World& w) {
+  for (Index i = 0; i < w.num_systems(); ++i) {
+    const VecX& q = w.system(i).q();
+    if (q[2] < 0.0 || std::abs(q[0]) > 0.3 || std::abs(q[1]) > 0.3) return true;
+  }
+  return false;
+}
+
 const std::vector<Scene>& scenes() {
   static const std::vector<Scene> list = {
       {"pile216", "216 frictionless spheres dropped into a box (6x6x6 lattice), 1 ms", 1e-3, 2000,
@@ -169,6 +263,12 @@ const std::vector<Scene>& scenes() {
        anymal_fell, 100, "anymal1"},
       {"boxes1000", "1000 boxes (10x10x10 lattice) dropped onto the ground, 1 ms", 1e-3, 500, build_boxes,
        boxes_fell, 0, ""},
+      {"kapla_simbench", "SimBenchmark's Kapla layout: 102 blocks of 10 kg, faces touching, 10 ms", 1e-2, 60000,
+       build_kapla_simbench, rest_fell, 0, "", true},
+      {"stack10", "10 boxes (0.1 m, 1 kg) in a vertical stack, 1 ms", 1e-3, 60000, build_stack, rest_fell, 0, "",
+       true},
+      {"pyramid15", "15-box pyramid (rows of 5 to 1), 1 ms", 1e-3, 60000, build_pyramid, rest_fell, 0, "", true},
+      {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
   };
   return list;
 }
@@ -186,12 +286,13 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-void set_up(World& w, const Scene& sc, int anderson, const std::string& solver) {
+void set_up(World& w, const Scene& sc, int anderson, const std::string& solver, long active_set_start = -1) {
   w.set_time_step(sc.dt);
-  if (anderson >= 0 || !solver.empty()) {
+  if (anderson >= 0 || !solver.empty() || active_set_start >= 0) {
     SolverSettings s;
     s.name = solver.empty() ? "bisection" : solver;
     if (anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = anderson;
+    if (active_set_start >= 0) s.bisection.active_set_start = active_set_start;
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
@@ -224,9 +325,9 @@ json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, 
           {"q3", r[3 * kRounds / 4]}};
 }
 
-json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver) {
+json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver, long active_set_start) {
   World w;
-  set_up(w, sc, anderson, solver);
+  set_up(w, sc, anderson, solver, active_set_start);
   w.set_stage_timing(true);  // the per-stage times of the report
   // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
   const SolverSettings used = solver_settings_of(w.contact_solver());
@@ -236,7 +337,7 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   const Scalar E0 = energy(w);
   std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
   double max_sweeps = 0, max_contacts = 0, largest = 0, largest_rows = 0, max_pen = 0;
-  long not_ok = 0, dropped = 0, not_converged = 0;
+  long not_ok = 0, dropped = 0, not_converged = 0, active_set = 0, not_converged_late = 0, steps_at_cap = 0;
   const bench::Stopwatch<> watch;
   for (long s = 0; s < steps; ++s) {
     if (w.integrate() != StepStatus::Ok) ++not_ok;
@@ -261,6 +362,9 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
     largest_rows = std::max<double>(largest_rows, static_cast<double>(st.largest_island_rows));
     dropped += st.contacts_dropped;
     not_converged += st.islands_not_converged;
+    active_set += st.islands_active_set;
+    if (s >= 100) not_converged_late += st.islands_not_converged;
+    if (st.islands_not_converged > 0) ++steps_at_cap;
   }
   const double wall = watch.seconds();
   const Scalar E1 = energy(w);
@@ -288,6 +392,9 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   j["sweeps_mean"] = mean(sweeps);
   j["sweeps_max"] = max_sweeps;
   j["islands_not_converged"] = not_converged;
+  j["islands_not_converged_after_step_100"] = not_converged_late;
+  j["steps_not_converged"] = steps_at_cap;
+  j["islands_active_set"] = active_set;
   j["steps_not_ok"] = not_ok;
   j["penetration_mean"] = mean(pen);
   j["penetration_max"] = max_pen;
@@ -295,6 +402,10 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   j["energy_final"] = E1;
   j["energy_drift"] = E0 != 0 ? (E1 - E0) / std::abs(E0) : 0.0;
   j["fell"] = sc.fell(w);
+  if (sc.resting) {
+    j["top_drift_m"] = rest_drift(w, true);
+    j["max_drift_m"] = rest_drift(w, false);
+  }
   j["wall_s"] = wall;
   if (!sc.reference.empty()) {
     for (const Scene& ref : scenes()) {
@@ -315,7 +426,7 @@ int run_bench_scenes(const BenchOptions& o) {
     if (!o.scene.empty() && o.scene != "all" && o.scene != sc.name) continue;
     found = true;
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
-    json j = run_scene(sc, steps, o.anderson, o.solver);
+    json j = run_scene(sc, steps, o.anderson, o.solver, o.active_set_start);
     j["solver"] = o.solver.empty() ? "bisection" : o.solver;
     if (o.json) {
       all.push_back(j);
@@ -341,10 +452,17 @@ int run_bench_scenes(const BenchOptions& o) {
               << j["islands_mean"].get<double>() << ", largest island " << j["largest_island_systems"].get<double>()
               << " systems / " << j["largest_island_rows"].get<double>() << " rows\n  sweeps mean "
               << j["sweeps_mean"].get<double>() << " max " << j["sweeps_max"].get<double>()
-              << ", islands not converged " << j["islands_not_converged"].get<long>() << std::scientific
+              << ", islands not converged " << j["islands_not_converged"].get<long>() << " (after step 100: "
+              << j["islands_not_converged_after_step_100"].get<long>() << ", in "
+              << j["steps_not_converged"].get<long>() << " steps; finished by the active set "
+              << j["islands_active_set"].get<long>() << ")" << std::scientific
               << ", penetration mean " << j["penetration_mean"].get<double>() << " max "
               << j["penetration_max"].get<double>() << " m, energy drift " << j["energy_drift"].get<double>()
               << std::fixed << ", fell " << (j["fell"].get<bool>() ? "yes" : "no") << "\n";
+    if (j.contains("top_drift_m"))
+      std::cout << std::scientific << std::setprecision(2) << "  drift of the top body "
+                << j["top_drift_m"].get<double>() << " m, largest " << j["max_drift_m"].get<double>() << " m\n"
+                << std::fixed;
   }
   if (!found) {
     std::string names;

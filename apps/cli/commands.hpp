@@ -34,6 +34,7 @@ struct BenchOptions {
   long steps = 0;     // bench scenes: steps per scene (0: the scene's default)
   bool full = false;  // bench fidelity: the long scene lengths
   int anderson = -1;  // bench scenes: Anderson memory of the bisection solver (-1: its default)
+  long active_set_start = -1;  // bench scenes: bisection's active_set_start (-1: its default)
   std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp

@@ -431,6 +431,21 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
   return std::min(it + qp.products, s.max_iterations - 1);  // (at least one sweep measures it)
 }
 
+Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged) {
+  const BisectionSettings& s = active();
+  const Index n = problem.size();
+  Scalar min_diag = 1;  // min(1, G_rr): the sweep error adds |lambda* - lambda| ~ |v_r| / G_rr per row
+  for (Index r = 0; r < n; ++r)
+    if (problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
+  qp_start_lambda_.head(n) = lambda;
+  const ActiveSetReport r = active_set_.solve(problem, lambda, s.tolerance * min_diag / 2, s.active_set);
+  converged = r.converged;
+  if (!converged) lambda = qp_start_lambda_.head(n);  // the sweeps' impulses
+  product_.reset(problem, lambda);
+  anderson_.begin(problem, s.anderson_memory);
+  return std::min(it + std::max<Index>(1, r.factorizations), s.max_iterations - 1);
+}
+
 SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
   const BisectionSettings& s = active();
   const VecXcref& c = problem.c;
@@ -450,6 +465,10 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   bool frictionless = s.qp_start > 0 && problem.nb == 0;
   bool qp_done = false;
   for (Index i = 0; frictionless && i < nc; ++i) frictionless = !(problem.mu[i] > 0);
+
+  const bool frictional = !frictionless && s.active_set_start > 0;
+  bool active_set_done = false;
+  SolverMethod method = SolverMethod::Iteration;
 
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
@@ -534,13 +553,34 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     if (frictionless && !qp_done && it < s.max_iterations && (it == s.qp_start || plateau)) {
       result.stalled = false;
       qp_done = true;
+      method = SolverMethod::BoundQp;
       it = solve_frictionless_qp(problem, lambda, it);
       continue;  // (the sweeps go on from the QP's solution; the next one measures its error)
     }
-    if (stop) return result;
+    // The active-set stage of a problem with friction: at sweep active_set_start, or earlier on
+    // a plateau; the sweeps go on from its answer when it converged, else from theirs
+    const bool stalled = stop && result.stalled && it < s.active_set_start;
+    if (frictional && !active_set_done && it < s.max_iterations && (it == s.active_set_start || stalled) &&
+        n <= s.active_set.max_rows) {
+      active_set_done = true;
+      bool converged = false;
+      const Index after = solve_active_set(problem, lambda, it, converged);
+      if (converged) {
+        result.stalled = false;
+        method = SolverMethod::ActiveSet;
+        it = after;
+        continue;
+      }
+      it = after;
+    }
+    if (stop) {
+      result.method = method;
+      return result;
+    }
     // (the mixed point moves every contact: G lambda is rebuilt)
     if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) product_.reset(problem, lambda);
   }
+  result.method = method;
   return result;  // MaxIterations
 }
 

@@ -20,6 +20,15 @@ const char* to_string(SolverStatus status) {
   return "unknown";
 }
 
+const char* to_string(SolverMethod method) {
+  switch (method) {
+    case SolverMethod::Iteration: return "iteration";
+    case SolverMethod::BoundQp: return "bound-qp";
+    case SolverMethod::ActiveSet: return "active-set";
+  }
+  return "unknown";
+}
+
 Scalar ContactResiduals::signorini() const {
   return penetration + negative_impulse + complementarity;
 }

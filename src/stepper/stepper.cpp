@@ -401,6 +401,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     // worst status over the islands (NumericalIssue > MaxIterations > Converged)
     if (r.status == SolverStatus::NumericalIssue || total.status == SolverStatus::Converged) total.status = r.status;
     total.iterations = std::max(total.iterations, r.iterations);
+    if (r.method != SolverMethod::Iteration) total.method = r.method;
+    if (r.method == SolverMethod::ActiveSet && r.status == SolverStatus::Converged) ++state.stats.islands_active_set;
     total.residual = std::max(total.residual, r.residual);
     if (split && isl.num_position_rows > 0 && r.status != SolverStatus::NumericalIssue) {
       auto lp = lp_.head(m);

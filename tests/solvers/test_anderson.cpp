@@ -52,6 +52,7 @@ std::unique_ptr<ContactSolver> solver(const std::string& name, Index memory, Ind
   s.bisection.anderson_memory = s.pgs.anderson_memory = memory;
   s.bisection.anderson_start = s.pgs.anderson_start = start;
   s.bisection.qp_start = 0;  // the sweeps alone (frictionless problems would switch to MPRGP)
+  s.bisection.active_set_start = 0;  // (and problems with friction to the active-set stage)
   return make_contact_solver(s);
 }
 

@@ -4,6 +4,7 @@
 // the symbol table and the departures from the paper.
 #pragma once
 
+#include "impulse/solvers/active_set.hpp"
 #include "impulse/solvers/anderson.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
@@ -52,6 +53,17 @@ struct BisectionSettings {
   // sweeps crawl; problems solved within qp_start sweeps are untouched.
   // 0: never.
   Index qp_start = 50;
+
+  // Problems with friction (not in the paper): after active_set_start sweeps without
+  // convergence, or earlier if the sweeps stop on a plateau, the active-set Newton stage
+  // (solvers/active_set.hpp) solves the island exactly: each contact open, sticking or slipping,
+  // a sparse LDL^T of the free rows of G + eps I, eps = active_set.regularization * max G_rr (the
+  // least-norm impulse where redundant contacts make G singular). Its factorizations count as
+  // sweeps; the sweeps then go on from its answer and measure it. Boxes resting on boxes, where
+  // the sweeps stall for their whole budget, converge; problems solved within active_set_start
+  // sweeps (a robot's steps) are untouched. 0: never.
+  Index active_set_start = 50;
+  ActiveSetSettings active_set;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
   Scalar beta1 = 0.1;                  // first angular step, rad
@@ -105,6 +117,9 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
 
  private:
   Index solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it);
+  // The active-set stage from the sweeps' impulses; returns the sweep count after it and sets
+  // `converged` when its answer met the tolerance.
+  Index solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged);
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
@@ -115,6 +130,7 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
   ActiveSetWorkspace exact_;
   VecX qp_start_lambda_;  // the impulses before the QP (restored if it made no progress)
   AndersonAcceleration anderson_;
+  ActiveSetStage active_set_;
   DelassusProduct product_;  // G lambda through the sweeps
 };
 

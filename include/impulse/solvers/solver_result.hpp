@@ -52,6 +52,16 @@ enum class SolverStatus {
 
 const char* to_string(SolverStatus status);
 
+// What finished a solve: the solver's own iteration, or one of the exact stages a sweeping solver
+// hands a stalled problem to (bisection.hpp: qp_start, active_set_start).
+enum class SolverMethod {
+  Iteration,  // the solver's own iterations (sweeps, linear solves, pivots)
+  BoundQp,    // the frictionless QP (bound_qp.hpp)
+  ActiveSet,  // the active-set Newton stage (active_set.hpp)
+};
+
+const char* to_string(SolverMethod method);
+
 struct SolverResult {
   SolverStatus status = SolverStatus::MaxIterations;
   Index iterations = 0;  // solver-specific unit: sweeps (bisection, pgs), linear solves (lm),
@@ -59,6 +69,7 @@ struct SolverResult {
   Scalar residual = 0;   // the solver's own termination measure at exit (see each solver)
   bool stalled = false;  // sweeping solvers: stopped early on a plateau just above the tolerance
                          // (SweepMonitor); the status stays MaxIterations (not converged)
+  SolverMethod method = SolverMethod::Iteration;  // the last exact stage that ran, if any
 
   bool converged() const { return status == SolverStatus::Converged; }
 };

@@ -144,7 +144,9 @@ struct StepStats {
   Index largest_island = 0;
   Index largest_island_rows = 0;
   Index islands_not_converged = 0;
-  // over the islands: worst status, most sweeps (iterations), largest residual
+  Index islands_active_set = 0;  // islands the active-set stage finished (SolverMethod::ActiveSet)
+  // over the islands: worst status, most sweeps (iterations), largest residual, and an exact
+  // stage that finished one of them (method: the last such island's)
   SolverResult solver;
   StageTimes times;
   Scalar max_penetration = 0;  // m, largest contact depth (0 when none penetrates)

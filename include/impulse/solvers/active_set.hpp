@@ -1,0 +1,92 @@
+// Active-set Newton stage for an island's contact problem (src/solvers/active_set.cpp): the exact
+// answer where the per-contact sweeps stall on redundant resting contact (boxes on boxes: four
+// coplanar corners per face make G singular).
+//
+//   ActiveSetStage stage;
+//   ActiveSetReport r = stage.solve(problem, lambda, tolerance, settings);  // lambda: start in, answer out
+//
+// Each contact is open (lambda_i = 0), sticking (v_i = 0) or slipping (v_z = 0, lambda_T =
+// mu lambda_z t with t the friction direction, opposite to the slip); each one-row unilateral row
+// open or active, each box row sticking or at a bound. For a given classification the impulses
+// solve the linear system of the free rows
+//     (G_FF + eps I) lambda_F = -c_F - G_FX lambda_X                      (1)
+// with lambda_X the fixed impulses (0, the box bounds, the slipping contacts' friction mu lambda_z t).
+// eps = regularization * max_r G_rr (Tikhonov): where G_FF is singular (redundant contacts) the
+// answer is the one of least norm up to O(eps) (the limit of (G + eps I)^-1 as eps -> 0 on the
+// range of G), unique and continuous in c, so that a resting box's four corners share its weight
+// the same way from one step to the next. The classification is updated from the answer like
+// the primal-dual active-set strategy, a semismooth Newton method on the min-function of the
+// complementarity conditions (Hintermueller, Ito, Kunisch, SIAM J. Optim. 13(3), 2002, sec. 2):
+//     open   -> sticking   when v_z < 0        (the contact would penetrate)
+//     sticking, slipping -> open  when lambda_z < 0
+//     sticking -> slipping when |lambda_T| > mu lambda_z, t = lambda_T / |lambda_T|
+//     slipping -> sticking when v_T . t > 0    (the friction would drive the slip)
+// and the friction direction of a slipping contact follows its slip, t <- -v_T / |v_T| (a
+// fixed point on the direction, with the factorization of (1) kept: only the right side changes).
+// G_FF + eps I is factored by a sparse LDL^T (Eigen's SimplicialLDLT, AMD ordering) over the
+// pattern of G with the fixed rows and columns zeroed, so the pattern, and its symbolic analysis,
+// stay the same while the classification changes, and from one step to the next while the
+// island's contacts do (island memory).
+#pragma once
+
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+#include <vector>
+
+#include "impulse/contact/contact_problem.hpp"
+#include "impulse/core/types.hpp"
+
+namespace impulse {
+
+struct ActiveSetSettings {
+  Scalar regularization = 1e-9;  // eps of (1), relative to the largest diagonal entry of G
+  Index max_solves = 60;         // linear solves with (1) (each one or no factorization)
+  Index max_factorizations = 30; // classifications tried
+  // Larger islands are left to the sweeps: the fill of the sparse factor grows faster than the
+  // island (a 102-block tower, 2 763 rows, took over a second a step).
+  Index max_rows = 600;
+};
+
+struct ActiveSetReport {
+  bool converged = false;  // the classification settled and the residual is below the tolerance
+  Index solves = 0;
+  Index factorizations = 0;
+  Scalar residual = 0;     // the stage's measure at exit (see ActiveSetStage::residual)
+};
+
+class ActiveSetStage {
+ public:
+  // Solves `problem` from the classification of the start `lambda`; lambda takes the answer of
+  // least residual. tolerance: on the residual (N s and m/s, as the sweeps' error).
+  ActiveSetReport solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
+                        const ActiveSetSettings& settings = ActiveSetSettings());
+
+  // Largest per-contact (per-row) violation of lambda with v = G lambda + c:
+  //   max(0, -v_z) + max(0, -lambda_z) + min(lambda_z+, v_z+) + cone + coulomb   (contacts)
+  //   max(0, -v) + max(0, -lambda) + min(lambda+, v+)                            (unilateral rows)
+  //   max(0, |lambda| - b) + stick/slip violation                                (box rows)
+  // (the terms of ContactResiduals::coulomb_violation, solver_result.hpp, per contact).
+  static Scalar residual(const ContactProblem& problem, const VecXcref& lambda, const VecXcref& v);
+
+  std::size_t memory_bytes() const;
+
+ private:
+  using SpMat = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int>;
+  void build_G(const ContactProblem& problem);
+  void factor_values(const ContactProblem& problem);
+  bool same_pattern() const;
+
+  SpMat G_, A_;
+  SpMat BY_, BD_;  // factored islands: G = BY^T BD
+  std::vector<Eigen::Triplet<Scalar, int>> triplets_;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt_;
+  bool analyzed_ = false;
+  std::vector<int> outer_, inner_;  // the pattern the symbolic analysis was made for
+  std::vector<unsigned char> cls_;  // per row: 1 free, 0 fixed
+  std::vector<Scalar> dir_;         // per contact: friction direction of a slipping contact (2)
+  std::vector<unsigned char> state_;  // per contact / one-row constraint: its class
+  VecX v_, rhs_, fixed_, x_, best_, Gx_;
+  Scalar eps_ = 0;
+};
+
+}  // namespace impulse

@@ -1,0 +1,375 @@
+// Active-set Newton stage (include/impulse/solvers/active_set.hpp has the method and its
+// equations).
+//
+// The classification update is the primal-dual active-set rule written with the trial impulse
+// lambda~ = lambda - r v (r = 1 / G_rr per row, 2 / (G_xx + G_yy) for the tangent plane):
+//     contact active      iff lambda~_z > 0                           (else open)
+//     sticking            iff |lambda~_T| <= mu lambda_z               (else slipping, t = lambda~_T / |lambda~_T|)
+//     unilateral active   iff lambda~ > 0
+//     box row at +b / -b  iff lambda~ > b / lambda~ < -b               (else sticking)
+// (at a solution the trial impulse of an active row is the impulse itself, v = 0, and that of an
+// open row is -r v, outside the cone; Hintermueller, Ito, Kunisch 2002, eq. 2.2 with c = 1 / r.
+// For friction this is the projection form of the Alart-Curnier augmented Lagrangian,
+// lambda_T = proj_{|.| <= mu lambda_z}(lambda_T - r v_T).) A slipping contact's friction
+// mu lambda_z t is a fixed impulse of (1) taken at the last solve's lambda_z, so the factorization
+// changes only with the classification; the fixed point on lambda_z and t takes the extra solves.
+//
+// Departures and safeguards (not in the papers): the iteration keeps the iterate of least
+// residual and returns it; it stops when the classification and the friction directions repeat
+// (converged or not), after max_factorizations classifications or max_solves solves.
+#include "impulse/solvers/active_set.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "impulse/solvers/cone.hpp"
+
+namespace impulse {
+
+namespace {
+enum : unsigned char { kOpen = 0, kStick = 1, kSlip = 2, kLower = 3, kUpper = 4 };
+// classifications changed all at once before the changes go one at a time
+constexpr Index kAllAtOnce = 8;
+}  // namespace
+
+Scalar ActiveSetStage::residual(const ContactProblem& problem, const VecXcref& lambda, const VecXcref& v) {
+  const Index nc = problem.nc, n = problem.size();
+  Scalar e = 0;
+  for (Index i = 0; i < nc; ++i) {
+    const Vec3 l = lambda.segment<3>(3 * i), w = v.segment<3>(3 * i);
+    const Scalar mu = problem.mu[i];
+    e = std::max(e, std::max<Scalar>(0, -w.z()) + std::max<Scalar>(0, -l.z()) +
+                        std::min(std::max<Scalar>(l.z(), 0), std::max<Scalar>(w.z(), 0)) + cone_violation(l, mu) +
+                        coulomb_violation(l, w, mu));
+  }
+  for (Index r = 3 * nc; r < problem.first_box_row(); ++r) {
+    e = std::max(e, std::max<Scalar>(0, -v[r]) + std::max<Scalar>(0, -lambda[r]) +
+                        std::min(std::max<Scalar>(lambda[r], 0), std::max<Scalar>(v[r], 0)));
+  }
+  for (Index r = problem.first_box_row(); r < n; ++r) {
+    const Scalar b = problem.box_bound(r), l = lambda[r];
+    const Scalar slip = l >= b ? std::max<Scalar>(0, v[r]) : l <= -b ? std::max<Scalar>(0, -v[r]) : std::abs(v[r]);
+    e = std::max(e, std::max<Scalar>(0, std::abs(l) - b) + slip);
+  }
+  return e;
+}
+
+std::size_t ActiveSetStage::memory_bytes() const {
+  const auto sp = [](const SpMat& m) {
+    return static_cast<std::size_t>(m.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
+           static_cast<std::size_t>(m.outerSize() + 1) * sizeof(int);
+  };
+  std::size_t b = sp(G_) + sp(A_) + sp(BY_) + sp(BD_) + triplets_.capacity() * sizeof(Eigen::Triplet<Scalar, int>);
+  b += (outer_.capacity() + inner_.capacity()) * sizeof(int) + cls_.capacity() + state_.capacity();
+  b += dir_.capacity() * sizeof(Scalar);
+  for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_}) b += static_cast<std::size_t>(x->size()) * sizeof(Scalar);
+  return b;
+}
+
+// G as a sparse matrix with every diagonal entry stored. Dense islands: its nonzero entries.
+// Factored islands: G = Y^T D^-1 Y = BY^T BD with BY(slot, row) = Y and BD(slot, row) = D^-1 Y
+// over the pieces' path entries (contact_problem.hpp).
+void ActiveSetStage::build_G(const ContactProblem& problem) {
+  const Index n = problem.size(), nc = problem.nc;
+  triplets_.clear();
+  if (!problem.is_factored()) {
+    for (Index j = 0; j < n; ++j)
+      for (Index i = 0; i < n; ++i) {
+        const Scalar g = problem.G(i, j);
+        if (g != 0 || i == j) triplets_.emplace_back(static_cast<int>(i), static_cast<int>(j), g);
+      }
+    G_.resize(n, n);
+    G_.setFromTriplets(triplets_.begin(), triplets_.end());
+    return;
+  }
+  const FactoredG& F = *problem.factored;
+  const Index ngroups = nc + problem.nl + problem.nb;
+  for (int pass = 0; pass < 2; ++pass) {
+    triplets_.clear();
+    const Scalar* values = pass == 0 ? F.Y : F.DY;
+    for (Index g = 0; g < ngroups; ++g) {
+      const Index row0 = g < nc ? 3 * g : g + 2 * nc;
+      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        for (Index t = 0; t < p.len; ++t) {
+          const Index slot = p.z + F.dofs[p.y + t];
+          for (Index r = 0; r < p.nrows; ++r)
+            triplets_.emplace_back(static_cast<int>(slot), static_cast<int>(row0 + r), values[3 * (p.y + t) + r]);
+        }
+      }
+    }
+    SpMat& B = pass == 0 ? BY_ : BD_;
+    B.resize(F.nz, n);
+    B.setFromTriplets(triplets_.begin(), triplets_.end());
+  }
+  const SpMat product = (BY_.transpose() * BD_).pruned(0.0);
+  triplets_.clear();
+  for (Index j = 0; j < n; ++j) {
+    triplets_.emplace_back(static_cast<int>(j), static_cast<int>(j), Scalar(0));
+    for (SpMat::InnerIterator it(product, j); it; ++it)
+      triplets_.emplace_back(static_cast<int>(it.row()), static_cast<int>(j), it.value());
+  }
+  G_.resize(n, n);
+  G_.setFromTriplets(triplets_.begin(), triplets_.end());
+}
+
+bool ActiveSetStage::same_pattern() const {
+  const Index outer = G_.outerSize() + 1, nnz = G_.nonZeros();
+  if (static_cast<Index>(outer_.size()) != outer || static_cast<Index>(inner_.size()) != nnz) return false;
+  return std::equal(outer_.begin(), outer_.end(), G_.outerIndexPtr()) &&
+         std::equal(inner_.begin(), inner_.end(), G_.innerIndexPtr());
+}
+
+// A = G with the fixed rows and columns zeroed, eps on the free diagonal and the diagonal scale
+// max(G_rr, eps) on the fixed one (their equation is s lambda_r = s lambda_fixed); factored.
+void ActiveSetStage::factor_values(const ContactProblem& problem) {
+  (void)problem;
+  const Index n = G_.outerSize();
+  for (Index j = 0; j < n; ++j) {
+    const bool fj = cls_[static_cast<std::size_t>(j)] != 0;
+    for (SpMat::InnerIterator it(A_, j), g(G_, j); it; ++it, ++g) {
+      const Index i = it.row();
+      const bool fi = cls_[static_cast<std::size_t>(i)] != 0;
+      if (i == j) {
+        it.valueRef() = fj ? g.value() + eps_ : std::max(g.value(), eps_);
+      } else {
+        it.valueRef() = fi && fj ? g.value() : Scalar(0);
+      }
+    }
+  }
+  ldlt_.factorize(A_);
+}
+
+ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
+                                      const ActiveSetSettings& settings) {
+  ActiveSetReport report;
+  const Index n = problem.size(), nc = problem.nc, n1 = problem.nl + problem.nb;
+  if (n == 0) {
+    report.converged = true;
+    return report;
+  }
+  build_G(problem);
+  A_ = G_;
+  if (!analyzed_ || !same_pattern()) {
+    ldlt_.analyzePattern(A_);
+    outer_.assign(G_.outerIndexPtr(), G_.outerIndexPtr() + G_.outerSize() + 1);
+    inner_.assign(G_.innerIndexPtr(), G_.innerIndexPtr() + G_.nonZeros());
+    analyzed_ = true;
+  }
+  Scalar max_diag = 0;
+  for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, G_.coeff(r, r));
+  eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
+  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
+    if (x->size() < n) x->resize(n);
+  cls_.assign(static_cast<std::size_t>(n), 1);
+  state_.assign(static_cast<std::size_t>(nc + n1), kStick);
+  dir_.assign(static_cast<std::size_t>(2 * nc), 0);
+  auto v = v_.head(n);
+  auto fixed = fixed_.head(n);
+  auto x = x_.head(n);
+  auto best = best_.head(n);
+
+  // v = G lambda + c
+  auto velocity = [&](const VecXcref& l) {
+    v.noalias() = G_ * l;
+    v += problem.c;
+  };
+  auto diag = [&](Index r) {
+    const Scalar g = G_.coeff(r, r);
+    return g > 0 ? g : eps_;
+  };
+  // Classification from the trial impulses at (lambda, v) (the table at the top of this file);
+  // returns whether a class changed, and counts the slipping contacts.
+  Index slipping = 0;
+  // hysteresis of the class changes (N s or m/s): a row at the border of two classes within a
+  // quarter of the tolerance keeps its class (redundant corners with loads near zero cycled)
+  const Scalar delta = tolerance / 4;
+  auto classify = [&](bool single) {
+    Index slipping_now = 0, best_k = -1;
+    Scalar best_score = 0;
+    unsigned char best_s = 0;
+    bool class_changed = false;
+    // proposes class s for contact or row k (violation `score`); all at once, or the worst only
+    auto propose = [&](Index k, unsigned char s, Scalar score) {
+      unsigned char& old = state_[static_cast<std::size_t>(k)];
+      if (s == old) return;
+      if (!single) {
+        old = s;
+        class_changed = true;
+      } else if (score > best_score || best_k < 0) {
+        best_k = k, best_score = score, best_s = s;
+      }
+    };
+    for (Index i = 0; i < nc; ++i) {
+      const Vec3 l = lambda.segment<3>(3 * i), w = v.segment<3>(3 * i);
+      const Scalar mu = problem.mu[i];
+      const Index r = 3 * i;
+      const unsigned char old = state_[static_cast<std::size_t>(i)];
+      if (old == kOpen) {
+        if (w.z() < -delta) propose(i, mu > 0 ? kStick : kSlip, -w.z());
+        continue;
+      }
+      if (l.z() < -delta) {
+        propose(i, kOpen, -l.z());
+        continue;
+      }
+      if (!(mu > 0)) continue;  // frictionless: "slipping" with the tangent impulses fixed at 0
+      const Scalar radius = mu * std::max<Scalar>(l.z(), 0);
+      if (old == kStick) {
+        const Scalar nt = std::sqrt(l.x() * l.x() + l.y() * l.y());
+        if (nt > radius + delta) {
+          dir_[static_cast<std::size_t>(2 * i)] = l.x() / nt;
+          dir_[static_cast<std::size_t>(2 * i + 1)] = l.y() / nt;
+          propose(i, kSlip, nt - radius);
+        }
+        continue;
+      }
+      // slipping: the trial friction lambda_T - r v_T inside the cone sticks, else gives the
+      // direction
+      const Scalar rt = 2 / (diag(r) + diag(r + 1));
+      const Vec2s lt(l.x() - rt * w.x(), l.y() - rt * w.y());
+      const Scalar nt = lt.norm();
+      if (nt < radius - delta) {
+        propose(i, kStick, radius - nt);
+      } else if (nt > 0) {
+        ++slipping_now;
+        dir_[static_cast<std::size_t>(2 * i)] = lt.x() / nt;
+        dir_[static_cast<std::size_t>(2 * i + 1)] = lt.y() / nt;
+      }
+    }
+    for (Index j = 0; j < n1; ++j) {
+      const Index r = 3 * nc + j, k = nc + j;
+      const unsigned char old = state_[static_cast<std::size_t>(k)];
+      if (r < problem.first_box_row()) {
+        if (old == kOpen && v[r] < -delta) propose(k, kStick, -v[r]);
+        if (old == kStick && lambda[r] < -delta) propose(k, kOpen, -lambda[r]);
+        continue;
+      }
+      const Scalar b = problem.box_bound(r);
+      if (old == kStick && lambda[r] > b + delta) propose(k, kUpper, lambda[r] - b);
+      if (old == kStick && lambda[r] < -b - delta) propose(k, kLower, -b - lambda[r]);
+      if (old == kUpper && v[r] > delta) propose(k, kStick, v[r]);
+      if (old == kLower && v[r] < -delta) propose(k, kStick, -v[r]);
+    }
+    if (single && best_k >= 0) {
+      state_[static_cast<std::size_t>(best_k)] = best_s;
+      class_changed = true;
+    }
+    slipping = slipping_now;
+    return class_changed;
+  };
+  // classes of the start: open without normal impulse and separating, slipping on the cone's
+  // boundary with a slip velocity, else sticking (active)
+  auto initial_classes = [&]() {
+    slipping = 0;
+    for (Index i = 0; i < nc; ++i) {
+      const Vec3 l = lambda.segment<3>(3 * i), w = v.segment<3>(3 * i);
+      const Scalar mu = problem.mu[i];
+      unsigned char s = kStick;
+      const Scalar nt = std::sqrt(l.x() * l.x() + l.y() * l.y()), vt = std::sqrt(w.x() * w.x() + w.y() * w.y());
+      if (!(l.z() > 0) && w.z() >= 0) {
+        s = kOpen;
+      } else if (!(mu > 0)) {
+        s = kSlip;
+      } else if (nt >= mu * l.z() - delta && vt > delta && nt > 0) {
+        s = kSlip;
+        ++slipping;
+        dir_[static_cast<std::size_t>(2 * i)] = l.x() / nt;
+        dir_[static_cast<std::size_t>(2 * i + 1)] = l.y() / nt;
+      }
+      state_[static_cast<std::size_t>(i)] = s;
+    }
+    for (Index j = 0; j < n1; ++j) {
+      const Index r = 3 * nc + j;
+      unsigned char s = kStick;
+      if (r < problem.first_box_row()) {
+        if (!(lambda[r] > 0) && v[r] >= 0) s = kOpen;
+      } else {
+        const Scalar b = problem.box_bound(r);
+        if (lambda[r] >= b && v[r] < 0) s = kUpper;
+        if (lambda[r] <= -b && v[r] > 0) s = kLower;
+      }
+      state_[static_cast<std::size_t>(nc + j)] = s;
+    }
+  };
+  // fixed impulses and free rows of the current classification
+  auto set_fixed = [&]() {
+    fixed.setZero();
+    for (Index i = 0; i < nc; ++i) {
+      const unsigned char s = state_[static_cast<std::size_t>(i)];
+      const Index r = 3 * i;
+      const std::size_t u = static_cast<std::size_t>(r);
+      cls_[u] = cls_[u + 1] = cls_[u + 2] = s == kStick ? 1 : 0;
+      if (s == kSlip) {
+        cls_[u + 2] = 1;
+        const Scalar radius = problem.mu[i] > 0 ? problem.mu[i] * std::max<Scalar>(lambda[r + 2], 0) : Scalar(0);
+        fixed[r] = radius * dir_[u / 3 * 2];
+        fixed[r + 1] = radius * dir_[u / 3 * 2 + 1];
+      }
+    }
+    for (Index j = 0; j < n1; ++j) {
+      const Index r = 3 * nc + j;
+      const unsigned char s = state_[static_cast<std::size_t>(nc + j)];
+      cls_[static_cast<std::size_t>(r)] = s == kStick ? 1 : 0;
+      if (s == kUpper) fixed[r] = problem.box_bound(r);
+      if (s == kLower) fixed[r] = -problem.box_bound(r);
+    }
+  };
+
+  velocity(lambda);
+  Scalar best_res = residual(problem, lambda, v);
+  best = lambda;
+  initial_classes();
+  bool class_changed = true;  // (the first solve factors)
+  Scalar last_res = best_res;
+  Index slow = 0;
+  while (report.solves < settings.max_solves) {
+    set_fixed();
+    if (class_changed) {
+      if (report.factorizations >= settings.max_factorizations) break;
+      factor_values(problem);
+      ++report.factorizations;
+      if (ldlt_.info() != Eigen::Success) break;
+    }
+    // free rows: -c - G_FX lambda_X; fixed rows: s lambda_X
+    auto Gx = Gx_.head(n);
+    Gx.noalias() = G_ * fixed;
+    auto rhs = rhs_.head(n);
+    for (Index r = 0; r < n; ++r)
+      rhs[r] = cls_[static_cast<std::size_t>(r)] ? -problem.c[r] - Gx[r] : std::max(G_.coeff(r, r), eps_) * fixed[r];
+    x = ldlt_.solve(rhs);
+    ++report.solves;
+    if (!x.allFinite()) break;
+    for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? x[r] : fixed[r];
+    velocity(lambda);
+    // iterative refinement with the exact G removes the O(eps |lambda|) bias of eps on the free
+    // rows; its corrections lie in the range of G (c is, on a physical problem), so the
+    // least-norm choice along the null space stays
+    for (int refine = 0; refine < 2; ++refine) {
+      for (Index r = 0; r < n; ++r) rhs[r] = cls_[static_cast<std::size_t>(r)] ? -v[r] : Scalar(0);
+      x = ldlt_.solve(rhs);
+      if (!x.allFinite()) break;
+      for (Index r = 0; r < n; ++r)
+        if (cls_[static_cast<std::size_t>(r)]) lambda[r] += x[r];
+      velocity(lambda);
+    }
+    const Scalar res = residual(problem, lambda, v);
+    if (res < best_res) best_res = res, best = lambda;
+    if (res < tolerance) break;  // (changes of class within the tolerance gain nothing)
+    // all changes at once (the active-set strategy), the worst one alone once that has cycled
+    class_changed = classify(report.factorizations >= kAllAtOnce);
+    if (class_changed) continue;
+    // the same classification: the fixed point of the slipping contacts' friction under way
+    // (while it makes progress), or nothing more to gain
+    if (slipping == 0) break;
+    slow = res > 0.7 * last_res ? slow + 1 : 0;
+    if (slow >= 3) break;
+    last_res = res;
+  }
+  lambda = best;
+  report.residual = best_res;
+  report.converged = best_res < tolerance;
+  return report;
+}
+
+}  // namespace impulse

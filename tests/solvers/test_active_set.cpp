@@ -1,0 +1,139 @@
+// The active-set Newton stage (solvers/active_set.hpp) and its use by the bisection solver: its
+// answers satisfy the contact conditions (Signorini, cone, Coulomb) on random problems and on
+// the singular G of boxes resting on boxes (the least-norm corner impulses) and on random sticking
+// problems, and are continuous in c (no flicker of a resting box's corner impulses).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "impulse/solvers/active_set.hpp"
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/solver_result.hpp"
+#include "solver_test_problems.hpp"
+
+using namespace impulse;
+
+namespace {
+
+Mat3 skew(const Vec3& p) {
+  Mat3 S;
+  S << 0, -p.z(), p.y(), p.z(), 0, -p.x(), -p.y(), p.x(), 0;
+  return S;
+}
+
+// Boxes (side 0.1 m, 1 kg) stacked on the ground, four corner contacts under each box (frame:
+// tangents x, y, normal z): 12 rows per box on 6 dofs each, so G is singular. u_free: each box
+// at rest after one step of gravity (dt 1 ms) plus `push` (m/s along x on the top box).
+struct Stack {
+  test::OwnedProblem p;
+  explicit Stack(Index boxes, Scalar push = 0, Scalar mu = 0.8) {
+    const Scalar m = 1, h = 0.05, I = m * (0.1 * 0.1 + 0.1 * 0.1) / 12, dt = 1e-3;
+    const Index dof = 6 * boxes, nc = 4 * boxes;
+    p.nc = nc;
+    p.J = MatX::Zero(3 * nc, dof);
+    p.Minv = MatX::Zero(dof, dof);
+    VecX u = VecX::Zero(dof);
+    for (Index b = 0; b < boxes; ++b) {
+      p.Minv.block<3, 3>(6 * b, 6 * b) = Mat3::Identity() / m;
+      p.Minv.block<3, 3>(6 * b + 3, 6 * b + 3) = Mat3::Identity() / I;
+      u[6 * b + 2] = -9.81 * dt;
+      for (Index k = 0; k < 4; ++k) {
+        const Index i = 4 * b + k;
+        const Vec3 corner((k & 1) ? h : -h, (k & 2) ? h : -h, -h);  // under box b
+        // v_contact = v_b + w_b x r on box b, minus the same point's velocity on the box below
+        p.J.block<3, 3>(3 * i, 6 * b) = Mat3::Identity();
+        p.J.block<3, 3>(3 * i, 6 * b + 3) = -skew(corner);
+        if (b > 0) {
+          const Vec3 top(corner.x(), corner.y(), h);
+          p.J.block<3, 3>(3 * i, 6 * (b - 1)) = -Mat3::Identity();
+          p.J.block<3, 3>(3 * i, 6 * (b - 1) + 3) = skew(top);
+        }
+      }
+    }
+    u[6 * (boxes - 1)] += push;
+    p.G = p.J * p.Minv * p.J.transpose();
+    p.c = p.J * u;
+    p.mu = VecX::Constant(nc, mu);
+  }
+};
+
+void check_conditions(const ContactProblem& problem, const VecX& lambda, Scalar tol) {
+  const ContactResiduals r = evaluate_residuals(problem, lambda);
+  INFO(r.to_string());
+  CHECK(r.coulomb_violation() < tol);
+  CHECK(ActiveSetStage::residual(problem, lambda, problem.G * lambda + problem.c) < tol);
+}
+
+}  // namespace
+
+TEST_CASE("active set: resting boxes on a singular G, least-norm corner impulses", "[solvers][active_set]") {
+  for (Index boxes : {1, 2, 5}) {
+    const Stack s(boxes);
+    const ContactProblem problem = s.p.view();
+    ActiveSetStage stage;
+    VecX lambda = VecX::Zero(problem.size());
+    const ActiveSetReport r = stage.solve(problem, lambda, 1e-9);
+    INFO(boxes << " boxes: " << r.solves << " solves, residual " << r.residual);
+    REQUIRE(r.converged);
+    check_conditions(problem, lambda, 1e-9);
+    // the least-norm answer of a symmetric box: each corner carries a quarter of the weight above
+    // it (m g dt per box), no friction
+    for (Index i = 0; i < problem.nc; ++i) {
+      const Index above = boxes - i / 4;
+      CHECK(lambda[3 * i + 2] == Approx(above * 9.81e-3 / 4).epsilon(1e-6));
+      CHECK(std::abs(lambda[3 * i]) < 1e-8);
+      CHECK(std::abs(lambda[3 * i + 1]) < 1e-8);
+    }
+  }
+}
+
+TEST_CASE("active set: corner impulses are continuous in c (no flicker between steps)", "[solvers][active_set]") {
+  // a resting stack whose top box is pushed a little harder each step, well inside the cone:
+  // the impulses must follow c smoothly, step to step, from the last step's answer
+  ActiveSetStage stage;
+  VecX lambda = VecX::Zero(48), previous;
+  Scalar largest_jump = 0;
+  for (int step = 0; step <= 100; ++step) {
+    const Stack s(4, 1e-5 * step);
+    const ContactProblem problem = s.p.view();
+    previous = lambda;
+    REQUIRE(stage.solve(problem, lambda, 1e-10).converged);
+    if (step > 0) largest_jump = std::max(largest_jump, (lambda - previous).lpNorm<Eigen::Infinity>());
+  }
+  // a 1e-5 m/s push on 1 kg changes the impulses by ~1e-5 N s; a flicker between corners would be
+  // of the order of the corner loads, 2.5e-3 N s and more
+  CHECK(largest_jump < 5e-5);
+}
+
+TEST_CASE("active set: random sticking problems are solved to their one solution", "[solvers][active_set]") {
+  std::mt19937 rng(42);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Index nc = 1 + trial % 4, nl = trial % 3, dof = 3 * nc + nl + 2;
+    VecX lambda_star;
+    const test::OwnedProblem p = test::make_sticking_problem(rng, nc, nl, dof, lambda_star);
+    const ContactProblem problem = p.view();
+    ActiveSetStage stage;
+    VecX lambda = VecX::Zero(problem.size());
+    const ActiveSetReport r = stage.solve(problem, lambda, 1e-9);
+    INFO("trial " << trial << ": " << r.solves << " solves, residual " << r.residual);
+    CHECK(r.converged);
+    check_conditions(problem, lambda, 1e-8);
+    CHECK((lambda - lambda_star).lpNorm<Eigen::Infinity>() < 1e-6 * (1 + lambda_star.lpNorm<Eigen::Infinity>()));
+  }
+}
+
+TEST_CASE("bisection: the active-set stage finishes a stack, warm starts take one sweep", "[solvers][active_set][bisection]") {
+  const Stack s(6, 0.01);
+  const ContactProblem problem = s.p.view();
+  BisectionSolver bisection;  // the defaults: the stage after 50 sweeps, or on a plateau
+  VecX lambda = VecX::Zero(problem.size());
+  const SolverResult r = bisection.solve(problem, lambda);
+  CHECK(r.converged());
+  CHECK(r.method == SolverMethod::ActiveSet);
+  CHECK(r.iterations < 100);
+  check_conditions(problem, lambda, 2e-6);
+  // warm started with its own answer, the next solve takes one sweep
+  const SolverResult again = bisection.solve(problem, lambda);
+  CHECK(again.converged());
+  CHECK(again.iterations == 1);
+}
