@@ -9,9 +9,8 @@ namespace impulse {
 
 namespace {
 
-void check_vec(const Model& model, const VecXcref& x, Index n, const char* name, const char* size_name) {
+void check_vec(const VecXcref& x, Index n, const char* name, const char* size_name) {
   IMPULSE_CHECK(x.size() == n, name, " has size ", x.size(), ", the model needs ", size_name, " = ", n);
-  (void)model;
 }
 
 void check_mat(const Model& model, const MatXref& X, Index rows, const char* name) {
@@ -140,9 +139,9 @@ T sum_roots(const Model& model, F&& f, T zero) {
 
 void compute_kinematics_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u,
                                     const VecXcref& udot) {
-  check_vec(model, q, model.nq, "q", "nq");
-  check_vec(model, u, model.nv, "u", "nv");
-  check_vec(model, udot, model.nv, "udot", "nv");
+  check_vec(q, model.nq, "q", "nq");
+  check_vec(u, model.nv, "u", "nv");
+  check_vec(udot, model.nv, "udot", "nv");
   forward_pass(model, data, q, &u, &udot, false);
 }
 
@@ -247,7 +246,7 @@ void frame_jacobian_time_variation(const Model& model, const Data& data, Index f
 }
 
 void center_of_mass_jacobian(const Model& model, Data& data, const VecXcref& q, MatXref Jcom) {
-  check_vec(model, q, model.nq, "q", "nq");
+  check_vec(q, model.nq, "q", "nq");
   check_mat(model, Jcom, 3, "Jcom");
   forward_pass(model, data, q, nullptr, nullptr, true);
   const Scalar m = accumulate_subtrees(model, data, false);
@@ -261,8 +260,8 @@ void center_of_mass_jacobian(const Model& model, Data& data, const VecXcref& q, 
 
 void center_of_mass_velocity_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u,
                                          MatXref dvcom_dq, MatXref dvcom_du, MatXref Jcom_dot) {
-  check_vec(model, q, model.nq, "q", "nq");
-  check_vec(model, u, model.nv, "u", "nv");
+  check_vec(q, model.nq, "q", "nq");
+  check_vec(u, model.nv, "u", "nv");
   check_mat(model, dvcom_dq, 3, "dvcom_dq");
   check_mat(model, dvcom_du, 3, "dvcom_du");
   check_mat(model, Jcom_dot, 3, "Jcom_dot");
@@ -284,10 +283,10 @@ void center_of_mass_velocity_derivatives(const Model& model, Data& data, const V
 
 void kinetic_energy_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u,
                                 VecXref dT_dq, VecXref dT_du) {
-  check_vec(model, q, model.nq, "q", "nq");
-  check_vec(model, u, model.nv, "u", "nv");
-  check_vec(model, dT_dq, model.nv, "dT_dq", "nv");
-  check_vec(model, dT_du, model.nv, "dT_du", "nv");
+  check_vec(q, model.nq, "q", "nq");
+  check_vec(u, model.nv, "u", "nv");
+  check_vec(dT_dq, model.nv, "dT_dq", "nv");
+  check_vec(dT_du, model.nv, "dT_du", "nv");
   forward_pass(model, data, q, &u, nullptr, true);
   Scalar T = 0;
   for (Index i = 0; i < model.nb; ++i) {
@@ -305,8 +304,8 @@ void kinetic_energy_derivatives(const Model& model, Data& data, const VecXcref& 
 }
 
 void potential_energy_derivatives(const Model& model, Data& data, const VecXcref& q, VecXref dV_dq) {
-  check_vec(model, q, model.nq, "q", "nq");
-  check_vec(model, dV_dq, model.nv, "dV_dq", "nv");
+  check_vec(q, model.nq, "q", "nq");
+  check_vec(dV_dq, model.nv, "dV_dq", "nv");
   forward_pass(model, data, q, nullptr, nullptr, true);
   const Vec3& g = data.gravity;
   data.potential = 0;

@@ -2,6 +2,7 @@
 // on clones of the World, in parallel on a thread pool. See world/transition_derivatives.hpp.
 #include "impulse/world/transition_differentiator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <thread>
