@@ -70,10 +70,10 @@ std::vector<std::pair<Index, Vec3>> foot_points(const Model& m) {
 
 // The centred finite-difference step Jacobian of ANYmal standing (models/worlds/anymal_stand.xml,
 // settled for 0.2 s) on 1 and 2 threads by a TransitionDifferentiator kept between calls (as a
-// controller would), the one-shot World::transition_derivatives (which clones the World) on 2
+// controller would), forward differences on 1 thread, the one-shot World::transition_derivatives (which clones the World) on 2
 // threads, and that World's step, each from the same saved state.
 struct StepJacobianTimes {
-  double step_ns = 0, fd1_ns = 0, fd2_ns = 0, once2_ns = 0;
+  double step_ns = 0, fd1_ns = 0, fd2_ns = 0, once2_ns = 0, forward1_ns = 0;
 };
 StepJacobianTimes time_step_jacobian() {
   StepJacobianTimes t;
@@ -103,6 +103,9 @@ StepJacobianTimes time_step_jacobian() {
   };
   t.fd1_ns = kept(1);
   t.fd2_ns = kept(2);
+  o.centered = false;
+  t.forward1_ns = kept(1);
+  o.centered = true;
   o.num_threads = 2;
   t.once2_ns = median_ns([&] { keep(world->transition_derivatives(o)); });
   return t;
@@ -186,6 +189,7 @@ int run_bench_dynamics(const BenchOptions& o) {
     j["anymal_stand_fd_step_jacobian_1_thread_ns"] = sj.fd1_ns;
     j["anymal_stand_fd_step_jacobian_2_threads_ns"] = sj.fd2_ns;
     j["anymal_stand_fd_step_jacobian_one_shot_2_threads_ns"] = sj.once2_ns;
+    j["anymal_stand_forward_fd_step_jacobian_1_thread_ns"] = sj.forward1_ns;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "dynamics benchmark: " << m.name << " (nq " << m.nq << ", nu " << m.nv << "), median over "
@@ -195,7 +199,7 @@ int run_bench_dynamics(const BenchOptions& o) {
                 << std::setprecision(1) << r.ns << " ns\n";
     }
     std::cout << "  (" << feet.size() << " foot Jacobians)\n";
-    std::cout << "step Jacobian by centred differences (A 36 x 36, B 36 x 18), ANYmal standing "
+    std::cout << "step Jacobian by finite differences, centred unless noted (A 36 x 36, B 36 x 18), ANYmal standing "
                  "(models/worlds/anymal_stand.xml), one step "
               << std::setprecision(0) << sj.step_ns << " ns:\n";
     const auto line = [&](const char* label, double ns) {
@@ -205,6 +209,7 @@ int run_bench_dynamics(const BenchOptions& o) {
     line("kept TransitionDifferentiator, 1 thread", sj.fd1_ns);
     line("kept TransitionDifferentiator, 2 threads", sj.fd2_ns);
     line("World::transition_derivatives, 2 threads", sj.once2_ns);
+    line("kept, forward differences, 1 thread", sj.forward1_ns);
   }
   return 0;
 }
