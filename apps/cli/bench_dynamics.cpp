@@ -4,6 +4,7 @@
 // up front; each algorithm is called in batches of B calls cycling through them, each batch is
 // timed with steady_clock, and the median over batches of (batch time / B) is reported. With
 // the default 100000 calls that is 1000 batches of 100, so clock overhead (~20 ns) is amortised.
+// Then the finite-difference step Jacobian of ANYmal standing, in ns and in step times (below).
 #include <algorithm>
 #include <functional>
 #include <iomanip>
@@ -13,6 +14,7 @@
 #include "bench/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_util.hpp"
+#include "impulse/core/version.hpp"
 #include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/crba.hpp"
 #include "impulse/dynamics/data.hpp"
@@ -22,6 +24,9 @@
 #include "impulse/dynamics/rnea.hpp"
 #include "impulse/dynamics/rnea_derivatives.hpp"
 #include "impulse/io/urdf.hpp"
+#include "impulse/world/transition_differentiator.hpp"
+#include "impulse/world/world.hpp"
+#include "impulse/world/world_file.hpp"
 
 namespace impulse::cli {
 
@@ -61,6 +66,49 @@ std::vector<std::pair<Index, Vec3>> foot_points(const Model& m) {
     }
   }
   return feet;
+}
+
+// The centred finite-difference step Jacobian of ANYmal standing (models/worlds/anymal_stand.xml,
+// settled for 0.2 s) on 1 and 2 threads by a TransitionDifferentiator kept between calls (as a
+// controller would), forward differences on 1 thread, the one-shot World::transition_derivatives (which clones the World) on 2
+// threads, and that World's step, each from the same saved state.
+struct StepJacobianTimes {
+  double step_ns = 0, fd1_ns = 0, fd2_ns = 0, once2_ns = 0, forward1_ns = 0;
+};
+StepJacobianTimes time_step_jacobian() {
+  StepJacobianTimes t;
+  const std::unique_ptr<World> world = load_world(find_model("worlds/anymal_stand.xml"));
+  for (int k = 0; k < 200; ++k) world->integrate();
+  const WorldState s = world->save_state();
+  const std::unique_ptr<World> stepped = world->clone();
+  t.step_ns = 1e3 * bench::median_us_per_call(4000, 20, 100, [&] {
+    stepped->restore_state(s);
+    stepped->integrate();
+  });
+  TransitionOptions o;
+  const auto median_ns = [](const auto& f) {
+    std::vector<double> ns;
+    for (int r = 0; r < 9; ++r) {
+      const bench::Stopwatch<> watch;
+      f();
+      ns.push_back(1e3 * watch.us());
+    }
+    return bench::median(ns);
+  };
+  const auto kept = [&](int threads) {
+    o.num_threads = threads;
+    TransitionDifferentiator d(*world, o);
+    keep(d.compute(*world));  // the clones' first step (their scratch) out of the timing
+    return median_ns([&] { keep(d.compute(*world)); });
+  };
+  t.fd1_ns = kept(1);
+  t.fd2_ns = kept(2);
+  o.centered = false;
+  t.forward1_ns = kept(1);
+  o.centered = true;
+  o.num_threads = 2;
+  t.once2_ns = median_ns([&] { keep(world->transition_derivatives(o)); });
+  return t;
 }
 
 }  // namespace
@@ -127,6 +175,8 @@ int run_bench_dynamics(const BenchOptions& o) {
                     keep(Jfoot);
                   })});
 
+  const StepJacobianTimes sj = time_step_jacobian();
+
   if (o.json) {
     json j;
     j["model"] = o.model;
@@ -135,6 +185,11 @@ int run_bench_dynamics(const BenchOptions& o) {
     j["calls"] = n;
     j["foot_jacobians"] = feet.size();
     for (const Row& r : rows) j[r.key] = r.ns;
+    j["anymal_stand_step_ns"] = sj.step_ns;
+    j["anymal_stand_fd_step_jacobian_1_thread_ns"] = sj.fd1_ns;
+    j["anymal_stand_fd_step_jacobian_2_threads_ns"] = sj.fd2_ns;
+    j["anymal_stand_fd_step_jacobian_one_shot_2_threads_ns"] = sj.once2_ns;
+    j["anymal_stand_forward_fd_step_jacobian_1_thread_ns"] = sj.forward1_ns;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "dynamics benchmark: " << m.name << " (nq " << m.nq << ", nu " << m.nv << "), median over "
@@ -144,6 +199,17 @@ int run_bench_dynamics(const BenchOptions& o) {
                 << std::setprecision(1) << r.ns << " ns\n";
     }
     std::cout << "  (" << feet.size() << " foot Jacobians)\n";
+    std::cout << "step Jacobian by finite differences, centred unless noted (A 36 x 36, B 36 x 18), ANYmal standing "
+                 "(models/worlds/anymal_stand.xml), one step "
+              << std::setprecision(0) << sj.step_ns << " ns:\n";
+    const auto line = [&](const char* label, double ns) {
+      std::cout << "  " << std::left << std::setw(42) << label << std::right << std::setw(9) << std::setprecision(0)
+                << ns << " ns = " << std::setprecision(1) << ns / sj.step_ns << " steps\n";
+    };
+    line("kept TransitionDifferentiator, 1 thread", sj.fd1_ns);
+    line("kept TransitionDifferentiator, 2 threads", sj.fd2_ns);
+    line("World::transition_derivatives, 2 threads", sj.once2_ns);
+    line("kept, forward differences, 1 thread", sj.forward1_ns);
   }
   return 0;
 }

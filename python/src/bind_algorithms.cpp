@@ -1,7 +1,8 @@
 // Model-level dynamics algorithms (Pinocchio style): impulse.Data(model), a workspace built for one
 // Model, and free functions f(model, data, q, ...) over numpy arrays: kinematics, RNEA, CRBA, ABA,
 // Jacobians, energy, centre of mass, and the analytic derivatives of RNEA and ABA
-// (include/impulse/dynamics/rnea_derivatives.hpp). Model.integrate / Model.difference are added to
+// (include/impulse/dynamics/rnea_derivatives.hpp), of frame velocities and accelerations, frame
+// Jacobians, centre of mass and energies (kinematics_derivatives.hpp). Model.integrate / Model.difference are added to
 // the Model class here.
 //
 // Every argument is checked before the engine sees it (InvalidArgument, one line naming the
@@ -18,6 +19,7 @@
 #include "impulse/dynamics/energy.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/kinematics.hpp"
+#include "impulse/dynamics/kinematics_derivatives.hpp"
 #include "impulse/dynamics/rnea.hpp"
 #include "impulse/dynamics/rnea_derivatives.hpp"
 #include "impulse/model/model.hpp"
@@ -262,6 +264,95 @@ void bind_algorithms(py::module_& m) {
       },
       py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"), py::arg("tau"), py::arg("f_ext") = py::none(),
       "(dudot_dq, dudot_du, dudot_dtau = M^-1) of aba; dq in the tangent space (model.integrate).");
+  m.def(
+      "frame_velocity_derivatives",
+      [](const Model& mo, PyData& pd, const VecXcref& q, const VecXcref& u, const py::object& frame) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        check_v(mo, u, "u");
+        const Index f = frame_index(mo, frame);
+        compute_kinematics_derivatives(mo, d, q, u, VecX::Zero(mo.nv));
+        MatX dq(6, mo.nv), du(6, mo.nv);
+        frame_velocity_derivatives(mo, d, f, dq, du);
+        return py::make_tuple(dq, du);
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"), py::arg("frame"),
+      "(dv_dq, dv_du = J) of a frame's velocity [v of its origin; angular velocity], world frame, 6 x nv each.");
+  m.def(
+      "frame_acceleration_derivatives",
+      [](const Model& mo, PyData& pd, const VecXcref& q, const VecXcref& u, const VecXcref& udot,
+         const py::object& frame) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        check_v(mo, u, "u");
+        check_v(mo, udot, "udot");
+        const Index f = frame_index(mo, frame);
+        compute_kinematics_derivatives(mo, d, q, u, udot);
+        MatX dq(6, mo.nv), du(6, mo.nv), da(6, mo.nv);
+        frame_acceleration_derivatives(mo, d, f, dq, du, da);
+        return py::make_tuple(dq, du, da);
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"), py::arg("udot"), py::arg("frame"),
+      "(da_dq, da_du, da_dudot = J) of a frame's classical acceleration [a of its origin; angular acceleration], "
+      "world frame, 6 x nv each.");
+  m.def(
+      "frame_jacobian_time_variation",
+      [](const Model& mo, PyData& pd, const VecXcref& q, const VecXcref& u, const py::object& frame) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        check_v(mo, u, "u");
+        const Index f = frame_index(mo, frame);
+        compute_kinematics_derivatives(mo, d, q, u, VecX::Zero(mo.nv));
+        MatX dJ(6, mo.nv);
+        frame_jacobian_time_variation(mo, d, f, dJ);
+        return dJ;
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"), py::arg("frame"),
+      "dJ/dt of frame_jacobian (6 x nv): the frame's classical acceleration is J udot + dJ u.");
+  m.def(
+      "center_of_mass_jacobian",
+      [](const Model& mo, PyData& pd, const VecXcref& q) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        MatX J(3, mo.nv);
+        center_of_mass_jacobian(mo, d, q, J);
+        return J;
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), "d com / dq (3 x nv, tangent space).");
+  m.def(
+      "center_of_mass_velocity_derivatives",
+      [](const Model& mo, PyData& pd, const VecXcref& q, const VecXcref& u) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        check_v(mo, u, "u");
+        MatX dq(3, mo.nv), du(3, mo.nv), Jdot(3, mo.nv);
+        center_of_mass_velocity_derivatives(mo, d, q, u, dq, du, Jdot);
+        return py::make_tuple(dq, du, Jdot);
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"),
+      "(dvcom_dq, dvcom_du = Jcom, Jcom_dot), 3 x nv each.");
+  m.def(
+      "kinetic_energy_derivatives",
+      [](const Model& mo, PyData& pd, const VecXcref& q, const VecXcref& u) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        check_v(mo, u, "u");
+        VecX dq(mo.nv), du(mo.nv);
+        kinetic_energy_derivatives(mo, d, q, u, dq, du);
+        return py::make_tuple(dq, du);
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), py::arg("u"),
+      "(dT_dq, dT_du = M u) of kinetic_energy (body inertias, no armature).");
+  m.def(
+      "potential_energy_derivatives",
+      [](const Model& mo, PyData& pd, const VecXcref& q) {
+        Data& d = data_for(mo, pd);
+        check_q(mo, q);
+        VecX dq(mo.nv);
+        potential_energy_derivatives(mo, d, q, dq);
+        return dq;
+      },
+      py::arg("model"), py::arg("data"), py::arg("q"), "dV/dq of potential_energy: the gravity torque g(q).");
 }
 
 }  // namespace impulse::python

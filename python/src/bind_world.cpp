@@ -9,6 +9,7 @@
 #include "impulse/core/file.hpp"
 #include "impulse/record/recording.hpp"
 #include "impulse/solvers/solver_registry.hpp"
+#include "impulse/world/transition_differentiator.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
 #include "impulse/world/world_state.hpp"
@@ -130,6 +131,28 @@ void bind_world(py::module_& m) {
         return std::string("<impulse.StepReport ") + to_string(r.status) + (r.stepped ? "" : " (not stepped)") +
                " contacts=" + std::to_string(r.contacts) + ">";
       });
+
+  py::class_<TransitionDifferentiator>(
+      m, "TransitionDifferentiator",
+      "World.transition_derivatives kept between calls (for a controller): holds one clone of the World "
+      "per thread and a thread pool. compute(world) returns (A, B) at world's current state, the same bits "
+      "as World.transition_derivatives.")
+      .def(py::init([](const World& w, double eps, bool centered, int num_threads) {
+             TransitionOptions o;
+             o.eps = eps;
+             o.centered = centered;
+             o.num_threads = num_threads;
+             return std::make_unique<TransitionDifferentiator>(w, o);
+           }),
+           py::arg("world"), py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1)
+      .def(
+          "compute",
+          [](TransitionDifferentiator& d, const World& w) {
+            const TransitionJacobians J =
+                without_gil(w, "World", "transition_derivatives", [&] { return d.compute(w); });
+            return py::make_tuple(J.A, J.B);
+          },
+          py::arg("world"), "(A, B) at the world's current state; the world is not changed.");
 
   py::class_<WorldState>(m, "WorldState",
                          "Everything that determines the next steps of a World (World.save_state): per system q, "
@@ -340,6 +363,23 @@ void bind_world(py::module_& m) {
           "Advances `steps` time steps with the GIL released (all of them, whatever happens). Returns the "
           "StepReport of the first step that was not ok, else that of the last step; never raises for numerical "
           "trouble (warnings() counts every step's conditions).")
+      .def(
+          "transition_derivatives",
+          [](const World& w, double eps, bool centered, int num_threads) {
+            TransitionOptions o;
+            o.eps = eps;
+            o.centered = centered;
+            o.num_threads = num_threads;
+            const TransitionJacobians J = without_gil(w, "World", "transition_derivatives",
+                                                      [&] { return w.transition_derivatives(o); });
+            return py::make_tuple(J.A, J.B);
+          },
+          py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1,
+          "Step Jacobians (A, B) by finite differences: A = dx+/dx (2 NV x 2 NV), B = dx+/dtau (2 NV x NV), "
+          "x = [dq of every system, u of every system] (dq the tangent of q), tau the systems' generalized "
+          "forces. Every hidden input (warm start, PD targets, pending wrenches) is held fixed; columns run on "
+          "num_threads threads (0: one per hardware thread), each with a clone of the World, with the same bits "
+          "for any count. The World is not changed.")
       .def(
           "integrate1", [](World& w) { without_gil(w, "World", "integrate1", [&] { w.integrate1(); }); },
           "First half of a step: kinematics, dynamics, collision, Delassus assembly.")

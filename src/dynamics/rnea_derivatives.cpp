@@ -9,30 +9,21 @@ namespace impulse {
 
 namespace {
 
-// m x (motion cross) and m x* (force cross) as 6x6 matrices, m = [v; w]
-Mat6 cross_motion_matrix(const Vec6& m) {
-  Mat6 X;
-  const Mat3 W = skew(m.tail<3>());
-  X << W, skew(m.head<3>()), Mat3::Zero(), W;
-  return X;
-}
-Mat6 cross_force_matrix(const Vec6& m) {
-  Mat6 X;
-  const Mat3 W = skew(m.tail<3>());
-  X << W, Mat3::Zero(), skew(m.head<3>()), W;
-  return X;
-}
-
-// B = v x* I - I v x + (h x-bar), with (h x-bar) b = b x* h for h = I v (rnea_derivatives.hpp)
+// B = v x* I - I v x + (h x-bar), with (h x-bar) b = b x* h for h = I v (rnea_derivatives.hpp).
+// For I = [[m 1, -[c]], [[c], I_O]] (c the first moment) and v = [v_l; w], multiplying out with
+// h_l = m v_l + w x c leaves only the right half:
+//   B = [[0, -2 [h_l]], [0, [w] I_O - I_O [w] - ([v_l][c] + [c][v_l]) - [h_a]]],
+// so B is stored and summed as its right 6 x 3 columns (the left ones stay zero).
 void body_variation(const WorldInertia& I, const Vec6& v, const Vec6& h, Mat6& B) {
-  Mat6 Im;
-  I.to_matrix(Im);
-  B.noalias() = cross_force_matrix(v) * Im;
-  B.noalias() -= Im * cross_motion_matrix(v);
-  const Mat3 Hl = skew(h.head<3>());
-  B.topRightCorner<3, 3>() -= Hl;
-  B.bottomLeftCorner<3, 3>() -= Hl;
-  B.bottomRightCorner<3, 3>() -= skew(h.tail<3>());
+  const Mat3 W = skew(v.tail<3>());
+  const Vec3 vl = v.head<3>();
+  B.topRightCorner<3, 3>() = -2 * skew(h.head<3>());
+  Mat3 BR = W * I.I_O;
+  BR.noalias() -= I.I_O * W;
+  BR.noalias() -= vl * I.h.transpose() + I.h * vl.transpose();  // [v_l][c] + [c][v_l] = v_l c^T + c v_l^T - 2 v_l.c
+  BR.diagonal().array() += 2 * vl.dot(I.h);
+  BR -= skew(h.tail<3>());
+  B.bottomRightCorner<3, 3>() = BR;
 }
 
 void check_sizes(const Model& model, const VecXcref& q, const VecXcref& u, const char* u_name,
@@ -47,6 +38,37 @@ void check_sizes(const Model& model, const VecXcref& q, const VecXcref& u, const
 void check_square(const Model& model, const MatXref& X, const char* name) {
   IMPULSE_CHECK(X.rows() == model.nv && X.cols() == model.nv, name, " is ", X.rows(), " x ", X.cols(),
                 ", the model needs nv x nv = ", model.nv, " x ", model.nv);
+}
+
+// M^-1 (full, symmetric) from the factor M = L^T D L of ltdl_factor: M^-1 = Y D^-1 Y^T with
+// Y = L^-1, unit lower triangular with the sparsity of L (row k of Y lies on k and its ancestors:
+// Y_k = e_k - sum_{a in anc(k)} L_ka Y_a). Y^T is built in the upper triangle, column k of Y^T
+// from the columns of k's ancestors (each a contiguous AXPY over rows 0 .. a), then overwritten in
+// place by M^-1: row i from the last row up, each row from its last column, so that entry (i, j),
+// i <= j, = sum_{k <= i} Y^T(k, i) D^-1_k Y^T(k, j) reads only entries not yet overwritten.
+// About nv^3 / 6 multiply-adds plus the sparse Y (ANYmal: ~2k), instead of nv tree-sparse solves
+// of an identity column each (~4k).
+void inverse_from_factor(const Model& model, Data& data, MatXref Minv) {
+  const Index n = model.nv;
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
+  const Scalar* La = data.L_anc.data();
+  Minv.setZero();
+  for (Index k = 0; k < n; ++k) {
+    Minv(k, k) = 1;
+    for (Index e = begin[k]; e < begin[k + 1]; ++e) {
+      const Index a = anc[e];
+      Minv.col(k).head(a + 1) -= La[e] * Minv.col(a).head(a + 1);
+    }
+  }
+  VecX& w = data.ltdl_tmp;  // D^-1 Y^T(:, i) over rows 0 .. i
+  for (Index i = n - 1; i >= 0; --i) {
+    w.head(i + 1) = Minv.col(i).head(i + 1).cwiseProduct(data.Dinv.head(i + 1));
+    for (Index j = n - 1; j >= i; --j) Minv(i, j) = w.head(i + 1).dot(Minv.col(j).head(i + 1));
+  }
+  for (Index j = 0; j < n; ++j) {
+    for (Index i = j + 1; i < n; ++i) Minv(i, j) = Minv(j, i);
+  }
 }
 
 }  // namespace
@@ -92,6 +114,7 @@ void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const V
     Vec6& f = data.of[i];
     f = I.apply(a) + cross_force(v, h);
     if (f_ext) f -= oMi.act_force((*f_ext)[i]);
+    data.oBcrb[i].leftCols<3>().setZero();
     body_variation(I, v, h, data.oBcrb[i]);
   }
 
@@ -109,7 +132,9 @@ void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const V
       for (Index r = k0; r < k0 + n; ++r) {
         const Vec6 S = data.J.col(r);
         data.F.col(r) = Ic.apply(S);
-        data.dG.col(r).noalias() = Bc.transpose() * S;
+        data.dG.col(r).head<3>().setZero();  // B^c^T S, B^c's left half zero (body_variation)
+        data.dG.col(r).tail<3>().noalias() = Bc.topRightCorner<3, 3>().transpose() * S.head<3>();
+        data.dG.col(r).tail<3>().noalias() += Bc.bottomRightCorner<3, 3>().transpose() * S.tail<3>();
         data.tau[r] = S.dot(Fi);
       }
       // d tau / d udot = M: row block i over the subtree columns (as crba_backward)
@@ -158,8 +183,10 @@ void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const V
         // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
         const Index first = model.dof_parent[k0];
         if (first < 0) continue;
-        const Vec6 psi_q = cross_force(s, Fi) + Ic.apply(alpha) + Bc * beta;
-        const Vec6 psi_u = Ic.apply(gamma) + Bc * s;
+        Vec6 psi_q = cross_force(s, Fi) + Ic.apply(alpha);
+        psi_q.noalias() += Bc.rightCols<3>() * beta.tail<3>();
+        Vec6 psi_u = Ic.apply(gamma);
+        psi_u.noalias() += Bc.rightCols<3>() * s.tail<3>();
         for (Index r = first; r >= 0; r = model.dof_parent[r]) {
           const Scalar* Sr = data.J.data() + 6 * r;
           dtau_dq(r, j) = detail::dot6(Sr, psi_q.data());
@@ -169,7 +196,7 @@ void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const V
     }
     if (p >= 0) {
       data.oYcrb[p] += data.oYcrb[i];
-      data.oBcrb[p] += data.oBcrb[i];
+      data.oBcrb[p].rightCols<3>() += data.oBcrb[i].rightCols<3>();
       data.of[p] += data.of[i];
     }
   }
@@ -187,12 +214,16 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
   // tau(q, u, udot) = tau at udot = aba(...): d udot = -M^-1 (d tau/dq dq + d tau/du du) + M^-1 dtau
   rnea_derivatives(model, data, q, u, data.udot, dudot_dq, dudot_du, f_ext);
   IMPULSE_CHECK(ltdl_factor(model, data), "aba_derivatives: the mass matrix M(q) is not positive definite");
-  ltdl_solve(model, data, dudot_dq);
-  ltdl_solve(model, data, dudot_du);
-  dudot_dq = -dudot_dq;
-  dudot_du = -dudot_du;
-  dudot_dtau.setIdentity();
-  ltdl_solve(model, data, dudot_dtau);
+  // M^-1 once, then d udot/dq = -M^-1 d tau/dq and d udot/du = -M^-1 d tau/du column by column
+  // (in place: each column copied out first), as dense products with M^-1 held in cache
+  inverse_from_factor(model, data, dudot_dtau);
+  VecX& x = data.ltdl_tmp;
+  for (MatXref* X : {&dudot_dq, &dudot_du}) {
+    for (Index j = 0; j < model.nv; ++j) {
+      x = X->col(j);
+      X->col(j).noalias() = -dudot_dtau * x;
+    }
+  }
 }
 
 }  // namespace impulse

@@ -38,7 +38,8 @@
 // ABA derivatives (differentiating tau(q, u, aba(q, u, tau)) = tau): at udot = aba(q, u, tau),
 //   d udot / dq = -M^-1 d tau/dq ,  d udot / du = -M^-1 d tau/du ,  d udot / d tau = M^-1,
 // with M from the backward pass above (d tau / d udot) and its tree-sparse L^T D L factor
-// (ltdl.hpp).
+// (ltdl.hpp): M^-1 = Y D^-1 Y^T with the tree-sparse Y = L^-1 is formed once (~nv^3 / 6
+// multiply-adds), then the two products are dense matrix-vector products with it.
 //
 // Mimic joints (Model::mimic) are not coupled by the dynamics passes (model.hpp): like rnea and
 // aba, the derivatives treat every coordinate as independent. For a coupling q_m = r q_s + o, the
@@ -50,7 +51,7 @@
 // Writes: data.liMi, data.oMi, data.J, data.ov, data.oa, data.oinertia, data.oYcrb (I^c),
 //         data.oBcrb (B^c), data.of (F), data.F, data.dG, data.M (= d tau / d udot, both
 //         triangles, with the armature), data.tau (= rnea(q, u, udot, f_ext)); aba_derivatives also
-//         data.udot (= aba) and the aba scratch, and factors data.M in place (ltdl.hpp).
+//         data.udot (= aba), the aba scratch and data.ltdl_tmp, and factors data.M in place (ltdl.hpp).
 #pragma once
 
 #include "impulse/dynamics/data.hpp"

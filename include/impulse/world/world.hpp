@@ -35,6 +35,7 @@
 #include "impulse/stepper/stepper.hpp"
 #include "impulse/world/articulated_system.hpp"
 #include "impulse/world/step_workspace.hpp"
+#include "impulse/world/transition_derivatives.hpp"
 #include "impulse/world/world_state.hpp"
 
 namespace impulse {
@@ -198,6 +199,10 @@ class World {
   // (the copy is discarded; this World is unchanged), so that the first integrate(ws) of any
   // World of this layout allocates nothing; larger problems later grow the buffers once more.
   void reserve_workspace(StepWorkspace& ws) const;
+  // Step Jacobians A = d x+ / d x and B = d x+ / d tau by finite differences, on clones of this
+  // World (transition_derivatives.hpp); this World is not changed. Throws InvalidArgument for bad
+  // options or a World that cannot be cloned, Error when a perturbed step is rejected.
+  TransitionJacobians transition_derivatives(const TransitionOptions& options = {}) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
   Scalar time() const { return time_; }

@@ -1,0 +1,138 @@
+// World::transition_derivatives and TransitionDifferentiator: step Jacobians by finite differences
+// on clones of the World, in parallel on a thread pool. See world/transition_derivatives.hpp.
+#include "impulse/world/transition_differentiator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "impulse/batch/thread_pool.hpp"
+#include "impulse/core/check.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse {
+
+namespace {
+
+void check_options(const TransitionOptions& options) {
+  IMPULSE_CHECK(std::isfinite(options.eps) && options.eps > 0,
+                "transition_derivatives: eps must be finite and > 0, got ", options.eps);
+  IMPULSE_CHECK(options.num_threads >= 0, "transition_derivatives: num_threads must be >= 0, got ",
+                options.num_threads);
+}
+
+}  // namespace
+
+TransitionDifferentiator::TransitionDifferentiator(const World& world, const TransitionOptions& options)
+    : options_(options) {
+  check_options(options);
+  int threads = options.num_threads;
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int t = 0; t < threads; ++t) worlds_.push_back(world.clone());
+  if (threads > 1) pool_ = std::make_unique<batch::ThreadPool>(threads);
+}
+
+TransitionDifferentiator::~TransitionDifferentiator() = default;
+
+TransitionJacobians World::transition_derivatives(const TransitionOptions& options) const {
+  const auto in_use = use("transition_derivatives");
+  TransitionDifferentiator d(*this, options);
+  return d.compute(*this);
+}
+
+TransitionJacobians TransitionDifferentiator::compute(const World& world) {
+  const TransitionOptions& options = options_;
+  const WorldState base = world.save_state();
+  const Index ns = world.num_systems();
+  // per system: first dof in the stacked NV, first coordinate in the stacked NQ
+  std::vector<Index> v0(static_cast<std::size_t>(ns) + 1, 0), q0(static_cast<std::size_t>(ns) + 1, 0);
+  for (Index s = 0; s < ns; ++s) {
+    const SystemState& st = base.systems[static_cast<std::size_t>(s)];
+    v0[static_cast<std::size_t>(s) + 1] = v0[static_cast<std::size_t>(s)] + st.nv;
+    q0[static_cast<std::size_t>(s) + 1] = q0[static_cast<std::size_t>(s)] + st.nq;
+  }
+  const Index NV = v0.back(), NQ = q0.back();
+  const auto system_of = [&](Index g) {  // the system of stacked dof g
+    Index s = 0;
+    while (v0[static_cast<std::size_t>(s) + 1] <= g) ++s;
+    return s;
+  };
+
+  // items: columns 0 .. 3 NV - 1 (dq, u, tau), each at +eps (and -eps when centred), then the
+  // nominal step for forward differences
+  const Index ncols = 3 * NV;
+  const Index per_col = options.centered ? 2 : 1;
+  const Index nitems = ncols * per_col + (options.centered ? 0 : 1);
+  MatX Qp(NQ, nitems), Up(NV, nitems);
+  std::vector<StepReport> reports(static_cast<std::size_t>(nitems));
+
+  const auto run_item = [&](Index item) {
+    World& w = *worlds_[pool_ ? static_cast<std::size_t>(batch::ThreadPool::thread_index()) : 0];
+    w.restore_state(base);
+    if (item < ncols * per_col) {
+      const Index c = item / per_col;
+      const Scalar h = (item % per_col == 0) ? options.eps : -options.eps;
+      const Index g = c % NV, s = system_of(g), j = g - v0[static_cast<std::size_t>(s)];
+      ArticulatedSystem& sys = w.system(s);
+      const SystemState& st = base.systems[static_cast<std::size_t>(s)];
+      if (c < NV) {
+        VecX q(st.nq);
+        sys.model().integrate(st.q, VecX::Unit(st.nv, j), h, q);
+        sys.set_state(q, st.u);
+      } else if (c < 2 * NV) {
+        VecX u = st.u;
+        u[j] += h;
+        sys.set_state(st.q, u);
+      } else {
+        VecX tau = st.tau;
+        tau[j] += h;
+        sys.set_generalized_force(tau);
+      }
+    }
+    reports[static_cast<std::size_t>(item)] = w.integrate();
+    for (Index s = 0; s < ns; ++s) {
+      const ArticulatedSystem& sys = w.system(s);
+      Qp.col(item).segment(q0[static_cast<std::size_t>(s)], sys.model().nq) = sys.q();
+      Up.col(item).segment(v0[static_cast<std::size_t>(s)], sys.model().nv) = sys.u();
+    }
+  };
+  if (pool_) {
+    pool_->parallel_for(nitems, run_item);
+  } else {
+    for (Index item = 0; item < nitems; ++item) run_item(item);
+  }
+  for (Index item = 0; item < nitems; ++item) {
+    const StepReport& r = reports[static_cast<std::size_t>(item)];
+    if (!r.stepped) {
+      throw Error("transition_derivatives: a perturbed step was rejected (" + world.describe(r) +
+                  "): the state has no step Jacobian there");
+    }
+  }
+
+  // columns: (x+(+eps) (-) x+(-eps)) / 2 eps, or (x+(+eps) (-) x+) / eps
+  TransitionJacobians out;
+  out.A.resize(2 * NV, 2 * NV);
+  out.B.resize(2 * NV, NV);
+  const Index ref_of = nitems - 1;  // the nominal step (forward differences)
+  const Scalar scale = 1 / (options.centered ? 2 * options.eps : options.eps);
+  VecX col(2 * NV);
+  for (Index c = 0; c < ncols; ++c) {
+    const Index plus = c * per_col, minus = options.centered ? plus + 1 : ref_of;
+    for (Index s = 0; s < ns; ++s) {
+      const Model& m = world.systems()[static_cast<std::size_t>(s)]->model();
+      const Index qs = q0[static_cast<std::size_t>(s)], vs = v0[static_cast<std::size_t>(s)];
+      m.difference(Qp.col(minus).segment(qs, m.nq), Qp.col(plus).segment(qs, m.nq), col.segment(vs, m.nv));
+    }
+    col.tail(NV) = Up.col(plus) - Up.col(minus);
+    col *= scale;
+    if (c < 2 * NV) {
+      out.A.col(c) = col;
+    } else {
+      out.B.col(c - 2 * NV) = col;
+    }
+  }
+  return out;
+}
+
+}  // namespace impulse
