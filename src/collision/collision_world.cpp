@@ -233,6 +233,12 @@ struct CollisionWorld::Impl {
       const Shape& s = shapes[static_cast<std::size_t>(pair.second)];
       const Scalar margin = this->margin + objects[static_cast<std::size_t>(s.object)].speculative;
       if (pl.n.dot(s.p) - pl.offset > s.bound + margin) continue;  // bounding-sphere reject
+      if (s.type == ShapeType::Mesh) {
+        // a mesh's bound is about the link origin, often far from the mesh (a knee for a foot):
+        // its oriented bounding box rejects more
+        const Vec3 n_l = s.R.transpose() * pl.n;
+        if (pl.n.dot(s.R * s.mesh->centre + s.p) - pl.offset - n_l.cwiseAbs().dot(s.mesh->half) > margin) continue;
+      }
       int k = 0;
       switch (s.type) {
         case ShapeType::Sphere: k = sphere_plane(s.p, s.r, pl.n, pl.offset, margin, pts); break;

@@ -5,6 +5,7 @@
 // "Reentrant polygon clipping", CACM 1974).
 #include "impulse/collision/manifold.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -197,15 +198,26 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
   // convex polytope they are connected), stopping at `limit` of them; returns their number.
   constexpr int kMaxWalk = 128;
   int found[kMaxWalk];
+  // (the vertices seen are kept in a small open-addressing set: a flat face may bring a hundred)
+  constexpr unsigned kSlots = 256;
+  int slots[kSlots];
+  const auto insert = [&](int w) {  // false when already there
+    unsigned h = (static_cast<unsigned>(w) * 2654435761u) >> 24;
+    while (slots[h] >= 0) {
+      if (slots[h] == w) return false;
+      h = (h + 1) & (kSlots - 1);
+    }
+    slots[h] = w;
+    return true;
+  };
   const auto walk = [&](Scalar floor, int limit) {
+    std::fill(slots, slots + kSlots, -1);
     int count = 0;
     found[count++] = deepest;
+    insert(deepest);
     for (int head = 0; head < count; ++head) {
       for (const int w : hull.neighbours[static_cast<std::size_t>(found[head])]) {
-        if (depth(w) < floor) continue;
-        bool seen = false;
-        for (int k = 0; k < count && !seen; ++k) seen = found[k] == w;
-        if (seen) continue;
+        if (depth(w) < floor || !insert(w)) continue;
         if (count == limit) return limit + 1;
         found[count++] = w;
       }
