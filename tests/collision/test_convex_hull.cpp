@@ -14,6 +14,7 @@
 #include "impulse/core/error.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/world/world.hpp"
+#include "impulse/world/world_file.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace impulse;
@@ -84,12 +85,13 @@ std::string mesh_urdf(const std::string& mesh) {
          mesh + "\"/></geometry></collision></link></robot>";
 }
 
-// The message of the ModelError `f` throws ("" when it throws nothing).
+// The message of the impulse::Error (ModelError, WorldFileError) `f` throws ("" when it throws
+// nothing).
 template <typename F>
 std::string model_error(F&& f) {
   try {
     f();
-  } catch (const ModelError& e) {
+  } catch (const Error& e) {
     return e.what();
   }
   return "";
@@ -280,4 +282,21 @@ TEST_CASE("a flat mesh has no hull: it collides as its triangles") {
   world.detect(contacts);
   CHECK(contacts.size() == 4);  // its 4 corners, 1 mm deep
   for (const Contact& c : contacts) CHECK(c.depth == Approx(0.001));
+}
+
+TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another value is an error naming it") {
+  TempDir dir;
+  const std::string cube = dir.write("cube.obj", cube_obj(0.05));
+  dir.write("m.urdf", mesh_urdf(cube));
+  const auto world_with = [&](const std::string& attr) {
+    return dir.write("w.xml", "<world><robot urdf=\"m.urdf\" " + attr + "/></world>");
+  };
+  CHECK(parse_world_file(world_with("")).robots.at(0).model->collision.at(0).mesh_collision ==
+        MeshCollision::ConvexHull);
+  CHECK(parse_world_file(world_with("mesh_collision=\"triangles\"")).robots.at(0).model->collision.at(0).mesh_collision ==
+        MeshCollision::Triangles);
+  const std::string msg = model_error([&] { parse_world_file(world_with("mesh_collision=\"hull\"")); });
+  CHECK_THAT(msg, Catch::Matchers::Contains("mesh_collision") &&
+                      Catch::Matchers::Contains("'hull' is not one of convex_hull, triangles"));
+  CHECK(msg.find('\n') == std::string::npos);
 }
