@@ -9,6 +9,13 @@
 //   landing  base 1 m up with 1 m/s forward velocity, joint PD to the nominal pose
 //   air      base high enough to fall for the whole run without contact, random orientation, joint PD to random
 //            targets (nominal + N(0, 1 rad^2)) drawn every 50 ms from one seed for both engines
+//   solo12   Solo12 of example-robot-data (mesh collision; found through the package path, e.g.
+//            IMPULSE_PACKAGE_PATH=../shared/models; skipped when absent) standing on the ground
+//            under joint PD (kp 20, kd 0.5; scenarios/solo12_stand.hpp). Impulse collides the
+//            meshes as convex hulls (its default), MuJoCo as convex hulls (its only mesh
+//            collision). MuJoCo compiles the same URDF from a copy in /tmp whose mesh file names
+//            point into a /tmp folder of links to the resolved mesh files (MuJoCo's URDF reader
+//            keeps only a mesh's file name and looks for it in `meshdir`).
 //
 // Set-up of each engine, as its users would write it:
 //   Impulse  World with the ground, the default bisection solver, erp 0.2 / slop 1e-5 (the
@@ -40,11 +47,17 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <map>
+#include <regex>
+
 #include <unistd.h>
 
 #include "bench/timing.hpp"
 #include "impulse/world/world.hpp"
+#include "impulse/io/urdf.hpp"
 #include "scenarios/anymal_scenarios.hpp"
+#include "scenarios/solo12_stand.hpp"
 
 namespace {
 
@@ -328,19 +341,191 @@ void run_scene(const Scene& sc, long steps, Engine& imp, Engine& mjc, Figures& f
 
 using bench::median;
 
+// ---- Solo12 standing (mesh robot) ----
+
+// The MJCF of solo12.urdf as compiled by MuJoCo (meshes through a folder of links in /tmp), with
+// a free joint on the base, the ground, position actuators kp and joint damping kd.
+std::string mujoco_solo12_xml(const std::string& urdf_path, const std::string& tmp) {
+  namespace fs = std::filesystem;
+  std::string urdf = read_text(urdf_path);
+  const std::string mesh_dir = tmp + "_meshes";
+  fs::create_directories(mesh_dir);
+  std::map<std::string, std::string> linked;  // file name -> resolved path
+  const std::regex mesh_re("filename\\s*=\\s*\"([^\"]+)\"");
+  std::string out;
+  auto it = std::sregex_iterator(urdf.begin(), urdf.end(), mesh_re);
+  std::size_t last = 0;
+  for (; it != std::sregex_iterator(); ++it) {
+    const std::string uri = (*it)[1];
+    const std::string path = resolve_resource_uri(uri, fs::path(urdf_path).parent_path().string(), package_search_path());
+    const std::string name = fs::path(path).filename().string();
+    auto [at, fresh] = linked.emplace(name, path);
+    if (!fresh && at->second != path) throw std::runtime_error("two meshes named '" + name + "' in " + urdf_path);
+    if (fresh) fs::create_symlink(fs::absolute(path), mesh_dir + "/" + name);
+    out += urdf.substr(last, static_cast<std::size_t>(it->position(1)) - last) + name;
+    last = static_cast<std::size_t>(it->position(1) + it->length(1));
+  }
+  out += urdf.substr(last);
+  const auto robot = out.find("<robot");
+  const auto open_end = out.find('>', robot);
+  if (robot == std::string::npos || open_end == std::string::npos) throw std::runtime_error("no <robot> in " + urdf_path);
+  out.insert(open_end + 1, "<mujoco><compiler meshdir=\"" + mesh_dir +
+                               "\" discardvisual=\"true\" fusestatic=\"false\" balanceinertia=\"false\"/></mujoco>");
+  write_text(tmp + ".urdf", out);
+  char err[1000] = "";
+  mjModel* m = mj_loadXML((tmp + ".urdf").c_str(), nullptr, err, sizeof(err));
+  if (!m) throw std::runtime_error(std::string("MuJoCo cannot compile the URDF: ") + err);
+  if (!mj_saveLastXML((tmp + ".xml").c_str(), m, err, sizeof(err))) {
+    mj_deleteModel(m);
+    throw std::runtime_error(std::string("MuJoCo cannot save the MJCF: ") + err);
+  }
+  std::string actuators;
+  for (int j = 0; j < m->njnt; ++j) {
+    actuators += "<position joint=\"" + std::string(mj_id2name(m, mjOBJ_JOINT, j)) + "\" kp=\"" +
+                 std::to_string(scenarios::kSolo12Kp) + "\"/>";
+  }
+  mj_deleteModel(m);
+  std::string xml = read_text(tmp + ".xml");
+  // the saved MJCF names the meshes relative to meshdir: keep it
+  replace_once(xml, "<default/>", "<option timestep=\"0.001\"/><default><joint damping=\"" +
+                                       std::to_string(scenarios::kSolo12Kd) + "\"/><geom friction=\"" +
+                                       std::to_string(kMu) + " 0.005 0.0001\"/></default>");
+  const auto base = xml.find("<body name=\"base_link\"");
+  if (base == std::string::npos) throw std::runtime_error("MJCF wrapper: no base_link body");
+  xml.insert(xml.find('>', base) + 1, "<freejoint name=\"root\"/>");
+  replace_once(xml, "</worldbody>", "<geom name=\"floor\" type=\"plane\" size=\"0 0 1\"/></worldbody>");
+  replace_once(xml, "</mujoco>", "<actuator>" + actuators + "</actuator></mujoco>");
+  return xml;
+}
+
+// Solo12 standing in both engines, interleaved in blocks of kBlock steps; `reps` runs. Prints the
+// median over runs of the mean us per step, the ratio, contacts per step and the most contacts of
+// one touching pair (Impulse: body and ground; MuJoCo: geom pairs summed per body and ground).
+int run_solo12(long steps, int reps, const std::string& tmp) {
+  std::string urdf;
+  try {
+    urdf = scenarios::solo12_urdf_path();
+  } catch (const Error& e) {
+    std::cout << "solo12: skipped: " << e.what() << "\n";
+    return 0;
+  }
+  write_text(tmp + "_solo12.xml", mujoco_solo12_xml(urdf, tmp));
+  std::vector<double> ti, tm, ratio, ti_med, tm_med, ratio_med;
+  double con_i = 0, con_m = 0, pair_i = 0, pair_m = 0;
+  bool fell_i = false, fell_m = false;
+  for (int r = 0; r < reps; ++r) {
+    World world;
+    world.set_time_step(kDt);
+    ArticulatedSystem& robot = scenarios::add_solo12_standing(world);
+    const Model& model = robot.model();
+    char err[1000] = "";
+    mjModel* m = mj_loadXML((tmp + "_solo12.xml").c_str(), nullptr, err, sizeof(err));
+    if (!m) throw std::runtime_error(std::string("MuJoCo cannot load the wrapped MJCF: ") + err);
+    mjData* d = mj_makeData(m);
+    const int floor = mj_name2id(m, mjOBJ_GEOM, "floor");
+    for (int g = 0; g < m->ngeom; ++g) {
+      m->geom_contype[g] = g == floor ? 2 : 1;
+      m->geom_conaffinity[g] = g == floor ? 1 : 2;
+    }
+    // the same initial state and targets: base pose and joints by name
+    const VecX& q0 = robot.q();
+    for (int k = 0; k < 7; ++k) d->qpos[k] = q0[k];
+    for (Index i = 1; i < model.nb; ++i) {
+      if (model.nq_joint[i] != 1) continue;
+      const std::string& jn = model.joint_names[static_cast<std::size_t>(i)];
+      const int j = mj_name2id(m, mjOBJ_JOINT, jn.c_str());
+      const int a = mj_name2id(m, mjOBJ_ACTUATOR, jn.c_str());
+      if (j < 0) throw std::runtime_error("MuJoCo model: no joint " + jn);
+      d->qpos[m->jnt_qposadr[j]] = q0[model.idx_q[i]];
+      for (int k = 0; k < m->nu; ++k) {
+        if (m->actuator_trnid[2 * k] == j) d->ctrl[k] = q0[model.idx_q[i]];
+      }
+      (void)a;
+    }
+    mj_forward(m, d);
+    const int base = mj_name2id(m, mjOBJ_BODY, "base_link");
+    double si = 0, sm = 0;
+    long ci = 0, cm = 0;
+    std::vector<double> bi, bm;  // us per step
+    bi.reserve(static_cast<std::size_t>(steps));
+    bm.reserve(static_cast<std::size_t>(steps));
+    for (long k0 = 0; k0 < steps; k0 += kBlock) {
+      const long n = std::min<long>(kBlock, steps - k0);
+      for (int o = 0; o < 2; ++o) {
+        const bool impulse_turn = ((k0 / kBlock) % 2 == 0) == (o == 0);
+        double t = 0;
+        for (long k = 0; k < n; ++k) {
+          const bench::Stopwatch<> watch;
+          if (impulse_turn) {
+            world.integrate();
+          } else {
+            mj_step(m, d);
+          }
+          const double dt_step = watch.seconds();
+          t += dt_step;
+          (impulse_turn ? bi : bm).push_back(1e6 * dt_step);
+          if (impulse_turn) {
+            ci += world.contacts().size();
+            std::map<std::array<Index, 4>, int> pairs;
+            for (const Contact& c : world.contacts()) ++pairs[{c.object_a, c.body_a, c.object_b, c.body_b}];
+            for (const auto& pc : pairs) pair_i = std::max<double>(pair_i, pc.second);
+          } else {
+            cm += d->ncon;
+            std::map<std::pair<int, int>, int> pairs;
+            for (int c = 0; c < d->ncon; ++c) {
+              ++pairs[{m->geom_bodyid[d->contact[c].geom1], m->geom_bodyid[d->contact[c].geom2]}];
+            }
+            for (const auto& pc : pairs) pair_m = std::max<double>(pair_m, pc.second);
+          }
+        }
+        (impulse_turn ? si : sm) += t;
+      }
+    }
+    ti.push_back(1e6 * si / static_cast<double>(steps));
+    tm.push_back(1e6 * sm / static_cast<double>(steps));
+    ti_med.push_back(median(bi));
+    tm_med.push_back(median(bm));
+    ratio.push_back(tm.back() / ti.back());
+    ratio_med.push_back(tm_med.back() / ti_med.back());
+    con_i = static_cast<double>(ci) / static_cast<double>(steps);
+    con_m = static_cast<double>(cm) / static_cast<double>(steps);
+    fell_i = robot.q()[2] < 0.1;
+    fell_m = d->xpos[3 * base + 2] < 0.1;
+    mj_deleteData(d);
+    mj_deleteModel(m);
+  }
+  std::cout << std::fixed << std::setprecision(2) << "solo12 stand (meshes as convex hulls in both), " << steps
+            << " steps, interleaved blocks of " << kBlock << ", median of " << reps << " runs:\n"
+            << "  us/step mean     Impulse " << median(ti) << "  MuJoCo " << median(tm) << "  ratio "
+            << median(ratio) << "\n"
+            << "  us/step median   Impulse " << median(ti_med) << "  MuJoCo " << median(tm_med) << "  ratio "
+            << median(ratio_med) << "  (median over the steps of a run; on a loaded machine the means carry\n"
+            << "                   the preemptions of either engine, the medians do not)\n"
+            << "  contacts/step    Impulse " << con_i << "  MuJoCo " << con_m << "\n"
+            << "  most contacts of one body-ground pair: Impulse " << pair_i << "  MuJoCo " << pair_m << "\n"
+            << "  fell             Impulse " << (fell_i ? "yes" : "no") << "  MuJoCo " << (fell_m ? "yes" : "no")
+            << "\n";
+  std::filesystem::remove_all(tmp + "_meshes");
+  std::remove((tmp + "_solo12.xml").c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long steps = 5000;
   int reps = 3;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) {
       steps = std::stol(argv[++i]);
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::stoi(argv[++i]);
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::cerr << "usage: impulse_peers [--steps N (5000)] [--reps R (3)]\n";
+      std::cerr << "usage: impulse_peers [--steps N (5000)] [--reps R (3)] [--only stand|trot|landing|air|solo12]\n";
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -370,6 +555,7 @@ int main(int argc, char** argv) {
               << std::setw(12) << "maxpen M" << std::setw(10) << "slip I" << std::setw(10) << "slip M"
               << std::setw(8) << "fell I" << std::setw(8) << "fell M" << "\n";
     for (const Scene& sc : scenes) {
+      if (!only.empty() && only != sc.name) continue;
       std::vector<double> ti, tm, ratio;
       Figures fi, fm;
       for (int r = 0; r < reps; ++r) {
@@ -396,6 +582,7 @@ int main(int argc, char** argv) {
     std::cout << "times in us per step; ratio = MuJoCo / Impulse (median of the per-run ratios); con = contacts per "
                  "step; pen = mean foot penetration over steps with penetration, maxpen its max (um); slip = mean "
                  "horizontal speed of feet within 1 mm of the ground (m/s)\n";
+    if (only.empty() || only == "solo12") run_solo12(steps, reps, tmp);
     std::remove((tmp + ".urdf").c_str());
     std::remove((tmp + ".xml").c_str());
     std::remove((tmp + "_wrapped.xml").c_str());

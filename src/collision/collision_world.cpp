@@ -186,7 +186,7 @@ struct CollisionWorld::Impl {
   // One world-fixed shape as its own static object (static box, mesh terrain).
   Index commit_static(const CollisionShape& cs, const CollisionFilter& filter) {
     std::vector<Shape> list;
-    list.push_back(make_shape(cs, cs.name, 1, materials, mesh_cache));
+    list.push_back(make_shape(cs, cs.name, 1, materials, mesh_cache, false));  // static meshes: triangles
     list.back().filter = filter;
     list.back().is_static = true;
     list.back().body = -1;
@@ -233,6 +233,12 @@ struct CollisionWorld::Impl {
       const Shape& s = shapes[static_cast<std::size_t>(pair.second)];
       const Scalar margin = this->margin + objects[static_cast<std::size_t>(s.object)].speculative;
       if (pl.n.dot(s.p) - pl.offset > s.bound + margin) continue;  // bounding-sphere reject
+      if (s.type == ShapeType::Mesh) {
+        // a mesh's bound is about the link origin, often far from the mesh (a knee for a foot):
+        // its oriented bounding box rejects more
+        const Vec3 n_l = s.R.transpose() * pl.n;
+        if (pl.n.dot(s.R * s.mesh->centre + s.p) - pl.offset - n_l.cwiseAbs().dot(s.mesh->half) > margin) continue;
+      }
       int k = 0;
       switch (s.type) {
         case ShapeType::Sphere: k = sphere_plane(s.p, s.r, pl.n, pl.offset, margin, pts); break;
@@ -240,8 +246,9 @@ struct CollisionWorld::Impl {
         case ShapeType::Capsule: k = capsule_plane(s.R, s.p, s.r, s.hl, pl.n, pl.offset, margin, pts); break;
         case ShapeType::Cylinder: k = cylinder_plane(s.R, s.p, s.r, s.hl, pl.n, pl.offset, margin, pts); break;
         case ShapeType::Mesh:
-          k = vertices_plane(s.R, s.p, s.mesh->mesh.vertices.data(), static_cast<int>(s.mesh->mesh.vertices.size()),
-                             pl.n, pl.offset, margin, pts);
+          k = s.hull ? convex_plane(s.R, s.p, *s.hull, pl.n, pl.offset, margin, pts)
+                     : vertices_plane(s.R, s.p, s.mesh->mesh.vertices.data(),
+                                      static_cast<int>(s.mesh->mesh.vertices.size()), pl.n, pl.offset, margin, pts);
           break;
       }
       push(s, pl.object, -1, 0, pl.material, pts, k, false);
@@ -262,8 +269,9 @@ struct CollisionWorld::Impl {
       ts.hl = s.hl;
       ts.h = s.h;
       if (s.type == ShapeType::Mesh) {
-        ts.vertices = s.mesh->mesh.vertices.data();
-        ts.vertex_count = static_cast<int>(s.mesh->mesh.vertices.size());
+        const std::vector<Vec3>& v = s.hull ? s.hull->vertices : s.mesh->mesh.vertices;
+        ts.vertices = v.data();
+        ts.vertex_count = static_cast<int>(v.size());
       }
       push(s, t.object, -1, 0, t.material, pts, heightfield_contacts(*t.field, ts, margin, pts), false);
     }

@@ -5,8 +5,10 @@
 // "Reentrant polygon clipping", CACM 1974).
 #include "impulse/collision/manifold.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 namespace impulse {
 
@@ -18,6 +20,39 @@ inline void emit(ManifoldPoint& out, const Vec3& point_a, const Vec3& n, Scalar 
   out.position = point_a + 0.5 * depth * n;
   out.normal = n;
   out.depth = depth;
+}
+
+// The points of a support of more than 4 vertices in the margin (see vertices_plane): of the
+// vertices within `band` of the deepest, the extremes along two fixed tangent directions of the
+// mesh and their opposites.
+int band_extremes(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, const Vec3& n_l,
+                  Scalar offset_l, int deepest, Scalar max_depth, Scalar band, ManifoldPoint* out) {
+  auto put = [&](int slot, int i) {
+    const Scalar depth = offset_l - n_l.dot(vertices[i]);
+    emit(out[slot], R * vertices[i] + p, n, depth);
+  };
+  Vec3 t1 = Vec3(0.8507, 0.4472, 0.2764) - n_l * n_l.dot(Vec3(0.8507, 0.4472, 0.2764));  // not along an axis
+  if (t1.squaredNorm() < 1e-6) t1 = Vec3(0.2764, 0.8507, -0.4472) - n_l * n_l.dot(Vec3(0.2764, 0.8507, -0.4472));
+  t1.normalize();
+  const Vec3 t2 = n_l.cross(t1);
+  const Vec3 dirs[4] = {t1, t2, -t1, -t2};
+  int pick[4] = {deepest, deepest, deepest, deepest};
+  Scalar best[4];
+  for (int d = 0; d < 4; ++d) best[d] = dirs[d].dot(vertices[deepest]);
+  for (int i = 0; i < count; ++i) {
+    if (offset_l - n_l.dot(vertices[i]) < max_depth - band) continue;
+    for (int d = 0; d < 4; ++d) {
+      const Scalar s = dirs[d].dot(vertices[i]);
+      if (s > best[d]) best[d] = s, pick[d] = i;
+    }
+  }
+  int k = 0;
+  for (int d = 0; d < 4; ++d) {
+    bool seen = false;
+    for (int e = 0; e < d; ++e) seen = seen || pick[e] == pick[d];
+    if (!seen) put(k++, pick[d]);
+  }
+  return k;
 }
 
 }  // namespace
@@ -122,29 +157,90 @@ int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count
   // the ankles chattered at 0.08 rad/s (docs/fidelity.md); with this rule both soles rest
   // (1e-5 rad/s). On a curved surface the deepest vertex may lie inside the 4 points, at most
   // `band` below their plane.
-  const Scalar band = 0.05 * margin;
-  Vec3 t1 = Vec3(0.8507, 0.4472, 0.2764) - n_l * n_l.dot(Vec3(0.8507, 0.4472, 0.2764));  // not along an axis
-  if (t1.squaredNorm() < 1e-6) t1 = Vec3(0.2764, 0.8507, -0.4472) - n_l * n_l.dot(Vec3(0.2764, 0.8507, -0.4472));
-  t1.normalize();
-  const Vec3 t2 = n_l.cross(t1);
-  const Vec3 dirs[4] = {t1, t2, -t1, -t2};
-  int pick[4] = {deepest, deepest, deepest, deepest};
-  Scalar best[4];
-  for (int d = 0; d < 4; ++d) best[d] = dirs[d].dot(vertices[deepest]);
-  for (int i = 0; i < count; ++i) {
-    if (offset_l - n_l.dot(vertices[i]) < max_depth - band) continue;
-    for (int d = 0; d < 4; ++d) {
-      const Scalar s = dirs[d].dot(vertices[i]);
-      if (s > best[d]) best[d] = s, pick[d] = i;
+  return band_extremes(R, p, vertices, count, n, n_l, offset_l, deepest, max_depth, 0.05 * margin, out);
+}
+
+namespace {
+
+// Keeps the deepest of the points and those farther than `merge` from every point kept; returns
+// the new count (the deepest first).
+int merge_points(ManifoldPoint* pts, int count, Scalar merge) {
+  if (count <= 1) return count;
+  int deepest = 0;
+  for (int i = 1; i < count; ++i) {
+    if (pts[i].depth > pts[deepest].depth) deepest = i;
+  }
+  std::swap(pts[0], pts[deepest]);
+  int kept = 1;
+  for (int i = 1; i < count; ++i) {
+    bool near = false;
+    for (int k = 0; k < kept && !near; ++k) near = (pts[i].position - pts[k].position).squaredNorm() < merge * merge;
+    if (!near) pts[kept++] = pts[i];
+  }
+  return kept;
+}
+
+}  // namespace
+
+int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec3& n, Scalar offset, Scalar margin,
+                 ManifoldPoint* out) {
+  const Vec3 n_l = R.transpose() * n;
+  const Scalar offset_l = offset - n.dot(p);
+  const int deepest = hull.support(-n_l);
+  const std::vector<Vec3>& v = hull.vertices;
+  const auto depth = [&](int i) { return offset_l - n_l.dot(v[static_cast<std::size_t>(i)]); };
+  const Scalar max_depth = depth(deepest);
+  if (max_depth < -margin) return 0;
+  // points closer than half the hull's thickness give the solver no lever arm worth a
+  // contact (a rounded foot's 4 band extremes lie within a few mm): one of them is enough
+  const Scalar merge = 0.5 * hull.thickness;
+  // Walks from the deepest vertex over the hull's edges to the vertices at depth >= `floor` (on a
+  // convex polytope they are connected), stopping at `limit` of them; returns their number.
+  constexpr int kMaxWalk = 128;
+  int found[kMaxWalk];
+  // (the vertices seen are kept in a small open-addressing set: a flat face may bring a hundred)
+  constexpr unsigned kSlots = 256;
+  int slots[kSlots];
+  const auto insert = [&](int w) {  // false when already there
+    unsigned h = (static_cast<unsigned>(w) * 2654435761u) >> 24;
+    while (slots[h] >= 0) {
+      if (slots[h] == w) return false;
+      h = (h + 1) & (kSlots - 1);
     }
+    slots[h] = w;
+    return true;
+  };
+  const auto walk = [&](Scalar floor, int limit) {
+    std::fill(slots, slots + kSlots, -1);
+    int count = 0;
+    found[count++] = deepest;
+    insert(deepest);
+    for (int head = 0; head < count; ++head) {
+      for (const int w : hull.neighbours[static_cast<std::size_t>(found[head])]) {
+        if (depth(w) < floor || !insert(w)) continue;
+        if (count == limit) return limit + 1;
+        found[count++] = w;
+      }
+    }
+    return count;
+  };
+  Vec3 points[kMaxWalk];
+  // at most 4 vertices in the margin: all of them (vertices_plane's first case)
+  const int in_margin = walk(-margin, 4);
+  if (in_margin <= 4) {
+    for (int k = 0; k < in_margin; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
+    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out), merge);
   }
-  int k = 0;
-  for (int d = 0; d < 4; ++d) {
-    bool seen = false;
-    for (int e = 0; e < d; ++e) seen = seen || pick[e] == pick[d];
-    if (!seen) put(k++, pick[d]);
+  // more: the extremes of the vertices within the band below the deepest (the deepest is found[0])
+  const Scalar band = 0.05 * margin;
+  const int in_band = walk(max_depth - band, kMaxWalk);
+  if (in_band > kMaxWalk) {  // a wide flat face on the plane: every vertex
+    return merge_points(
+        out, band_extremes(R, p, v.data(), static_cast<int>(v.size()), n, n_l, offset_l, deepest, max_depth, band, out),
+        merge);
   }
-  return k;
+  for (int k = 0; k < in_band; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
+  return merge_points(out, band_extremes(R, p, points, in_band, n, n_l, offset_l, 0, max_depth, band, out), merge);
 }
 
 int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcl/geometry/bvh/BVH_model.h>
+#include <fcl/geometry/shape/convex.h>
 #include <fcl/narrowphase/collision_object.h>
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
+#include "impulse/collision/convex_hull.hpp"
 #include "impulse/collision/heightfield.hpp"
 #include "impulse/collision/mesh.hpp"
 
@@ -28,9 +30,18 @@ struct MarginObject : fcl::CollisionObjectd {
   }
 };
 
+// The convex hull of a mesh and its FCL geometry (for the pairs other than hull-plane and
+// hull-heightfield), shared by every World in the process that loads the same vertices.
+struct HullData {
+  ConvexHull hull;
+  std::shared_ptr<fcl::Convexd> geometry;
+};
+
 struct MeshData {
   TriangleMesh mesh;
-  std::shared_ptr<Bvh> bvh;
+  std::shared_ptr<Bvh> bvh;                 // built for the first shape that collides as triangles
+  std::shared_ptr<const HullData> hull;     // computed for the first shape that collides as a hull
+  bool flat = false;                        // no hull (the vertices lie in a plane): triangles
   Vec3 centre = Vec3::Zero(), half = Vec3::Zero();  // local AABB
   Scalar bound = 0;                                  // max vertex distance from the origin
 };
@@ -52,6 +63,7 @@ struct Shape {
   bool queued = false;      // its fat AABB changed since the last detect(): reinsert in the tree
   Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();  // world AABB, inflated by margin / 2 (pair test)
   std::shared_ptr<MeshData> mesh;
+  const ConvexHull* hull = nullptr;  // a mesh that collides as its convex hull (mesh->hull)
   std::unique_ptr<MarginObject> fco;
   std::string name;
 };
@@ -94,9 +106,11 @@ using MeshCache = std::map<std::string, std::shared_ptr<MeshData>>;
 bool finite(const SE3& X);
 
 // Validates a shape description of `object_name` (bodies 0..nb-1) and builds its record with its
-// FCL geometry; meshes are loaded once per (file, scale) through `cache`. Throws ModelError.
+// FCL geometry; meshes are loaded once per (file, scale) through `cache`. A mesh collides as its
+// convex hull when cs.mesh_collision asks for it and `allow_hull` (moving shapes; static meshes
+// are triangles) and the mesh has a hull. Throws ModelError.
 Shape make_shape(const CollisionShape& cs, const std::string& object_name, Index nb, MaterialTable& materials,
-                 MeshCache& cache);
+                 MeshCache& cache, bool allow_hull = true);
 
 }  // namespace detail
 }  // namespace impulse

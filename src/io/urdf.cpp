@@ -681,6 +681,7 @@ class TreeBuilder {
       } catch (const ModelError& e) {
         fail(source_, "link '", link, "': cannot resolve collision mesh '", uri, "': ", e.what());
       }
+      s.mesh_collision = options_.mesh_collision;
     }
     if (s.type != ShapeType::Mesh && (s.size.array() < 0).any()) {
       fail(source_, "link '", link, "': collision '", s.name, "' has a negative size ", s.size.transpose());

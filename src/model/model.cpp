@@ -114,7 +114,8 @@ bool eq(const MimicJoint& a, const MimicJoint& b) {
 }
 bool eq(const CollisionShape& a, const CollisionShape& b) {
   return a.name == b.name && a.link == b.link && a.body == b.body && a.type == b.type && eq(a.size, b.size) &&
-         eq(a.X_BS, b.X_BS) && a.mesh_path == b.mesh_path && a.material == b.material;
+         eq(a.X_BS, b.X_BS) && a.mesh_path == b.mesh_path && a.mesh_collision == b.mesh_collision &&
+         a.material == b.material;
 }
 bool eq(const VisualShape& a, const VisualShape& b) {
   return a.name == b.name && a.link == b.link && a.body == b.body && a.type == b.type && eq(a.size, b.size) &&
@@ -135,7 +136,7 @@ bool eq(const std::vector<T>& a, const std::vector<T>& b) {
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG) && EIGEN_MAX_STATIC_ALIGN_BYTES == 16
 static_assert(sizeof(Frame) == 136, "Frame changed: update eq(Frame) in model.cpp");
 static_assert(sizeof(MimicJoint) == 24, "MimicJoint changed: update eq(MimicJoint) in model.cpp");
-static_assert(sizeof(CollisionShape) == 256, "CollisionShape changed: update eq(CollisionShape) in model.cpp");
+static_assert(sizeof(CollisionShape) == 264, "CollisionShape changed: update eq(CollisionShape) in model.cpp");
 static_assert(sizeof(VisualShape) == 320, "VisualShape changed: update eq(VisualShape) in model.cpp");
 static_assert(sizeof(Model) == 832, "Model changed: update Model::operator== in model.cpp");
 #endif

@@ -526,7 +526,7 @@ HeightfieldDescription Parser::parse_heightfield(const XMLElement* e) const {
 
 RobotDescription Parser::parse_robot(const XMLElement* e) const {
   check_attributes(e, {"name", "urdf", "pos", "quat", "rpy", "vel", "angvel", "fixed_base", "self_collision", "group",
-                       "mask", "package_path"});
+                       "mask", "package_path", "mesh_collision"});
   RobotDescription r;
   r.line = e->GetLineNum();
   check_no_text(e, "inside <robot>" + label(e));
@@ -547,6 +547,13 @@ RobotDescription Parser::parse_robot(const XMLElement* e) const {
   }
   UrdfOptions uo;
   uo.fixed_base = r.fixed_base;
+  if (has(e, "mesh_collision")) {
+    const std::string mc = text(e, "mesh_collision");
+    if (mc != "convex_hull" && mc != "triangles") {
+      fail_attr(e, "mesh_collision", "'" + mc + "' is not one of convex_hull, triangles");
+    }
+    uo.mesh_collision = mc == "triangles" ? MeshCollision::Triangles : MeshCollision::ConvexHull;
+  }
   if (has(e, "package_path")) {
     // "dir1:dir2", each relative to the world file: searched first for package:// URIs
     std::stringstream dirs(text(e, "package_path"));

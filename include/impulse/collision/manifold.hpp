@@ -11,6 +11,7 @@
 // r and half-length hl along the local z axis (capsule: distance between cap centres is 2 hl).
 #pragma once
 
+#include "impulse/collision/convex_hull.hpp"
 #include "impulse/core/types.hpp"
 
 namespace impulse {
@@ -40,6 +41,15 @@ int cylinder_plane(const Mat3& R, const Vec3& p, Scalar r, Scalar hl, const Vec3
 // (the support), the extremes along two fixed tangent directions of the mesh and their opposites.
 int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, Scalar offset,
                    Scalar margin, ManifoldPoint* out);
+
+// A convex hull (mesh frame) at (R, p) against a plane: the same points as vertices_plane over
+// the hull's vertices (max 4), found without visiting them all: the deepest vertex by hill
+// climbing (ConvexHull::support), then walks over the hull's edges from it to the vertices in the
+// margin (stopping at 5) and, when more than 4, to those in the band below the deepest (on a
+// convex polytope the vertices above any plane are connected by its edges). Of points closer to
+// each other than half the hull's thickness (ConvexHull::thickness) only the deepest is kept.
+int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec3& n, Scalar offset, Scalar margin,
+                 ManifoldPoint* out);
 
 // Sphere A against sphere B (max 1).
 int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out);

@@ -46,6 +46,9 @@ struct UrdfOptions {
   bool floating_base = false;  // float the root even when the URDF root link is "world"
   std::vector<std::string> package_paths;  // searched first for package:// URIs
   bool strict = false;         // every warning (unknown element, repaired inertia, ...) is an error
+  // how <mesh> collision elements collide: as their convex hull (default) or as triangle meshes
+  // (CollisionShape::mesh_collision; docs/collision.md)
+  MeshCollision mesh_collision = MeshCollision::ConvexHull;
   // Receives each warning as "<file>: <what> (line N)". Default (empty): printed to stderr.
   std::function<void(const std::string&)> on_warning;
 };

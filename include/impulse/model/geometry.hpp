@@ -13,6 +13,11 @@ enum class ShapeType { Sphere, Box, Cylinder, Capsule, Mesh };
 
 const char* shape_type_name(ShapeType t);
 
+// How a mesh shape collides (docs/collision.md, "Meshes: convex hulls and triangle meshes"): as
+// the convex hull of its vertices (the default; a flat mesh, which has no hull, collides as its
+// triangles), or as its triangles (FCL's BVH; static meshes always do).
+enum class MeshCollision { ConvexHull, Triangles };
+
 struct CollisionShape {
   std::string name;        // "<link>/<k>" unless the URDF names it
   std::string link;        // URDF link the shape was declared on (before fixed-joint merging)
@@ -23,6 +28,7 @@ struct CollisionShape {
   Vec3 size = Vec3::Zero();
   SE3 X_BS;                // pose of the shape in the body frame
   std::string mesh_path;   // resolved file path, for meshes
+  MeshCollision mesh_collision = MeshCollision::ConvexHull;  // meshes of moving bodies
   std::string material = "default";
 };
 
