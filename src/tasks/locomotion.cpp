@@ -135,6 +135,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   // every World reads it each physics step.
   UrdfOptions uo;
   uo.package_paths = s.package_path;
+  uo.mesh_collision = s.mesh_collision;
   const std::string urdf = resolve_resource_uri(s.urdf, ".", s.package_path);
   const std::shared_ptr<const Model> shared = std::make_shared<const Model>(load_urdf(urdf, uo));
   const Model& model = *shared;

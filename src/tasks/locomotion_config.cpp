@@ -132,6 +132,11 @@ const std::vector<Key>& top_keys() {
          s.package_path.clear();
          for (const std::string& p : strings(v, k, c)) s.package_path.push_back(path(p, c));
        }},
+      {"mesh_collision", [](LocomotionSettings& s, const Json& v, const std::string& k, const Ctx& c) {
+         const std::string m = string(v, k, c);
+         if (m != "convex_hull" && m != "triangles") c.fail(k, "must be \"convex_hull\" or \"triangles\"");
+         s.mesh_collision = m == "triangles" ? MeshCollision::Triangles : MeshCollision::ConvexHull;
+       }},
       STRS(joints), STRS(feet),
       {"nominal", [](LocomotionSettings& s, const Json& v, const std::string& k, const Ctx& c) { s.nominal = numbers(v, k, c, false); }},
       NUM(base_height),

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "impulse/batch/thread_pool.hpp"
+#include "impulse/core/thread_pool.hpp"
 #include "impulse/core/check.hpp"
 #include "impulse/world/world.hpp"
 
@@ -30,7 +30,7 @@ TransitionDifferentiator::TransitionDifferentiator(const World& world, const Tra
   int threads = options.num_threads;
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int t = 0; t < threads; ++t) worlds_.push_back(world.clone());
-  if (threads > 1) pool_ = std::make_unique<batch::ThreadPool>(threads);
+  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
 }
 
 TransitionDifferentiator::~TransitionDifferentiator() = default;
@@ -68,7 +68,7 @@ TransitionJacobians TransitionDifferentiator::compute(const World& world) {
   std::vector<StepReport> reports(static_cast<std::size_t>(nitems));
 
   const auto run_item = [&](Index item) {
-    World& w = *worlds_[pool_ ? static_cast<std::size_t>(batch::ThreadPool::thread_index()) : 0];
+    World& w = *worlds_[pool_ ? static_cast<std::size_t>(ThreadPool::thread_index()) : 0];
     w.restore_state(base);
     if (item < ncols * per_col) {
       const Index c = item / per_col;

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "impulse/batch/thread_pool.hpp"
+#include "impulse/core/thread_pool.hpp"
 #include "impulse/core/error.hpp"
 
 using namespace impulse;

@@ -292,6 +292,8 @@ TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another 
     return dir.write("w.xml", "<world><robot urdf=\"m.urdf\" " + attr + "/></world>");
   };
   CHECK(parse_world_file(world_with("")).robots.at(0).model->collision.at(0).mesh_collision ==
+        MeshCollision::Triangles);  // the default
+  CHECK(parse_world_file(world_with("mesh_collision=\"convex_hull\"")).robots.at(0).model->collision.at(0).mesh_collision ==
         MeshCollision::ConvexHull);
   CHECK(parse_world_file(world_with("mesh_collision=\"triangles\"")).robots.at(0).model->collision.at(0).mesh_collision ==
         MeshCollision::Triangles);

@@ -125,7 +125,9 @@ TEST_CASE("active set: random sticking problems are solved to their one solution
 TEST_CASE("bisection: the active-set stage finishes a stack, warm starts take one sweep", "[solvers][active_set][bisection]") {
   const Stack s(6, 0.01);
   const ContactProblem problem = s.p.view();
-  BisectionSolver bisection;  // the defaults: the stage after 50 sweeps, or on a plateau
+  BisectionSettings bs;
+  bs.active_set_start = 50;  // the stage after 50 sweeps, or on a plateau
+  BisectionSolver bisection(bs);
   VecX lambda = VecX::Zero(problem.size());
   const SolverResult r = bisection.solve(problem, lambda);
   CHECK(r.converged());

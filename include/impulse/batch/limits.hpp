@@ -5,12 +5,12 @@
 
 #include <cstddef>
 
+#include "impulse/core/thread_pool.hpp"
 #include "impulse/core/types.hpp"
 
 namespace impulse::batch {
 
-// Threads of a ThreadPool at most (a pool of more threads than cores only adds switches).
-inline constexpr int kMaxThreads = 256;
+using impulse::kMaxThreads;  // core/thread_pool.hpp
 
 // Bytes of the heap in use by this process now (glibc's allocator statistics; 0 where unknown).
 std::size_t heap_bytes_in_use();

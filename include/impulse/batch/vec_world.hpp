@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "impulse/batch/thread_pool.hpp"
+#include "impulse/core/thread_pool.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
 

@@ -13,9 +13,7 @@
 namespace impulse {
 
 class World;
-namespace batch {
 class ThreadPool;
-}
 
 class TransitionDifferentiator {
  public:
@@ -35,7 +33,7 @@ class TransitionDifferentiator {
  private:
   TransitionOptions options_;
   std::vector<std::unique_ptr<World>> worlds_;  // one per thread
-  std::unique_ptr<batch::ThreadPool> pool_;     // null for one thread
+  std::unique_ptr<ThreadPool> pool_;     // null for one thread
 };
 
 }  // namespace impulse

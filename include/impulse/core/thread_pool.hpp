@@ -1,5 +1,5 @@
-// ThreadPool: a fixed set of std::thread workers for batched simulation (module batch/, above
-// world/). parallel_for(n, f) calls f(i) once for every i in [0, n), on the caller and the
+// ThreadPool: a fixed set of std::thread workers (module core/: batch/VecWorld, the step
+// Jacobians' columns and the tasks run their items on it). parallel_for(n, f) calls f(i) once for every i in [0, n), on the caller and the
 // workers; items are handed out one at a time through an atomic counter (dynamic scheduling:
 // worlds with more contacts take longer). Which thread runs which item varies from call to call,
 // so f(i) must touch only the data of item i: then the results do not depend on the thread count.
@@ -18,7 +18,10 @@
 
 #include "impulse/core/types.hpp"
 
-namespace impulse::batch {
+namespace impulse {
+
+// Threads of a ThreadPool at most (a pool of more threads than cores only adds switches).
+inline constexpr int kMaxThreads = 256;
 
 class ThreadPool {
  public:
@@ -77,4 +80,9 @@ class ThreadPool {
   std::mutex error_mutex_;
 };
 
+}  // namespace impulse
+
+// the batched layer's name for it (VecWorld, the tasks)
+namespace impulse::batch {
+using impulse::ThreadPool;
 }  // namespace impulse::batch

@@ -1,14 +1,13 @@
 // ThreadPool (see the header): workers sleep on a condition variable until a generation starts,
 // take items from an atomic counter, and report when done.
-#include "impulse/batch/thread_pool.hpp"
+#include "impulse/core/thread_pool.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "impulse/batch/limits.hpp"
 #include "impulse/core/error.hpp"
 
-namespace impulse::batch {
+namespace impulse {
 
 namespace {
 thread_local int tls_thread_index = 0;  // see ThreadPool::thread_index
@@ -107,4 +106,4 @@ void ThreadPool::run(Index n, void* callable, Invoke invoke, void* ahead_callabl
   if (error_) std::rethrow_exception(error_);
 }
 
-}  // namespace impulse::batch
+}  // namespace impulse
