@@ -143,7 +143,10 @@ TEST_CASE("kinematics derivatives: frame velocity, classical acceleration and dJ
     compute_kinematics_derivatives(model, data, q, u, udot);
     const Index nv = model.nv;
     MatX dv_dq(6, nv), dv_du(6, nv), da_dq(6, nv), da_du(6, nv), da_dudot(6, nv), dJ(6, nv), J(6, nv);
-    for (const auto& [body, p_B] : some_points(model, rng)) {
+    for (const auto& point : some_points(model, rng)) {
+      // (not structured bindings: C++17 lambdas cannot capture them, and clang refuses)
+      const Index body = point.first;
+      const Vec3 p_B = point.second;
       INFO(nm.name << ", body " << body);
       point_velocity_derivatives(model, data, body, p_B, dv_dq, dv_du);
       point_acceleration_derivatives(model, data, body, p_B, da_dq, da_du, da_dudot);
