@@ -113,8 +113,7 @@ class Reach:
         w.time_step = self.physics_dt
         robot = w.add_articulated_system(model, name="arm")
         self._nq, self._nv = robot.nq, robot.nv
-        q0 = model.neutral_configuration() if hasattr(model, "neutral_configuration") else np.zeros(self._nq)
-        q0 = np.array(q0, dtype=float)
+        q0 = np.array(model.neutral_configuration(), dtype=float)
         q0[self._qi] = self._nominal
         # every dof under PD: the actuated joints with the config's gains, the others (fingers)
         # held at their start position with the first joint's gains
