@@ -224,19 +224,22 @@ TEST_CASE("Locomotion: other robots from their configs stand under zero action",
     WARN("skipped: ../shared/models (example-robot-data) not present");
     return;
   }
-  for (const char* name : {"hyq.json", "anymal_c.json"}) {
+  // 8 robots with their start noise for 5 s: gains too weak for the robot's weight (HyQ at
+  // kp 200) let one of them sag and tip over after about 3 s
+  constexpr Index n = 8;
+  for (const char* name : {"hyq.json", "anymal_c.json", "solo12.json"}) {
     INFO(name);
-    LocomotionTask task(load_locomotion_config(kConfigDir + "/" + name), 2, 2);
+    LocomotionTask task(load_locomotion_config(kConfigDir + "/" + name), n, 2);
     Run r(task);
     task.reset(0, r.obs);
-    for (int k = 0; k < 100; ++k) {
+    for (int k = 0; k < 250; ++k) {
       r.step();
       REQUIRE(r.term.count() == 0);
     }
-    CHECK(r.obs.rightCols(4).sum() == 8);  // feet on the ground
-    RowMatX p(2, task.privileged_size()), f = p;
+    CHECK(r.obs.rightCols(4).sum() == 4 * n);  // feet on the ground
+    RowMatX p(n, task.privileged_size()), f = p;
     task.privileged(p, f);
-    CHECK(std::abs(p(0, 3) - task.base_height_target()) < 0.03);
+    for (Index i = 0; i < n; ++i) CHECK(std::abs(p(i, 3) - task.base_height_target()) < 0.03);
   }
 }
 
