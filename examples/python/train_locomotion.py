@@ -245,6 +245,8 @@ def main(argv=None):
     buf_done = torch.zeros(T, N, dtype=dtype)
 
     obs_np, _ = env.reset(seed=args.seed)
+    if hasattr(env, "spread_episodes"):  # tasks without terminations: episodes out of step
+        env.spread_episodes()
     obs = torch.tensor(obs_np, dtype=dtype)
     cobs = critic_obs(obs_np, env.privileged_observation()[0])
     running_return = np.zeros(N)

@@ -105,6 +105,15 @@ def test_reach_on_the_batched_api():
     oa, _ = a.reset()
     ob, _ = b.reset()
     np.testing.assert_array_equal(oa[2:], ob)
+    # spread episodes end at different steps, each after at most max_episode_steps
+    c = Reach(os.path.join(CONFIGS, "panda_reach.json"), 8, num_threads=1, seed=2, overrides={"max_episode_steps": 6})
+    c.reset()
+    c.spread_episodes()
+    ended = np.full(8, -1)
+    for k in range(6):
+        _, _, _, trunc, _ = c.step(np.zeros((8, 7)))
+        ended[(ended < 0) & trunc] = k
+    assert np.all(ended >= 0) and len(set(ended.tolist())) > 1
 
 
 def test_vec_world_batched_queries_match_the_single_world(stand_file):

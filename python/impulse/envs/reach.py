@@ -39,7 +39,9 @@ DEFAULTS: Dict[str, Any] = {
     "target_center": [0.5, 0.0, 0.4],     # m, world frame
     "target_half_extent": [0.15, 0.3, 0.2],  # m: the target box's half sizes
     "init_joint_noise": 0.1,      # rad, uniform +-
-    "rewards": {"distance": -1.0, "precision": 1.0, "precision_scale": 0.02, "action_rate": -0.01},
+    # per second (the reward is times control_dt): a 2 s episode at the target scores about 20,
+    # the scale of the locomotion tasks' returns, which the critic of train_locomotion.py fits well
+    "rewards": {"distance": -10.0, "precision": 10.0, "precision_scale": 0.02, "action_rate": -0.1},
 }
 REQUIRED = ("urdf", "joints", "end_effector", "nominal")
 
@@ -217,6 +219,16 @@ class Reach:
         self._observe(self._obs)
         self._needs_reset = False
         return self._obs, {}
+
+    def spread_episodes(self) -> None:
+        """Moves each environment to a random point of its first episode (a uniform step count in
+        [0, max_episode_steps)), so that later episodes end at different times. Without terminations
+        all episodes would start and end together, and every batch of a rollout would hold the same
+        phase of the episode (legged_gym's init_at_random_ep_len). For training; call after reset()."""
+        if self._needs_reset:
+            raise _impulse.Error("Reach.spread_episodes: call reset() first")
+        for i in range(self.num_envs):
+            self._steps[i] = int(self._rngs[i].integers(0, self.max_episode_steps))
 
     def distance(self) -> np.ndarray:
         """|target - end effector| of every environment now (m)."""
