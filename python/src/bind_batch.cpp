@@ -100,7 +100,41 @@ void bind_batch(py::module_& m) {
       .def("set_friction", [](VecWorld& v, Eigen::Ref<const VecX> mu) { v.set_friction(mu); }, py::arg("friction"),
            "Friction coefficient of the default material pair per world (N).")
       .def("set_pd_gains", [](VecWorld& v, Index s, Rcref kp, Rcref kd) { v.set_pd_gains(s, kp, kd); },
-           py::arg("system"), py::arg("kp"), py::arg("kd"), "PD gains of a system per world (N x nv each).");
+           py::arg("system"), py::arg("kp"), py::arg("kd"), "PD gains of a system per world (N x nv each).")
+      .def("get_applied_torques", [](const VecWorld& v, Index s, Rref out) { v.get_applied_torques(s, out); },
+           py::arg("system"), py::arg("out"),
+           "Actuator torque of the last step (explicit + PD within the effort limits) into out (N x nv).")
+      .def(
+          "get_height_scan",
+          [](const VecWorld& v, Index s, Index frame, Rcref pattern, Rref out, Scalar ray_start, Scalar max_distance) {
+            without_gil(v, "VecWorld", "get_height_scan",
+                        [&] { v.get_height_scan(s, frame, pattern, out, ray_start, max_distance); });
+          },
+          py::arg("system"), py::arg("frame"), py::arg("pattern"), py::arg("out"), py::arg("ray_start") = 1.0,
+          py::arg("max_distance") = 10.0,
+          "Terrain height (world z; NaN: no terrain) under the points of pattern (P x 2, the frame's yaw-aligned "
+          "horizontal frame) around a frame (index: frame_ids) into out (N x P).")
+      .def(
+          "set_material_friction",
+          [](VecWorld& v, const std::string& a, const std::string& b, Eigen::Ref<const VecX> mu) {
+            v.set_material_friction(a, b, mu);
+          },
+          py::arg("a"), py::arg("b"), py::arg("friction"), "Friction of the material pair (a, b) per world (N).")
+      .def(
+          "set_body_mass",
+          [](VecWorld& v, Index s, Index body, Eigen::Ref<const VecX> mass, Rcref com) {
+            without_gil(v, "VecWorld", "set_body_mass", [&] { v.set_body_mass(s, body, mass, com); });
+          },
+          py::arg("system"), py::arg("body"), py::arg("mass"), py::arg("com"),
+          "Mass (N) and centre of mass (N x 3, body frame) of a body (index: body_ids) per world; its rotational "
+          "inertia is kept.")
+      .def(
+          "set_external_wrenches",
+          [](VecWorld& v, Index s, const std::vector<Index>& bodies, Rcref wrenches) {
+            without_gil(v, "VecWorld", "set_external_wrenches", [&] { v.set_external_wrenches(s, bodies, wrenches); });
+          },
+          py::arg("system"), py::arg("bodies"), py::arg("wrenches"),
+          "Wrenches [f; tau] (world frame, force at the body origin) on bodies for the next step (N x 6B).");
 }
 
 }  // namespace impulse::python

@@ -51,6 +51,19 @@ void bind_model(py::module_& m) {
       .def("joint_id", &Model::joint_id, py::arg("name"), "Index of a joint; raises InvalidArgument if absent.")
       .def("frame_id", &Model::frame_id, py::arg("name"), "Index of a frame; raises InvalidArgument if absent.")
       .def("total_mass", &Model::total_mass)
+      .def(
+          "body_inertia",
+          [](const Model& m, const py::object& body) {
+            const Index b = py::isinstance<py::str>(body) ? m.body_id(body.cast<std::string>()) : body.cast<Index>();
+            if (b < 0 || b >= m.nb)
+              throw InvalidArgument("body_inertia: body index " + std::to_string(b) + " out of range (" +
+                                    std::to_string(m.nb) + " bodies)");
+            const Inertia& I = m.inertia[static_cast<std::size_t>(b)];
+            return py::make_tuple(I.m, Vec3(I.c), Mat3(I.Ic));
+          },
+          py::arg("body"),
+          "(mass, centre of mass (body frame), rotational inertia about it) of a body (name or index), fixed "
+          "children merged.")
       .def("neutral_configuration", &Model::neutral_configuration,
            "Zero joints, identity base orientation, origin position.")
       .def(

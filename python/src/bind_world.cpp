@@ -270,6 +270,16 @@ void bind_world(py::module_& m) {
       .def("set_material_pair", &World::set_material_pair, py::arg("a"), py::arg("b"), py::arg("friction"),
            py::arg("restitution"))
       .def("set_default_material", &World::set_default_material, py::arg("friction"), py::arg("restitution"))
+      .def(
+          "set_body_inertia",
+          [](World& w, Index system, const py::object& body, Scalar mass, const Vec3& com, const Mat3& inertia) {
+            const Index b = py::isinstance<py::str>(body) ? w.system(system).model().body_id(body.cast<std::string>())
+                                                          : body.cast<Index>();
+            w.set_body_inertia(system, b, Inertia(mass, com, inertia));
+          },
+          py::arg("system"), py::arg("body"), py::arg("mass"), py::arg("com"), py::arg("inertia"),
+          "Replaces a body's inertia (body name or index): mass (kg), centre of mass (body frame, m) and rotational "
+          "inertia about it (3 x 3, kg m^2). For per-environment randomization; warm start and contacts are cleared.")
       // static objects
       .def("add_ground", [](World& w, Scalar h, const std::string& mat) { return w.add_ground(h, mat); },
            py::arg("height") = 0.0, py::arg("material") = "default")

@@ -1,10 +1,13 @@
 // VecWorld (see the header).
 #include "impulse/batch/vec_world.hpp"
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "impulse/batch/limits.hpp"
 #include "impulse/core/error.hpp"
+#include "impulse/model/model_builder.hpp"
 
 namespace impulse::batch {
 
@@ -19,6 +22,8 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
   worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  ray_from_.resize(static_cast<std::size_t>(pool_.num_threads()));
+  ray_t_.resize(static_cast<std::size_t>(pool_.num_threads()));
   pool_.parallel_for(num_worlds - 1, [&](Index i) {
     auto w = std::make_unique<World>();
     build_world(description, *w);
@@ -38,6 +43,8 @@ VecWorld::VecWorld(const World& prototype, Index num_worlds, int num_threads) : 
   worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  ray_from_.resize(static_cast<std::size_t>(pool_.num_threads()));
+  ray_t_.resize(static_cast<std::size_t>(pool_.num_threads()));
   // clone() reads the prototype only: clones in parallel are safe
   pool_.parallel_for(num_worlds - 1, [&](Index i) { worlds_[static_cast<std::size_t>(i + 1)] = prototype.clone(); });
   for (auto& ws : workspaces_)
@@ -277,6 +284,109 @@ void VecWorld::set_pd_gains(Index s, const RowMatXcref& kp, const RowMatXcref& k
   for (Index i = 0; i < size(); ++i)
     worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)]->set_pd_gains(kp.row(i).transpose(),
                                                                                               kd.row(i).transpose());
+}
+
+void VecWorld::get_applied_torques(Index s, RowMatXref out) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_applied_torques");
+  check_rows("get_applied_torques", out.rows(), out.cols(), s, false);
+  for (Index i = 0; i < size(); ++i)
+    out.row(i) = worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)]->applied_torque().transpose();
+}
+
+void VecWorld::get_height_scan(Index s, Index frame, const RowMatXcref& pattern, RowMatXref out, Scalar ray_start,
+                               Scalar max_distance) const {
+  const UseMarker::Scope in_use(use_, "VecWorld", "get_height_scan");
+  const Index P = pattern.rows();
+  if (pattern.cols() != 2 || P < 1)
+    throw InvalidArgument("VecWorld::get_height_scan: pattern must have shape (P, 2) with P >= 1, got (" +
+                          std::to_string(pattern.rows()) + ", " + std::to_string(pattern.cols()) + ")");
+  if (!pattern.allFinite()) throw InvalidArgument("VecWorld::get_height_scan: pattern must be finite");
+  if (!(std::isfinite(ray_start) && std::isfinite(max_distance) && max_distance > 0))
+    throw InvalidArgument("VecWorld::get_height_scan: ray_start must be finite and max_distance finite and > 0");
+  check_frames("get_height_scan", s, {frame}, false, out.rows(), out.cols(), P);  // out: (N, P)
+  const std::vector<Index> frames{frame};
+  const_cast<ThreadPool&>(pool_).parallel_for(size(), [&](Index i) {
+    const World& w = *worlds_[static_cast<std::size_t>(i)];
+    const ArticulatedSystem& sys = *w.systems()[static_cast<std::size_t>(s)];
+    Scalar pose[7];
+    sys.frame_poses(frames, pose);
+    const Eigen::Quaternion<Scalar> q(pose[3], pose[4], pose[5], pose[6]);
+    const Mat3 R = q.toRotationMatrix();
+    // yaw-aligned: the heading of the frame's x axis in the horizontal plane (sensors.hpp's HeightScan)
+    const Scalar yaw = std::atan2(R(1, 0), R(0, 0));
+    const Scalar c = std::cos(yaw), sn = std::sin(yaw);
+    const Scalar z0 = pose[2] + ray_start;
+    const auto t_index = static_cast<std::size_t>(ThreadPool::thread_index());
+    std::vector<Vec3>& from = ray_from_[t_index];
+    std::vector<Scalar>& t = ray_t_[t_index];
+    from.resize(static_cast<std::size_t>(P));
+    t.resize(static_cast<std::size_t>(P));
+    for (Index k = 0; k < P; ++k) {
+      const Scalar px = pattern(k, 0), py = pattern(k, 1);
+      from[static_cast<std::size_t>(k)] = Vec3(pose[0] + c * px - sn * py, pose[1] + sn * px + c * py, z0);
+    }
+    w.collision().raycast_static_down(from.data(), from.size(), max_distance, t.data());
+    for (Index k = 0; k < P; ++k) {
+      const Scalar tk = t[static_cast<std::size_t>(k)];
+      out(i, k) = tk <= max_distance ? z0 - tk : std::numeric_limits<Scalar>::quiet_NaN();
+    }
+  });
+}
+
+void VecWorld::set_material_friction(const std::string& a, const std::string& b, const VecXcref& friction) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_material_friction");
+  if (friction.size() != size())
+    throw InvalidArgument("VecWorld::set_material_friction: expected " + std::to_string(size()) + " values, got " +
+                          std::to_string(friction.size()));
+  if (!friction.allFinite() || (friction.array() < 0).any())
+    throw InvalidArgument("VecWorld::set_material_friction: friction must be finite and >= 0");
+  for (const std::string* name : {&a, &b})
+    if (worlds_.front()->materials().find(*name) < 0)
+      throw InvalidArgument("VecWorld::set_material_friction: no material '" + *name + "' in the worlds");
+  for (Index i = 0; i < size(); ++i) {
+    World& w = *worlds_[static_cast<std::size_t>(i)];
+    w.set_material_pair(a, b, friction[i], w.materials().pair(a, b).restitution);
+  }
+}
+
+void VecWorld::set_body_mass(Index s, Index body, const VecXcref& mass, const RowMatXcref& com) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_body_mass");
+  check_frames("set_body_mass", s, {body}, true, com.rows(), com.cols(), 3);
+  if (mass.size() != size())
+    throw InvalidArgument("VecWorld::set_body_mass: expected " + std::to_string(size()) + " masses, got " +
+                          std::to_string(mass.size()));
+  // every row is checked (as World::set_body_inertia would) before any world changes
+  const auto b = static_cast<std::size_t>(body);
+  for (Index i = 0; i < size(); ++i) {
+    const World& w = *worlds_[static_cast<std::size_t>(i)];
+    const Inertia& I = w.systems()[static_cast<std::size_t>(s)]->model().inertia[b];
+    try {
+      check_inertia(Inertia(mass[i], com.row(i).transpose(), I.Ic), "VecWorld::set_body_mass: row " + std::to_string(i));
+    } catch (const ModelError& e) {
+      throw InvalidArgument(e.what());
+    }
+  }
+  pool_.parallel_for(size(), [&](Index i) {
+    World& w = *worlds_[static_cast<std::size_t>(i)];
+    const Inertia& I = w.systems()[static_cast<std::size_t>(s)]->model().inertia[b];
+    w.set_body_inertia(s, body, Inertia(mass[i], com.row(i).transpose(), I.Ic));
+  });
+}
+
+void VecWorld::set_external_wrenches(Index s, const std::vector<Index>& bodies, const RowMatXcref& wrenches) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_external_wrenches");
+  check_frames("set_external_wrenches", s, bodies, true, wrenches.rows(), wrenches.cols(), 6);
+  if (!wrenches.allFinite()) throw InvalidArgument("VecWorld::set_external_wrenches: wrenches must be finite");
+  pool_.parallel_for(size(), [&](Index i) {
+    ArticulatedSystem& sys = *worlds_[static_cast<std::size_t>(i)]->systems()[static_cast<std::size_t>(s)];
+    sys.clear_external_forces();
+    for (std::size_t k = 0; k < bodies.size(); ++k) {
+      const auto c = static_cast<Index>(6 * k);
+      const Vec3 f = wrenches.row(i).segment<3>(c).transpose(), tau = wrenches.row(i).segment<3>(c + 3).transpose();
+      sys.set_external_force(bodies[k], f, sys.body_pose(bodies[k]).p);
+      sys.set_external_torque(bodies[k], tau);
+    }
+  });
 }
 
 }  // namespace impulse::batch

@@ -15,9 +15,9 @@ namespace {
 
 bool finite_se3(const SE3& X) { return X.R.allFinite() && X.p.allFinite(); }
 
-// Physical validity of a rigid-body inertia: m >= 0, Ic symmetric positive semi-definite and its
-// principal moments satisfying the triangle inequality (a real mass distribution has
-// I1 + I2 >= I3 for every permutation).
+}  // namespace
+
+// (the triangle inequality: a real mass distribution has I1 + I2 >= I3 for every permutation)
 void check_inertia(const Inertia& I, const std::string& what) {
   MODEL_CHECK(std::isfinite(I.m) && I.c.allFinite() && I.Ic.allFinite(), what, ": inertia has a non-finite entry");
   MODEL_CHECK(I.m >= 0, what, ": negative mass ", I.m);
@@ -29,6 +29,8 @@ void check_inertia(const Inertia& I, const std::string& what) {
   MODEL_CHECK(e[0] + e[1] >= e[2] - tol, what, ": principal moments ", e.transpose(),
               " violate the triangle inequality");
 }
+
+namespace {
 
 // Motion subspace of joint i in its body frame at the neutral configuration.
 Mat6X neutral_subspace(JointType t, const Vec3& axis) {

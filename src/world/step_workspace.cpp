@@ -1,8 +1,10 @@
 // StepWorkspace: shared step scratch for batched Worlds. See step_workspace.hpp.
 #include "impulse/world/step_workspace.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 
 #include "impulse/solvers/solver_registry.hpp"
 
@@ -16,7 +18,14 @@ StepWorkspace::StepWorkspace() : id_(next_workspace_id.fetch_add(1, std::memory_
 
 const Model* StepWorkspace::canonical(const std::shared_ptr<const Model>& model) {
   auto it = canonical_.find(model.get());
-  if (it != canonical_.end()) return it->second.canonical;
+  if (it != canonical_.end()) {
+    if (!it->second.model.expired()) return it->second.canonical;
+    canonical_.erase(it);  // its Model is gone: this one took its address
+  }
+  if (canonical_.size() >= prune_at_) {
+    for (auto a = canonical_.begin(); a != canonical_.end();) a = a->second.model.expired() ? canonical_.erase(a) : std::next(a);
+    prune_at_ = std::max<std::size_t>(64, 2 * canonical_.size());
+  }
   // a Model seen for the first time: the first one it equals but for the inertias, or itself
   const Model* c = model.get();
   for (const std::shared_ptr<const Model>& m : canonical_models_)

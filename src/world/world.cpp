@@ -326,6 +326,31 @@ ArticulatedSystem& World::add_capsule(const std::string& name, Scalar r, Scalar 
                        diagonal_inertia(mass, Vec3(Ixx, Ixx, Izz)));
 }
 
+void World::set_body_inertia(Index system, Index body, const Inertia& inertia) {
+  const auto in_use = use("set_body_inertia");
+  IMPULSE_CHECK(system >= 0 && system < num_systems(), "set_body_inertia: system index ", system, " out of range (",
+                num_systems(), " systems)");
+  ArticulatedSystem& s = *systems_[static_cast<std::size_t>(system)];
+  const Model& old = *s.model_;
+  IMPULSE_CHECK(body >= 0 && body < old.nb, "set_body_inertia: body index ", body, " of system '", s.name(),
+                "' out of range (", old.nb, " bodies)");
+  try {
+    check_inertia(inertia, "set_body_inertia: body '" + old.body_names[static_cast<std::size_t>(body)] +
+                               "' of system '" + s.name() + "'");
+  } catch (const ModelError& e) {
+    throw InvalidArgument(e.what());
+  }
+  Model copy = old;
+  copy.inertia[static_cast<std::size_t>(body)] = inertia;
+  if (copy == old) return;
+  std::shared_ptr<const Model> shared = shared_model_equal_to(copy);
+  if (!shared) shared = std::make_shared<const Model>(std::move(copy));
+  s.model_ = std::move(shared);
+  // the stepper's views, the layout and the shared-Model ranks follow the new Model (clone()
+  // replays each system with its current Model)
+  reserve();
+}
+
 ArticulatedSystem& World::system(Index i) {
   IMPULSE_CHECK(i >= 0 && i < num_systems(), "system index ", i, " out of range (", num_systems(), " systems)");
   return *systems_[static_cast<std::size_t>(i)];
@@ -347,11 +372,18 @@ ArticulatedSystem& World::system(const std::string& name) {
 void World::reserve() {
   step_systems_.clear();
   same_model_rank_.clear();
+  // A StepWorkspace holds one Data per (Model, rank) and counts Models equal but for inertia as
+  // one: the rank of a system is the number of earlier systems of its class (Models equal but for
+  // inertia), or two of them would share a Data. Classes: (a Model of the class, systems so far).
+  std::vector<std::pair<const Model*, Index>> classes;
   for (ArticulatedSystem* s : system_ptrs_) {
     step_systems_.push_back(s->stepper_system());
-    Index k = 0;
-    for (std::size_t j = 0; j + 1 < step_systems_.size(); ++j) k += system_ptrs_[j]->model_ == s->model_;
-    same_model_rank_.push_back(k);
+    const Model* m = s->model_.get();
+    auto c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first == m; });
+    if (c == classes.end())
+      c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first->equal_except_inertia(*m); });
+    if (c == classes.end()) c = classes.insert(classes.end(), {m, 0});
+    same_model_rank_.push_back(c->second++);
   }
   workspace_data_.assign(step_systems_.size(), {0, nullptr});
   layout_.clear();

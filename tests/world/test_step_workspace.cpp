@@ -126,3 +126,46 @@ TEST_CASE("step workspace: each World solves with its own solver settings", "[wo
   CHECK(alone[0]->system(0).q() != alone[1]->system(0).q());
   CHECK(alone[0]->system(0).q() != alone[2]->system(0).q());
 }
+
+// A body's inertia replaced per World (domain randomization): the system steps with a copy of its
+// Model that differs only there, a workspace keeps serving it with the same Data, clone() carries
+// it, and the workspace does not keep the replaced Models alive (randomizing every episode would
+// otherwise grow every thread's workspace without bound).
+TEST_CASE("step workspace: set_body_inertia per World, replaced Models released", "[world][batch]") {
+  Model m;
+  if (!impulse::test::load_anymal(m)) return;
+  const auto anymal = std::make_shared<const Model>(m);
+  auto heavy = make_scene(anymal, 0.0);
+  auto light = make_scene(anymal, 0.0);
+  StepWorkspace ws;
+  for (int k = 0; k < 5; ++k) heavy->integrate(ws), light->integrate(ws);
+  const Index data_before = ws.size();
+  const Inertia base = anymal->inertia[0];
+  std::weak_ptr<const Model> replaced;
+  for (int episode = 0; episode < 3; ++episode) {
+    heavy->set_body_inertia(0, 0, Inertia(base.m + 5 + episode, base.c + Vec3(0.01, 0, 0), base.Ic));
+    if (episode == 0) replaced = heavy->system(0).shared_model();
+    for (int k = 0; k < 5; ++k) heavy->integrate(ws), light->integrate(ws);
+  }
+  CHECK(replaced.expired());  // stepped with the workspace, then replaced: released
+  CHECK(ws.size() == data_before);  // equal but for inertia: the same Data
+  CHECK(heavy->system(0).model().total_mass() == Approx(anymal->total_mass() + 7));
+  CHECK(heavy->system(1).model().total_mass() == Approx(anymal->total_mass()));  // one system only
+  CHECK(heavy->system(0).model().equal_except_inertia(*anymal));
+  // a heavier base sinks its standing robot deeper than the other World's
+  for (int k = 0; k < 400; ++k) heavy->integrate(ws), light->integrate(ws);
+  CHECK(heavy->system(0).q()[2] < light->system(0).q()[2] - 1e-4);
+  CHECK(heavy->system(1).q() == light->system(1).q());
+  // the stepping path does not matter: the World's own scratch gives the same bits
+  auto copy = heavy->clone();
+  CHECK(copy->system(0).model() == heavy->system(0).model());
+  for (int k = 0; k < 20; ++k) heavy->integrate(ws), copy->integrate();
+  CHECK(copy->system(0).q() == heavy->system(0).q());
+  // bad input: named, nothing changed
+  const Model before = heavy->system(0).model();
+  CHECK_THROWS_WITH(heavy->set_body_inertia(0, 0, Inertia(-1, base.c, base.Ic)),
+                    Catch::Contains("negative mass") && Catch::Contains("body 'base'"));
+  CHECK_THROWS_WITH(heavy->set_body_inertia(0, 99, base), Catch::Contains("body index 99"));
+  CHECK_THROWS_WITH(heavy->set_body_inertia(7, 0, base), Catch::Contains("system index 7"));
+  CHECK(heavy->system(0).model() == before);
+}

@@ -70,12 +70,37 @@ class VecWorld {
   // world frame): out (N x 3 B), per body [fx fy fz]; zero for a body without contact.
   void get_contact_forces(Index s, const std::vector<Index>& bodies, RowMatXref out) const;
 
+  // Actuator torque of system s applied in the last step (ArticulatedSystem::applied_torque: the
+  // explicit force plus the PD torque within the URDF effort limits): out (N x nv).
+  void get_applied_torques(Index s, RowMatXref out) const;
+  // Height scan: the static terrain's height (world z) under points around a frame of system s, or
+  // NaN where a ray finds no terrain. pattern (P x 2): the points in the frame's yaw-aligned
+  // horizontal frame (x forward, y left; roll and pitch ignored), as sensors.hpp's HeightScan;
+  // rays go down from ray_start above the frame for at most max_distance. out (N x P). A pattern
+  // of one point (0, 0) gives the terrain under the frame: its height over the terrain is the
+  // frame's z minus that.
+  void get_height_scan(Index s, Index frame, const RowMatXcref& pattern, RowMatXref out, Scalar ray_start = 1.0,
+                       Scalar max_distance = 10.0) const;
+
   // Per-environment parameters (domain randomization), each checked before any world changes.
   // gravity (N x 3, m/s^2); friction (N): the default material pair's coefficient;
   // kp, kd (N x nv): the PD gains of system s.
   void set_gravity(const RowMatXcref& gravity);
   void set_friction(const VecXcref& friction);
   void set_pd_gains(Index s, const RowMatXcref& kp, const RowMatXcref& kd);
+  // The friction coefficient (N) of the pair of materials a, b (names registered in the worlds);
+  // the pair's restitution is kept.
+  void set_material_friction(const std::string& a, const std::string& b, const VecXcref& friction);
+  // Mass (N, kg) and centre of mass (N x 3, body frame, m) of one body of system s per world; its
+  // rotational inertia about the centre of mass is kept (World::set_body_inertia). Added mass and
+  // a centre-of-mass shift are the nominal values (world(i).system(s).model().inertia) plus the
+  // draws. A world whose values are already its body's changes nothing.
+  void set_body_mass(Index s, Index body, const VecXcref& mass, const RowMatXcref& com);
+  // External wrenches (pushes) on bodies of system s for the next step: per world and body
+  // [fx fy fz tx ty tz] in the world frame, the force acting at the body frame's origin
+  // (ArticulatedSystem::set_external_force / set_external_torque; cleared after that step).
+  // wrenches (N x 6 B). A body listed twice gets the sum.
+  void set_external_wrenches(Index s, const std::vector<Index>& bodies, const RowMatXcref& wrenches);
 
   // One thread at a time (docs/threading.md): the calls above hold this marker and refuse with
   // ConcurrentUseError while another thread holds it.
@@ -90,6 +115,9 @@ class VecWorld {
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<int> status_;
   std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
+  // per thread: the ray origins and distances of get_height_scan (grown on use)
+  mutable std::vector<std::vector<Vec3>> ray_from_;
+  mutable std::vector<std::vector<Scalar>> ray_t_;
   UseMarker use_;
 };
 

@@ -19,6 +19,10 @@ struct JointLimits {
   Scalar armature = 0;
 };
 
+// Physical validity of a rigid-body inertia (finite, m >= 0, Ic symmetric positive semi-definite,
+// principal moments satisfying the triangle inequality); throws ModelError naming `what`.
+void check_inertia(const Inertia& inertia, const std::string& what);
+
 class ModelBuilder {
  public:
   explicit ModelBuilder(std::string model_name = "model");

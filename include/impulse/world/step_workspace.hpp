@@ -76,7 +76,10 @@ class StepWorkspace {
     std::unique_ptr<Data> data;
   };
   struct Alias {
-    std::shared_ptr<const Model> model;  // keeps the key's address from being reused
+    // the Model at the key's address when the alias was made: expired when that Model is gone
+    // (its address may then hold another one). Weak, so that Models made for a while (a
+    // randomized inertia per episode) are not kept alive by every workspace that stepped them.
+    std::weak_ptr<const Model> model;
     const Model* canonical;
   };
   struct StepperEntry {
@@ -87,6 +90,7 @@ class StepWorkspace {
   std::uint64_t id_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
   std::unordered_map<const Model*, Alias> canonical_;
+  std::size_t prune_at_ = 64;  // canonical_'s size at which expired aliases are dropped
   std::vector<std::shared_ptr<const Model>> canonical_models_;
   std::vector<StepperEntry> steppers_;  // a few layouts at most: searched in order
   std::vector<std::unique_ptr<ContactSolver>> solvers_;  // one per registry name in use

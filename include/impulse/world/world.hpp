@@ -179,6 +179,16 @@ class World {
   ArticulatedSystem& add_cylinder(const std::string& name, Scalar radius, Scalar length, Scalar mass,
                                   const std::string& material = "default", const CollisionFilter& f = {});
 
+  // Per-environment physical parameters (domain randomization): replaces the inertia of one body
+  // of a system (mass, centre of mass and rotational inertia about it, body frame). The system
+  // then steps with a copy of its Model that differs in that inertia only (shared with the other
+  // systems of this World whose Model equals it; Worlds stepped with one StepWorkspace keep sharing
+  // its Data and Steppers: Model::equal_except_inertia). State, inputs and the initial state are
+  // kept; the warm-start memory and the last step's contacts are cleared, as when an object is
+  // added. Throws InvalidArgument (nothing changed) for an index out of range or an inertia that
+  // is not physical (check_inertia, model_builder.hpp).
+  void set_body_inertia(Index system, Index body, const Inertia& inertia);
+
   Index num_systems() const { return static_cast<Index>(systems_.size()); }
   ArticulatedSystem& system(Index i);
   ArticulatedSystem& system(const std::string& name);
