@@ -83,10 +83,14 @@ void bind_model(py::module_& m) {
         UrdfOptions o;
         o.fixed_base = fixed_base;
         o.package_paths = package_paths;
-        return load_urdf(path, o);
+        // package:// and file:// URIs as the world files take them (relative paths stay relative)
+        const bool uri = path.rfind("package://", 0) == 0 || path.rfind("file://", 0) == 0;
+        return load_urdf(uri ? resolve_resource_uri(path, ".", package_paths) : path, o);
       },
       py::arg("path"), py::arg("fixed_base") = false, py::arg("package_paths") = std::vector<std::string>{},
-      "Loads a URDF file into a Model (raises ModelError naming the file and the problem).");
+      "Loads a URDF file (a path, or a package:// or file:// URI searched in package_paths, then "
+      "IMPULSE_PACKAGE_PATH, ROS_PACKAGE_PATH and AMENT_PREFIX_PATH) into a Model (raises ModelError naming the "
+      "file and the problem).");
 }
 
 }  // namespace impulse::python

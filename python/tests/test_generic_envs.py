@@ -99,6 +99,8 @@ def test_reach_on_the_batched_api():
     assert not np.allclose(env.distance(), d0)  # new targets
     with pytest.raises(impulse.InvalidArgument, match="unknown key 'speed'"):
         Reach(os.path.join(CONFIGS, "panda_reach.json"), 1, overrides={"speed": 1})
+    with pytest.raises(impulse.ModelError, match="package 'nope'.*not found"):
+        Reach(os.path.join(CONFIGS, "panda_reach.json"), 1, overrides={"urdf": "package://nope/arm.urdf"})
     # a split of the environments (first_env) draws the same targets
     a = Reach(os.path.join(CONFIGS, "panda_reach.json"), 4, num_threads=1, seed=5)
     b = Reach(os.path.join(CONFIGS, "panda_reach.json"), 2, num_threads=1, seed=5, first_env=2)

@@ -93,9 +93,7 @@ class Reach:
             raise _impulse.InvalidArgument(f"Reach: num_envs must be >= 1, got {n}")
         self.first_env = int(first_env)
         packages = [_resolve(p, base) for p in c["package_path"]]
-        model = _impulse.load_urdf(_resolve(c["urdf"], base) if not c["urdf"].startswith("package://")
-                                   else self._package_file(c["urdf"], packages), fixed_base=True,
-                                   package_paths=packages)
+        model = _impulse.load_urdf(_resolve(c["urdf"], base), fixed_base=True, package_paths=packages)
         self.joints = list(c["joints"])
         J = len(self.joints)
         if len(c["nominal"]) != J:
@@ -155,15 +153,6 @@ class Reach:
         self._obs = np.zeros((n, 3 * J + 9))
         self._rngs = []
         self._needs_reset = True
-
-    @staticmethod
-    def _package_file(uri: str, packages) -> str:
-        rest = uri[len("package://"):]
-        for p in packages + os.environ.get("IMPULSE_PACKAGE_PATH", "").split(os.pathsep) + \
-                os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
-            if p and os.path.exists(os.path.join(p, rest)):
-                return os.path.join(p, rest)
-        raise _impulse.InvalidArgument(f"Reach: '{uri}' not found in the package paths {packages}")
 
     @property
     def num_threads(self) -> int:
