@@ -1,5 +1,6 @@
 // Model: the immutable description of one articulated system, read-only from Python.
 #include "bindings.hpp"
+#include "impulse/core/check.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/model.hpp"
 
@@ -66,14 +67,21 @@ void bind_model(py::module_& m) {
 
   m.def(
       "load_urdf",
-      [](const std::string& path, bool fixed_base, const std::vector<std::string>& package_paths) {
+      [](const std::string& path, bool fixed_base, const std::vector<std::string>& package_paths,
+         const std::string& mesh_collision) {
+        IMPULSE_CHECK(mesh_collision == "convex_hull" || mesh_collision == "triangles", "load_urdf: mesh_collision '",
+                      mesh_collision, "' is not one of convex_hull, triangles");
         UrdfOptions o;
         o.fixed_base = fixed_base;
         o.package_paths = package_paths;
+        o.mesh_collision = mesh_collision == "triangles" ? MeshCollision::Triangles : MeshCollision::ConvexHull;
         return load_urdf(path, o);
       },
       py::arg("path"), py::arg("fixed_base") = false, py::arg("package_paths") = std::vector<std::string>{},
-      "Loads a URDF file into a Model (raises ModelError naming the file and the problem).");
+      py::arg("mesh_collision") = "convex_hull",
+      "Loads a URDF file into a Model (raises ModelError naming the file and the problem). Collision "
+      "meshes collide as their convex hulls (mesh_collision='convex_hull', the default) or as their "
+      "triangles ('triangles'; docs/collision.md).");
 }
 
 }  // namespace impulse::python

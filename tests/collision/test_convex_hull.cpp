@@ -330,7 +330,7 @@ TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another 
     return dir.write("w.xml", "<world><robot urdf=\"m.urdf\" " + attr + "/></world>");
   };
   CHECK(parse_world_file(world_with("")).robots.at(0).model->collision.at(0).mesh_collision ==
-        MeshCollision::Triangles);  // the default
+        MeshCollision::ConvexHull);  // the default
   CHECK(parse_world_file(world_with("mesh_collision=\"convex_hull\"")).robots.at(0).model->collision.at(0).mesh_collision ==
         MeshCollision::ConvexHull);
   CHECK(parse_world_file(world_with("mesh_collision=\"triangles\"")).robots.at(0).model->collision.at(0).mesh_collision ==
@@ -339,6 +339,15 @@ TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another 
   CHECK_THAT(msg, Catch::Matchers::Contains("mesh_collision") &&
                       Catch::Matchers::Contains("'hull' is not one of convex_hull, triangles"));
   CHECK(msg.find('\n') == std::string::npos);
+}
+
+TEST_CASE("mesh collision: convex hulls by default (UrdfOptions, CollisionShape), triangles on request") {
+  CHECK(UrdfOptions().mesh_collision == MeshCollision::ConvexHull);
+  CHECK(CollisionShape().mesh_collision == MeshCollision::ConvexHull);
+  TempDir dir;
+  const std::string cube = dir.write("cube.obj", cube_obj(0.05));
+  CHECK(load_urdf_string(mesh_urdf(cube), UrdfOptions(), "m.urdf").collision.at(0).mesh_collision ==
+        MeshCollision::ConvexHull);
 }
 
 TEST_CASE("hull on a plane: a face smaller than the hull's thickness keeps its 4 corners as the hull rocks") {
