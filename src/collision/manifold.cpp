@@ -247,7 +247,8 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
   const int in_margin = walk(-margin, 4);
   if (in_margin <= 4) {
     for (int k = 0; k < in_margin; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
-    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out), merge_distance(in_margin));
+    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out),
+                        merge_distance(in_margin));
   }
   // more: the extremes of the vertices within the band below the deepest (the deepest is found[0])
   const Scalar band = 0.05 * margin;

@@ -381,8 +381,8 @@ TEST_CASE("a frustum-shaped mesh standing on its small face comes to rest on its
   TempDir dir;
   World world;
   world.add_ground();
-  ArticulatedSystem& r =
-      world.add_articulated_system(mesh_model(dir.write("frustum.obj", hull_obj(frustum_points())), MeshCollision::ConvexHull));
+  const std::string frustum = dir.write("frustum.obj", hull_obj(frustum_points()));
+  ArticulatedSystem& r = world.add_articulated_system(mesh_model(frustum, MeshCollision::ConvexHull));
   VecX q = r.q();
   q[2] = 0.002;
   r.set_q(q);
