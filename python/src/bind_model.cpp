@@ -1,5 +1,6 @@
 // Model: the immutable description of one articulated system, read-only from Python.
 #include "bindings.hpp"
+#include "impulse/core/check.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/model/model.hpp"
 
@@ -79,18 +80,24 @@ void bind_model(py::module_& m) {
 
   m.def(
       "load_urdf",
-      [](const std::string& path, bool fixed_base, const std::vector<std::string>& package_paths) {
+      [](const std::string& path, bool fixed_base, const std::vector<std::string>& package_paths,
+         const std::string& mesh_collision) {
+        IMPULSE_CHECK(mesh_collision == "convex_hull" || mesh_collision == "triangles", "load_urdf: mesh_collision '",
+                      mesh_collision, "' is not one of convex_hull, triangles");
         UrdfOptions o;
         o.fixed_base = fixed_base;
         o.package_paths = package_paths;
+        o.mesh_collision = mesh_collision == "triangles" ? MeshCollision::Triangles : MeshCollision::ConvexHull;
         // package:// and file:// URIs as the world files take them (relative paths stay relative)
         const bool uri = path.rfind("package://", 0) == 0 || path.rfind("file://", 0) == 0;
         return load_urdf(uri ? resolve_resource_uri(path, ".", package_paths) : path, o);
       },
       py::arg("path"), py::arg("fixed_base") = false, py::arg("package_paths") = std::vector<std::string>{},
+      py::arg("mesh_collision") = "convex_hull",
       "Loads a URDF file (a path, or a package:// or file:// URI searched in package_paths, then "
       "IMPULSE_PACKAGE_PATH, ROS_PACKAGE_PATH and AMENT_PREFIX_PATH) into a Model (raises ModelError naming the "
-      "file and the problem).");
+      "file and the problem). Collision meshes collide as their convex hulls (mesh_collision='convex_hull', the "
+      "default) or as their triangles ('triangles'; docs/collision.md).");
 }
 
 }  // namespace impulse::python

@@ -313,3 +313,19 @@ def test_models_compare_by_value(tmp_path):
     g = tmp_path / "gripper2.urdf"
     g.write_text(GRIPPER.replace('multiplier="-1"', 'multiplier="-2"'))
     assert impulse.load_urdf(str(g)) != a
+
+
+def test_load_urdf_collides_meshes_as_convex_hulls_unless_asked_for_triangles(tmp_path):
+    cube = tmp_path / "cube.obj"
+    cube.write_text("".join(f"v {x} {y} {z}\n" for z in (-0.05, 0.05) for y in (-0.05, 0.05) for x in (-0.05, 0.05))
+                    + "f 1 3 2\nf 2 3 4\nf 5 6 7\nf 6 8 7\nf 1 2 5\nf 2 6 5\n"
+                    + "f 3 7 4\nf 4 7 8\nf 1 5 3\nf 3 5 7\nf 2 4 6\nf 4 8 6\n")
+    f = tmp_path / "cube.urdf"
+    f.write_text('<robot name="c"><link name="b"><inertial><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" '
+                 'izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry><mesh filename="'
+                 + str(cube) + '"/></geometry></collision></link></robot>')
+    hull = impulse.load_urdf(str(f))
+    assert hull == impulse.load_urdf(str(f), mesh_collision="convex_hull")
+    assert hull != impulse.load_urdf(str(f), mesh_collision="triangles")
+    with pytest.raises(impulse.InvalidArgument, match="mesh_collision 'hull' is not one of convex_hull, triangles"):
+        impulse.load_urdf(str(f), mesh_collision="hull")

@@ -325,7 +325,27 @@ struct CollisionWorld::Impl {
         }
       }
     }
+    if (k > 0 && (a.hull || b.hull) && (a.hull || a.type == ShapeType::Box) && (b.hull || b.type == ShapeType::Box)) {
+      // a convex hull against a hull or a box: MPR / GJK give one point; the faces along its
+      // normal give the manifold of a face contact (a hull resting flat on a box)
+      int deepest = 0;
+      for (int i = 1; i < k; ++i) {
+        if (pts[i].depth > pts[deepest].depth) deepest = i;
+      }
+      ManifoldPoint face_pts[kMaxManifoldPoints];
+      const int m = polytope_manifold(polytope(a), polytope(b), pts[deepest].normal, margin, face_pts);
+      if (m > 0) return push(a, b.object, body_b, b.local, b.material, face_pts, m, false);
+    }
     push(a, b.object, body_b, b.local, b.material, pts, k, false);
+  }
+
+  static Polytope polytope(const Shape& s) {
+    Polytope poly;
+    poly.hull = s.hull;
+    poly.h = s.h;
+    poly.R = s.R;
+    poly.p = s.p;
+    return poly;
   }
 
   // Records a pair of the traversal (fat AABBs overlap) that the filters allow (they change only

@@ -162,22 +162,26 @@ int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count
 
 namespace {
 
-// Keeps the deepest of the points and those farther than `merge` from every point kept; returns
-// the new count (the deepest first).
+// A patch smaller than `merge` (every two of its points closer than that) becomes one point: at
+// the points' centroid, as deep as the deepest of them; a larger patch keeps its points. The
+// centroid and the largest depth move continuously with the pose, where the deepest point of a
+// nearly flat patch jumps from corner to corner as the body rocks. Returns the new count.
 int merge_points(ManifoldPoint* pts, int count, Scalar merge) {
   if (count <= 1) return count;
-  int deepest = 0;
-  for (int i = 1; i < count; ++i) {
-    if (pts[i].depth > pts[deepest].depth) deepest = i;
+  for (int i = 0; i < count; ++i) {
+    for (int k = i + 1; k < count; ++k) {
+      if ((pts[i].position - pts[k].position).squaredNorm() >= merge * merge) return count;
+    }
   }
-  std::swap(pts[0], pts[deepest]);
-  int kept = 1;
+  Vec3 centroid = pts[0].position;
+  Scalar depth = pts[0].depth;
   for (int i = 1; i < count; ++i) {
-    bool near = false;
-    for (int k = 0; k < kept && !near; ++k) near = (pts[i].position - pts[k].position).squaredNorm() < merge * merge;
-    if (!near) pts[kept++] = pts[i];
+    centroid += pts[i].position;
+    depth = std::max(depth, pts[i].depth);
   }
-  return kept;
+  pts[0].position = centroid / static_cast<Scalar>(count);
+  pts[0].depth = depth;
+  return 1;
 }
 
 }  // namespace
@@ -191,9 +195,6 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
   const auto depth = [&](int i) { return offset_l - n_l.dot(v[static_cast<std::size_t>(i)]); };
   const Scalar max_depth = depth(deepest);
   if (max_depth < -margin) return 0;
-  // points closer than half the hull's thickness give the solver no lever arm worth a
-  // contact (a rounded foot's 4 band extremes lie within a few mm): one of them is enough
-  const Scalar merge = 0.5 * hull.thickness;
   // Walks from the deepest vertex over the hull's edges to the vertices at depth >= `floor` (on a
   // convex polytope they are connected), stopping at `limit` of them; returns their number.
   constexpr int kMaxWalk = 128;
@@ -224,23 +225,40 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
     }
     return count;
   };
+  // A rounded part (a foot) touches the plane on a small cap: its points lie within a few
+  // millimetres and give the solver no lever arm worth a contact, so a patch smaller than half
+  // the hull's thickness becomes one point. A face of the hull lying on the plane is no cap: when
+  // the vertices of the patch (found[0, count)) all belong to one face of the deepest vertex
+  // within 3 degrees of the plane, they keep their points however close, else a body standing
+  // on a small flat face would stand on one point. (A cap's vertices span several small faces.)
+  const auto merge_distance = [&](int count) {
+    constexpr Scalar kFlatCos = 0.99863;  // cos(3 degrees)
+    for (const int f : hull.vertex_faces[static_cast<std::size_t>(deepest)]) {
+      const std::vector<int>& face = hull.faces[static_cast<std::size_t>(f)];
+      if (-hull.normals[static_cast<std::size_t>(f)].dot(n_l) < kFlatCos) continue;
+      bool all = true;
+      for (int k = 0; k < count && all; ++k) all = std::find(face.begin(), face.end(), found[k]) != face.end();
+      if (all) return Scalar(0);
+    }
+    return 0.5 * hull.thickness;
+  };
   Vec3 points[kMaxWalk];
   // at most 4 vertices in the margin: all of them (vertices_plane's first case)
   const int in_margin = walk(-margin, 4);
   if (in_margin <= 4) {
     for (int k = 0; k < in_margin; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
-    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out), merge);
+    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out),
+                        merge_distance(in_margin));
   }
   // more: the extremes of the vertices within the band below the deepest (the deepest is found[0])
   const Scalar band = 0.05 * margin;
   const int in_band = walk(max_depth - band, kMaxWalk);
-  if (in_band > kMaxWalk) {  // a wide flat face on the plane: every vertex
-    return merge_points(
-        out, band_extremes(R, p, v.data(), static_cast<int>(v.size()), n, n_l, offset_l, deepest, max_depth, band, out),
-        merge);
+  if (in_band > kMaxWalk) {  // a wide flat face on the plane: every vertex (no cap)
+    return band_extremes(R, p, v.data(), static_cast<int>(v.size()), n, n_l, offset_l, deepest, max_depth, band, out);
   }
   for (int k = 0; k < in_band; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
-  return merge_points(out, band_extremes(R, p, points, in_band, n, n_l, offset_l, 0, max_depth, band, out), merge);
+  return merge_points(out, band_extremes(R, p, points, in_band, n, n_l, offset_l, 0, max_depth, band, out),
+                      merge_distance(in_band));
 }
 
 int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out) {
@@ -418,6 +436,98 @@ int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, cons
   }
   const Vec3 nr = d_a[ka] >= 0 ? Vec3(-Ra.col(ka)) : Vec3(Ra.col(ka));  // A's face towards B
   return face_contact(Ra, pa, ha, ka, nr, Rb, pb, hb, -1.0, margin, out);
+}
+
+namespace {
+
+// The face of `poly` whose outward normal is closest to the world direction d, among the faces of
+// its support vertex along d (a box: the face of the axis most aligned with d); its vertices
+// (world frame, counter-clockwise seen from outside) go to `out`. Returns their number, 0 when
+// more than kMaxPolytopeFace.
+int polytope_face(const Polytope& poly, const Vec3& d, Vec3* out, Vec3& normal) {
+  if (!poly.hull) {
+    int k = 0;
+    Scalar best = -1;
+    for (int j = 0; j < 3; ++j) {
+      const Scalar c = std::abs(poly.R.col(j).dot(d));
+      if (c > best) best = c, k = j;
+    }
+    const Scalar s = poly.R.col(k).dot(d) >= 0 ? 1.0 : -1.0;
+    normal = s * poly.R.col(k);
+    const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+    const Vec3 c = poly.p + poly.h[k] * normal;
+    // (k1, k2, normal) is right-handed for s = 1: counter-clockwise seen from outside
+    const Vec3 u = poly.h[k1] * poly.R.col(k1), v = s * poly.h[k2] * poly.R.col(k2);
+    out[0] = c + u + v;
+    out[1] = c - u + v;
+    out[2] = c - u - v;
+    out[3] = c + u - v;
+    return 4;
+  }
+  const ConvexHull& hull = *poly.hull;
+  const Vec3 d_l = poly.R.transpose() * d;
+  const int v = hull.support(d_l);
+  int best = -1;
+  Scalar best_dot = -2;
+  for (const int f : hull.vertex_faces[static_cast<std::size_t>(v)]) {
+    const Scalar c = hull.normals[static_cast<std::size_t>(f)].dot(d_l);
+    if (c > best_dot) best_dot = c, best = f;
+  }
+  const std::vector<int>& face = hull.faces[static_cast<std::size_t>(best)];
+  if (face.size() > static_cast<std::size_t>(kMaxPolytopeFace)) return 0;
+  normal = poly.R * hull.normals[static_cast<std::size_t>(best)];
+  int k = 0;
+  for (const int i : face) out[k++] = poly.R * hull.vertices[static_cast<std::size_t>(i)] + poly.p;
+  return k;
+}
+
+}  // namespace
+
+int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scalar margin, ManifoldPoint* out) {
+  Vec3 fa[kMaxPolytopeFace], fb[kMaxPolytopeFace];
+  Vec3 na, nb;
+  const int ca = polytope_face(a, -n, fa, na);
+  const int cb = polytope_face(b, n, fb, nb);
+  if (ca == 0 || cb == 0) return 0;
+  // a face within ~11 degrees of the contact normal is a reference face: the better aligned one,
+  // B's when both are within a round-off of each other (as box_box)
+  constexpr Scalar kFaceCos = 0.98;
+  const Scalar al_a = -na.dot(n), al_b = nb.dot(n);
+  if (std::max(al_a, al_b) < kFaceCos) return 0;
+  const bool ref_b = al_b >= al_a - 1e-9;
+  const Vec3* ref = ref_b ? fb : fa;
+  const int n_ref = ref_b ? cb : ca;
+  const Vec3 nr = ref_b ? nb : na;  // outward normal of the reference face (towards the other)
+  // the incident polygon, clipped against every side plane of the reference face (a plane adds
+  // at most one vertex to a convex polygon, at most doubles a polygon that round-off made
+  // slightly non-convex: beyond the buffers, no face contact)
+  constexpr int kMaxClip = 4 * kMaxPolytopeFace;
+  Vec3 poly_a[kMaxClip], poly_b[kMaxClip];
+  int count = ref_b ? ca : cb;
+  std::copy(ref_b ? fa : fb, (ref_b ? fa : fb) + count, poly_a);
+  for (int i = 0; i < n_ref && count > 0; ++i) {
+    if (2 * count > kMaxClip) return 0;
+    const Vec3& r0 = ref[i];
+    const Vec3& r1 = ref[(i + 1) % n_ref];
+    const Vec3 side = (r1 - r0).cross(nr);  // outward for a counter-clockwise face
+    count = clip_polygon(poly_a, count, side, side.dot(r0), poly_b);
+    std::copy(poly_b, poly_b + count, poly_a);
+  }
+  const Scalar face_offset = nr.dot(ref[0]);
+  const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
+  ManifoldPoint pts[kMaxClip];
+  int k = 0;
+  for (int i = 0; i < count; ++i) {
+    const Scalar sep = nr.dot(poly_a[i]) - face_offset;
+    if (sep > margin) continue;
+    pts[k].position = poly_a[i] - 0.5 * sep * nr;
+    pts[k].normal = normal;
+    pts[k].depth = -sep;
+    ++k;
+  }
+  k = reduce_manifold(pts, k);
+  std::copy(pts, pts + k, out);
+  return k;
 }
 
 int reduce_manifold(ManifoldPoint* pts, int count) {

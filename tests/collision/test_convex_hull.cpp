@@ -78,6 +78,24 @@ std::string u_obj() {
   return obj(v, f);
 }
 
+// The triangles of the convex hull of `points` as an OBJ file (a convex mesh).
+std::string hull_obj(const std::vector<Vec3>& points) {
+  const ConvexHull h = convex_hull(points, "points");
+  std::vector<std::array<int, 3>> tris;
+  for (const auto& f : h.faces)
+    for (std::size_t i = 1; i + 1 < f.size(); ++i) tris.push_back({f[0], f[i], f[i + 1]});
+  return obj(h.vertices, tris);
+}
+
+// A frustum of a square pyramid standing on its small face: the 6 x 6 cm base at z = 0, the
+// 20 x 20 cm top at z = 0.2 (a bounding box 20 cm thick, so the base is smaller than the box).
+std::vector<Vec3> frustum_points() {
+  std::vector<Vec3> p;
+  for (int c = 0; c < 4; ++c) p.emplace_back((c & 1) ? 0.03 : -0.03, (c & 2) ? 0.03 : -0.03, 0.0);
+  for (int c = 0; c < 4; ++c) p.emplace_back((c & 1) ? 0.1 : -0.1, (c & 2) ? 0.1 : -0.1, 0.2);
+  return p;
+}
+
 // A one-link floating URDF whose collision is the mesh file `mesh` (1 kg, 10 cm cube inertia).
 std::string mesh_urdf(const std::string& mesh) {
   return "<robot name=\"m\"><link name=\"body\"><inertial><mass value=\"1\"/><inertia ixx=\"0.0017\" ixy=\"0\" "
@@ -102,6 +120,26 @@ Model mesh_model(const std::string& mesh, MeshCollision mc) {
   o.floating_base = true;
   o.mesh_collision = mc;
   return load_urdf_string(mesh_urdf(mesh), o, "mesh.urdf");
+}
+
+// Largest speed of `r` over `steps` steps after `settle` steps, and the fewest and most contacts
+// between two moving bodies (both sides with a body: not the ground, not a static box) or, when
+// `moving_pairs` is false, of every contact, over those steps.
+struct Rest {
+  Scalar speed = 0;
+  Index fewest = 1 << 30, most = 0;
+};
+Rest run_to_rest(World& world, ArticulatedSystem& r, int settle, int steps, bool moving_pairs = false) {
+  Rest out;
+  for (int k = 0; k < settle + steps; ++k) {
+    world.integrate();
+    if (k < settle) continue;
+    out.speed = std::max(out.speed, r.u().cwiseAbs().maxCoeff());
+    Index n = 0;
+    for (const Contact& c : world.contacts()) n += !moving_pairs || c.body_b >= 0;
+    out.fewest = std::min(out.fewest, n);
+    out.most = std::max(out.most, n);
+  }  return out;
 }
 
 }  // namespace
@@ -292,7 +330,7 @@ TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another 
     return dir.write("w.xml", "<world><robot urdf=\"m.urdf\" " + attr + "/></world>");
   };
   CHECK(parse_world_file(world_with("")).robots.at(0).model->collision.at(0).mesh_collision ==
-        MeshCollision::Triangles);  // the default
+        MeshCollision::ConvexHull);  // the default
   CHECK(parse_world_file(world_with("mesh_collision=\"convex_hull\"")).robots.at(0).model->collision.at(0).mesh_collision ==
         MeshCollision::ConvexHull);
   CHECK(parse_world_file(world_with("mesh_collision=\"triangles\"")).robots.at(0).model->collision.at(0).mesh_collision ==
@@ -301,4 +339,121 @@ TEST_CASE("world file: <robot mesh_collision> picks hulls or triangles; another 
   CHECK_THAT(msg, Catch::Matchers::Contains("mesh_collision") &&
                       Catch::Matchers::Contains("'hull' is not one of convex_hull, triangles"));
   CHECK(msg.find('\n') == std::string::npos);
+}
+
+TEST_CASE("mesh collision: convex hulls by default (UrdfOptions, CollisionShape), triangles on request") {
+  CHECK(UrdfOptions().mesh_collision == MeshCollision::ConvexHull);
+  CHECK(CollisionShape().mesh_collision == MeshCollision::ConvexHull);
+  TempDir dir;
+  const std::string cube = dir.write("cube.obj", cube_obj(0.05));
+  CHECK(load_urdf_string(mesh_urdf(cube), UrdfOptions(), "m.urdf").collision.at(0).mesh_collision ==
+        MeshCollision::ConvexHull);
+}
+
+TEST_CASE("hull on a plane: a face smaller than the hull's thickness keeps its 4 corners as the hull rocks") {
+  // The frustum's 6 cm base is smaller than half its 20 cm thickness, the size under which the
+  // points of a rounded cap merge into one: a flat face lying on the plane is not a cap, and
+  // keeps its corners whichever of them is the deepest.
+  const ConvexHull hull = convex_hull(frustum_points(), "frustum");
+  const Vec3 n = Vec3::UnitZ();
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const Vec3 tilts[] = {Vec3(0.01, 0, 0), Vec3(-0.01, 0, 0), Vec3(0, 0.01, 0), Vec3(0, -0.01, 0),
+                        Vec3(0.006, -0.007, 0), Vec3(0, 0, 0)};
+  for (const Vec3& tilt : tilts) {
+    INFO("tilt " << tilt.transpose());
+    const Mat3 R = tilt.norm() > 0 ? Mat3(Eigen::AngleAxisd(tilt.norm(), tilt.normalized())) : Mat3::Identity();
+    Scalar lowest = 1e9;
+    for (const Vec3& v : hull.vertices) lowest = std::min(lowest, (R * v).z());
+    const Vec3 p(0.4, -0.3, 0.0001 - lowest);  // the deepest corner 0.1 mm deep
+    REQUIRE(convex_plane(R, p, hull, n, 0.0, 0.005, pts) == 4);
+    for (int k = 0; k < 4; ++k) {
+      // each point is a corner of the base (up to the half-depth shift of the midpoint)
+      const Vec3 local = R.transpose() * (pts[k].position - p);
+      CHECK(std::abs(std::abs(local.x()) - 0.03) < 1e-3);
+      CHECK(std::abs(std::abs(local.y()) - 0.03) < 1e-3);
+      CHECK(std::abs(local.z()) < 1e-3);
+      CHECK(pts[k].depth <= 0.0001 + 1e-12);
+    }
+  }
+}
+
+TEST_CASE("a frustum-shaped mesh standing on its small face comes to rest on its 4 corners") {
+  TempDir dir;
+  World world;
+  world.add_ground();
+  const std::string frustum = dir.write("frustum.obj", hull_obj(frustum_points()));
+  ArticulatedSystem& r = world.add_articulated_system(mesh_model(frustum, MeshCollision::ConvexHull));
+  VecX q = r.q();
+  q[2] = 0.002;
+  r.set_q(q);
+  const Rest rest = run_to_rest(world, r, 1500, 500);
+  CHECK(rest.fewest == 4);
+  CHECK(rest.most == 4);
+  CHECK(rest.speed < 1e-3);
+  CHECK(std::abs(r.q()[2]) < 1e-3);  // still standing where it was put
+}
+
+TEST_CASE("polytope manifold: a hull cube on a box face, flat or slightly tilted: 4 points; on an edge: 2") {
+  const ConvexHull hull = convex_hull(cube_points(0.05, 30), "cube");
+  Polytope table;  // a box, its top face at z = 0
+  table.h = Vec3(0.5, 0.5, 0.1);
+  table.p = Vec3(0, 0, -0.1);
+  Polytope cube;
+  cube.hull = &hull;
+  ManifoldPoint pts[kMaxManifoldPoints];
+  for (const Scalar tilt : {0.0, 0.004, -0.004}) {
+    INFO("tilt " << tilt);
+    cube.R = Eigen::AngleAxisd(tilt, Vec3(1, 2, 0).normalized()).toRotationMatrix();
+    Scalar lowest = 1e9;
+    for (const Vec3& v : hull.vertices) lowest = std::min(lowest, (cube.R * v).z());
+    cube.p = Vec3(0.1, 0.05, 0.001 - lowest);  // the deepest corner 1 mm above the table
+    REQUIRE(polytope_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 4);
+    for (int k = 0; k < 4; ++k) {
+      CHECK(pts[k].normal.isApprox(Vec3::UnitZ()));  // the table's face normal, from B into A
+      CHECK(pts[k].depth <= -0.001 + 1e-9);
+      CHECK(pts[k].depth >= -0.005);
+      CHECK(std::abs(pts[k].position.z() + 0.5 * pts[k].depth) < 1e-9);  // midpoint: half the gap above
+    }
+    // the same with the roles swapped: the normal from the cube (B) into the table (A)
+    REQUIRE(polytope_manifold(table, cube, -Vec3::UnitZ(), 0.005, pts) == 4);
+    for (int k = 0; k < 4; ++k) CHECK(pts[k].normal.isApprox(-Vec3::UnitZ()));
+  }
+  // on an edge (45 degrees about x), 1 mm into the table: the edge's 2 corners
+  cube.R = Eigen::AngleAxisd(M_PI / 4, Vec3::UnitX()).toRotationMatrix();
+  cube.p = Vec3(0, 0, 0.05 * std::sqrt(2.0) - 0.001);
+  REQUIRE(polytope_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 2);
+  for (int k = 0; k < 2; ++k) CHECK(pts[k].depth == Approx(0.001));
+  // no face along the normal (a cube's corner pointing down the diagonal): no face contact
+  cube.R = Eigen::AngleAxisd(std::atan(std::sqrt(2.0)), Vec3(1, -1, 0).normalized()).toRotationMatrix();
+  CHECK(polytope_manifold(cube, cube, Vec3::UnitZ(), 0.005, pts) == 0);
+}
+
+TEST_CASE("a mesh cube resting on a box and on another hull: a 4-point manifold, at rest") {
+  TempDir dir;
+  const std::string cube = dir.write("cube.obj", cube_obj(0.05));
+  const std::string slab = dir.write("slab.obj", cube_obj(0.2));  // a 40 cm cube
+  for (const bool on_hull : {false, true}) {
+    INFO((on_hull ? "on a hull resting on the ground" : "on a static box"));
+    World world;
+    if (on_hull) {
+      world.add_ground();
+      ArticulatedSystem& s = world.add_articulated_system(mesh_model(slab, MeshCollision::ConvexHull));
+      VecX q = s.q();
+      q[2] = 0.2;
+      s.set_q(q);
+    } else {
+      world.add_static_box("table", SE3(), Vec3(0.4, 0.4, 0.4));  // top face at z = 0.2
+    }
+    const Scalar top = on_hull ? 0.4 : 0.2;  // the slab's top face, the box's
+    ArticulatedSystem& r = world.add_articulated_system(mesh_model(cube, MeshCollision::ConvexHull));
+    VecX q = r.q();
+    q[0] = 0.03;
+    q[2] = top + 0.05 + 0.002;  // 2 mm above the top face, off centre
+    r.set_q(q);
+    const Rest rest = run_to_rest(world, r, 1500, 500, on_hull);
+    CHECK(rest.fewest >= 3);
+    CHECK(rest.most <= 4);
+    CHECK(rest.speed < 1e-3);
+    CHECK(r.q()[2] == Approx(top + 0.05).margin(1e-3));  // resting on the top face
+  }
 }

@@ -46,8 +46,10 @@ int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count
 // the hull's vertices (max 4), found without visiting them all: the deepest vertex by hill
 // climbing (ConvexHull::support), then walks over the hull's edges from it to the vertices in the
 // margin (stopping at 5) and, when more than 4, to those in the band below the deepest (on a
-// convex polytope the vertices above any plane are connected by its edges). Of points closer to
-// each other than half the hull's thickness (ConvexHull::thickness) only the deepest is kept.
+// convex polytope the vertices above any plane are connected by its edges). A rounded part's
+// patch (every two points closer than half the hull's thickness, ConvexHull::thickness, and no
+// face of the deepest vertex within 3 degrees of the plane) becomes one point: at the points'
+// centroid, as deep as the deepest.
 int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec3& n, Scalar offset, Scalar margin,
                  ManifoldPoint* out);
 
@@ -61,6 +63,26 @@ int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3
 // for an edge-edge axis one point between the closest points of the two edges.
 int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, const Vec3& pb, const Vec3& hb,
             Scalar margin, ManifoldPoint* out);
+
+// A convex polytope for polytope_manifold: a convex hull (mesh frame) or, when hull is null, a box
+// of half extents h; at the world pose (R, p).
+struct Polytope {
+  const ConvexHull* hull = nullptr;
+  Vec3 h = Vec3::Zero();
+  Mat3 R = Mat3::Identity();
+  Vec3 p = Vec3::Zero();
+};
+
+// Two polytopes (A, B) touching along the unit normal n (B -> A), as MPR or GJK give it for the
+// deepest point (max 4): when a face of one of them is within about 11 degrees of n (a face
+// contact), the other's face most opposed to it (the incident face) is clipped against the side
+// planes of that reference face (Sutherland-Hodgman, as in box_box) and its points within the
+// margin of the reference plane are kept, reduced to 4 by reduce_manifold; the normal is the
+// reference face's. The faces are those of the support vertices along -n (A) and n (B). Returns 0
+// when there is no face contact (edge on edge, a vertex) or a face has more than
+// kMaxPolytopeFace vertices: the caller keeps its single point then.
+constexpr int kMaxPolytopeFace = 32;
+int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scalar margin, ManifoldPoint* out);
 
 // Keeps at most 4 of `count` points: the deepest, the one farthest from it, then the two that
 // enlarge the spanned area most. Returns the new count (points are reordered in place).

@@ -46,10 +46,10 @@ struct UrdfOptions {
   bool floating_base = false;  // float the root even when the URDF root link is "world"
   std::vector<std::string> package_paths;  // searched first for package:// URIs
   bool strict = false;         // every warning (unknown element, repaired inertia, ...) is an error
-  // how <mesh> collision elements collide: as triangle meshes (default) or as their convex hulls
-  // (CollisionShape::mesh_collision; docs/collision.md: hulls are 10x faster on mesh robots, but a
-  // full humanoid lying on hulls settles more slowly, so they are chosen per robot)
-  MeshCollision mesh_collision = MeshCollision::Triangles;
+  // how <mesh> collision elements collide: as their convex hulls (default, as in MuJoCo and
+  // Bullet; several times faster on mesh robots) or as triangle meshes, which keep concave parts
+  // concave (CollisionShape::mesh_collision; docs/collision.md)
+  MeshCollision mesh_collision = MeshCollision::ConvexHull;
   // Receives each warning as "<file>: <what> (line N)". Default (empty): printed to stderr.
   std::function<void(const std::string&)> on_warning;
 };

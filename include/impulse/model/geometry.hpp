@@ -28,7 +28,7 @@ struct CollisionShape {
   Vec3 size = Vec3::Zero();
   SE3 X_BS;                // pose of the shape in the body frame
   std::string mesh_path;   // resolved file path, for meshes
-  MeshCollision mesh_collision = MeshCollision::Triangles;  // meshes of moving bodies
+  MeshCollision mesh_collision = MeshCollision::ConvexHull;  // meshes of moving bodies
   std::string material = "default";
 };
 

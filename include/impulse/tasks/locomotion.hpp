@@ -145,7 +145,7 @@ struct LocomotionSettings {
   std::string urdf;                        // path (relative: to the config file) or package:// URI
   std::vector<std::string> package_path;   // searched first for package:// URIs
   // how the URDF's collision meshes collide (UrdfOptions::mesh_collision): their convex hulls
-  // (the default here: a mesh robot steps about 10x faster) or their triangles
+  // (the default: a mesh robot steps about 10x faster) or their triangles
   MeshCollision mesh_collision = MeshCollision::ConvexHull;
   std::vector<std::string> joints;         // actuated joints, in action order
   std::vector<std::string> feet;           // frame or link names
