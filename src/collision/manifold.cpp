@@ -324,6 +324,23 @@ int clip_polygon(const Vec3* in, int n_in, const Vec3& dir, Scalar limit, Vec3* 
   return n_out;
 }
 
+// The points of a clipped incident polygon below (or within the margin above) the reference face
+// nr . x = face_offset, at most max_out, each halfway between the polygon and the face, with the
+// reported normal; returns their number.
+int points_below_face(const Vec3* poly, int count, const Vec3& nr, Scalar face_offset, const Vec3& normal,
+                      Scalar margin, int max_out, ManifoldPoint* out) {
+  int n_out = 0;
+  for (int i = 0; i < count && n_out < max_out; ++i) {
+    const Scalar sep = nr.dot(poly[i]) - face_offset;
+    if (sep > margin) continue;
+    out[n_out].position = poly[i] - 0.5 * sep * nr;
+    out[n_out].normal = normal;
+    out[n_out].depth = -sep;
+    ++n_out;
+  }
+  return n_out;
+}
+
 // Face contact: reference face k of box (Rr, pr, hr) with outward normal nr (pointing at the
 // incident box); the incident face is the face of (Ri, pi, hi) most anti-parallel to nr.
 // Reported normals are `normal_sign * nr`.
@@ -354,18 +371,7 @@ int face_contact(const Mat3& Rr, const Vec3& pr, const Vec3& hr, int k, const Ve
   count = clip_polygon(poly_a, count, s2, s2.dot(pr) + hr[k2], poly_b);
   count = clip_polygon(poly_b, count, -s2, -s2.dot(pr) + hr[k2], poly_a);
   // keep the points below (or within the margin above) the reference face
-  const Scalar face_offset = nr.dot(pr) + hr[k];
-  const Vec3 n = normal_sign * nr;
-  int n_out = 0;
-  for (int i = 0; i < count && n_out < kMaxManifoldPoints; ++i) {
-    const Scalar sep = nr.dot(poly_a[i]) - face_offset;
-    if (sep > margin) continue;
-    out[n_out].position = poly_a[i] - 0.5 * sep * nr;
-    out[n_out].normal = n;
-    out[n_out].depth = -sep;
-    ++n_out;
-  }
-  return n_out;
+  return points_below_face(poly_a, count, nr, nr.dot(pr) + hr[k], normal_sign * nr, margin, kMaxManifoldPoints, out);
 }
 
 }  // namespace
@@ -513,18 +519,9 @@ int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scala
     count = clip_polygon(poly_a, count, side, side.dot(r0), poly_b);
     std::copy(poly_b, poly_b + count, poly_a);
   }
-  const Scalar face_offset = nr.dot(ref[0]);
-  const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
   ManifoldPoint pts[kMaxClip];
-  int k = 0;
-  for (int i = 0; i < count; ++i) {
-    const Scalar sep = nr.dot(poly_a[i]) - face_offset;
-    if (sep > margin) continue;
-    pts[k].position = poly_a[i] - 0.5 * sep * nr;
-    pts[k].normal = normal;
-    pts[k].depth = -sep;
-    ++k;
-  }
+  const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
+  int k = points_below_face(poly_a, count, nr, nr.dot(ref[0]), normal, margin, kMaxClip, pts);
   k = reduce_manifold(pts, k);
   std::copy(pts, pts + k, out);
   return k;

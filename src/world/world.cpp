@@ -340,9 +340,10 @@ void World::set_body_inertia(Index system, Index body, const Inertia& inertia) {
   } catch (const ModelError& e) {
     throw InvalidArgument(e.what());
   }
+  const Inertia& now = old.inertia[static_cast<std::size_t>(body)];
+  if (now.m == inertia.m && now.c == inertia.c && now.Ic == inertia.Ic) return;  // nothing to replace
   Model copy = old;
   copy.inertia[static_cast<std::size_t>(body)] = inertia;
-  if (copy == old) return;
   std::shared_ptr<const Model> shared = shared_model_equal_to(copy);
   if (!shared) shared = std::make_shared<const Model>(std::move(copy));
   s.model_ = std::move(shared);
