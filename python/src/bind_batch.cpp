@@ -129,6 +129,20 @@ void bind_batch(py::module_& m) {
           "Mass (N) and centre of mass (N x 3, body frame) of a body (index: body_ids) per world; its rotational "
           "inertia is kept.")
       .def(
+          "set_joint_damping",
+          [](VecWorld& v, Index s, Rcref damping) {
+            without_gil(v, "VecWorld", "set_joint_damping", [&] { v.set_joint_damping(s, damping); });
+          },
+          py::arg("system"), py::arg("damping"),
+          "Joint viscous damping (N x nv, >= 0; N m s/rad or N s/m) of a system per world.")
+      .def(
+          "set_joint_friction",
+          [](VecWorld& v, Index s, Rcref friction) {
+            without_gil(v, "VecWorld", "set_joint_friction", [&] { v.set_joint_friction(s, friction); });
+          },
+          py::arg("system"), py::arg("friction"),
+          "Joint dry friction (N x nv, >= 0; N m or N; acts on one-dof joints) of a system per world.")
+      .def(
           "set_external_wrenches",
           [](VecWorld& v, Index s, const std::vector<Index>& bodies, Rcref wrenches) {
             without_gil(v, "VecWorld", "set_external_wrenches", [&] { v.set_external_wrenches(s, bodies, wrenches); });

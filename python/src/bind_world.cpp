@@ -280,6 +280,12 @@ void bind_world(py::module_& m) {
           py::arg("system"), py::arg("body"), py::arg("mass"), py::arg("com"), py::arg("inertia"),
           "Replaces a body's inertia (body name or index): mass (kg), centre of mass (body frame, m) and rotational "
           "inertia about it (3 x 3, kg m^2). For per-environment randomization; warm start and contacts are cleared.")
+      .def("set_joint_damping", &World::set_joint_damping, py::arg("system"), py::arg("damping"),
+           "Replaces a system's joint viscous damping (nv values >= 0; N m s/rad or N s/m), as URDF <dynamics "
+           "damping>. For per-environment randomization; warm start and contacts are cleared.")
+      .def("set_joint_friction", &World::set_joint_friction, py::arg("system"), py::arg("friction"),
+           "Replaces a system's joint dry friction (nv values >= 0; N m or N; acts on one-dof joints), as URDF "
+           "<dynamics friction>. For per-environment randomization; warm start and contacts are cleared.")
       // static objects
       .def("add_ground", [](World& w, Scalar h, const std::string& mat) { return w.add_ground(h, mat); },
            py::arg("height") = 0.0, py::arg("material") = "default")

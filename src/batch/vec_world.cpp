@@ -373,6 +373,30 @@ void VecWorld::set_body_mass(Index s, Index body, const VecXcref& mass, const Ro
   });
 }
 
+void VecWorld::set_joint_damping(Index s, const RowMatXcref& damping) {
+  set_joint_values("set_joint_damping", s, damping, true);
+}
+
+void VecWorld::set_joint_friction(Index s, const RowMatXcref& friction) {
+  set_joint_values("set_joint_friction", s, friction, false);
+}
+
+void VecWorld::set_joint_values(const char* what, Index s, const RowMatXcref& values, bool damping) {
+  const UseMarker::Scope in_use(use_, "VecWorld", what);
+  check_rows(what, values.rows(), values.cols(), s, false);
+  // every row is checked (as the World would) before any world changes
+  if (!values.allFinite() || (values.array() < 0).any())
+    throw InvalidArgument(std::string("VecWorld::") + what + ": values must be finite and >= 0");
+  pool_.parallel_for(size(), [&](Index i) {
+    World& w = *worlds_[static_cast<std::size_t>(i)];
+    const VecX row = values.row(i).transpose();
+    if (damping)
+      w.set_joint_damping(s, row);
+    else
+      w.set_joint_friction(s, row);
+  });
+}
+
 void VecWorld::set_external_wrenches(Index s, const std::vector<Index>& bodies, const RowMatXcref& wrenches) {
   const UseMarker::Scope in_use(use_, "VecWorld", "set_external_wrenches");
   check_frames("set_external_wrenches", s, bodies, true, wrenches.rows(), wrenches.cols(), 6);

@@ -247,11 +247,10 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
       ld.iq = m->idx_q[i];
       ld.k = m->idx_v[i];
       ld.len = path_length(ld.k);
-      if (m->friction.size() == m->nv && m->friction[ld.k] > 0) {
-        LimitedDof fd = ld;
-        fd.bound[0] = m->friction[ld.k];
-        frictional_[s].push_back(fd);
-      }
+      // every one-dof joint may carry friction: a Model equal to this one but for its joints'
+      // friction (Model::equal_except_parameters) shares this assembler, so assemble() reads the
+      // stepped Model's value and makes a row where it is positive
+      frictional_[s].push_back(ld);
       ld.bound[0] = m->lower_position[ld.iq];
       ld.bound[1] = m->upper_position[ld.iq];
       if (!std::isfinite(ld.bound[0]) && !std::isfinite(ld.bound[1])) continue;
@@ -486,13 +485,15 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     const Model& m = *systems[s].model;
     for (const LimitedDof& fd : frictional_[s]) {
       const Index k = fd.k, g = nc_ + nl_ + nf_;
+      const Scalar f = m.friction[k];
+      if (!(f > 0)) continue;
       add_dof_row(m, d, static_cast<Index>(s), k, fd.len, 1, row, g);
       arrays_.c[row] = (*systems[s].u_free)[k];
       arrays_.v_before[row] = (*systems[s].u)[k];
       rows_.push_back({ConstraintRow::Kind::Friction, k, static_cast<Index>(s), 0, row});
       arrays_.depth[row] = 0;
       arrays_.restitution[row] = 0;
-      arrays_.box[row] = fd.bound[0] * dt;
+      arrays_.box[row] = f * dt;
       ++row;
       ++nf_;
     }

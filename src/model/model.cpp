@@ -142,22 +142,22 @@ static_assert(sizeof(Model) == 832, "Model changed: update Model::operator== in 
 #endif
 }  // namespace
 
-bool Model::equal(const Model& o, bool with_inertia) const {
+bool Model::equal(const Model& o, bool with_parameters) const {
   // cheap members first: different robots differ in their sizes or their name
   return nq == o.nq && nv == o.nv && nb == o.nb && floating_base == o.floating_base && name == o.name &&
          eq(gravity, o.gravity) && parent == o.parent && joint_type == o.joint_type &&
          eq(joint_placement, o.joint_placement) && eq(joint_axis, o.joint_axis) && idx_q == o.idx_q &&
          idx_v == o.idx_v && nq_joint == o.nq_joint && nv_joint == o.nv_joint && children == o.children &&
-         subtree_end == o.subtree_end && (!with_inertia || eq(inertia, o.inertia)) && dof_parent == o.dof_parent &&
+         subtree_end == o.subtree_end && (!with_parameters || eq(inertia, o.inertia)) && dof_parent == o.dof_parent &&
          dof_body == o.dof_body && eq(lower_position, o.lower_position) && eq(upper_position, o.upper_position) &&
-         eq(velocity_limit, o.velocity_limit) && eq(effort_limit, o.effort_limit) && eq(damping, o.damping) &&
-         eq(friction, o.friction) && eq(armature, o.armature) && body_names == o.body_names &&
+         eq(velocity_limit, o.velocity_limit) && eq(effort_limit, o.effort_limit) &&
+         (!with_parameters || (eq(damping, o.damping) && eq(friction, o.friction))) && eq(armature, o.armature) && body_names == o.body_names &&
          joint_names == o.joint_names && joint_urdf_types == o.joint_urdf_types && eq(frames, o.frames) &&
          eq(collision, o.collision) && eq(visuals, o.visuals) && eq(mimic, o.mimic);
 }
 
 bool Model::operator==(const Model& o) const { return equal(o, true); }
 
-bool Model::equal_except_inertia(const Model& o) const { return equal(o, false); }
+bool Model::equal_except_parameters(const Model& o) const { return equal(o, false); }
 
 }  // namespace impulse

@@ -49,7 +49,8 @@ Index body_of(const Model& m, const std::string& name, const std::string& urdf, 
 
 Index LocomotionRandomization::privileged() const {
   return (friction.varies() ? 1 : 0) + (kp_scale.varies() ? 1 : 0) + (kd_scale.varies() ? 1 : 0) +
-         (motor_strength.varies() ? 1 : 0) + (added_mass.varies() ? 1 : 0) + (com_shift.varies() ? 3 : 0);
+         (motor_strength.varies() ? 1 : 0) + (added_mass.varies() ? 1 : 0) + (com_shift.varies() ? 3 : 0) +
+         (joint_damping.varies() ? 1 : 0) + (joint_friction.varies() ? 1 : 0);
 }
 
 struct LocomotionTask::Env {
@@ -72,6 +73,8 @@ struct LocomotionTask::Env {
   Index index = 0;                    // global environment index (first_env + i)
   // randomized parameters: this episode's (friction, gains) and the environment's (mass, com)
   Scalar friction = 0, kp_scale = 1, kd_scale = 1, motor_strength = 1, added_mass = 0;
+  Scalar joint_damping = 0, joint_friction = 0;
+  VecX damping, joint_friction_values;  // the Model's values with this episode's draws (layout of u)
   Vec3 com_shift = Vec3::Zero();
   Scalar next_push = 0;               // s of episode time of the next push
   // terrain: row of this episode, start position, and whether the row is the first episode's
@@ -124,10 +127,12 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
     require(tr.max_start_row >= 0 && tr.max_start_row < tr.rows, "terrain.max_start_row must be in [0, rows)");
   }
   const LocomotionRandomization& rz = s.randomization;
-  for (const Range* r : {&rz.friction, &rz.kp_scale, &rz.kd_scale, &rz.motor_strength, &rz.added_mass, &rz.com_shift})
+  for (const Range* r : {&rz.friction, &rz.kp_scale, &rz.kd_scale, &rz.motor_strength, &rz.added_mass, &rz.com_shift,
+                         &rz.joint_damping, &rz.joint_friction})
     require(finite_range(*r), "randomization ranges must be finite with lo <= hi");
-  require(rz.friction.lo >= 0 && rz.kp_scale.lo >= 0 && rz.kd_scale.lo >= 0 && rz.motor_strength.lo >= 0,
-          "randomization.friction and the gain scales must be >= 0");
+  require(rz.friction.lo >= 0 && rz.kp_scale.lo >= 0 && rz.kd_scale.lo >= 0 && rz.motor_strength.lo >= 0 &&
+              rz.joint_damping.lo >= 0 && rz.joint_friction.lo >= 0,
+          "randomization.friction, the gain scales, joint_damping and joint_friction must be >= 0");
   require(rz.push_interval >= 0 && rz.push_velocity >= 0 && std::isfinite(rz.push_interval + rz.push_velocity),
           "randomization.push_interval and push_velocity must be >= 0");
 
@@ -138,6 +143,8 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   uo.mesh_collision = s.mesh_collision;
   const std::string urdf = resolve_resource_uri(s.urdf, ".", s.package_path);
   const std::shared_ptr<const Model> shared = std::make_shared<const Model>(load_urdf(urdf, uo));
+  urdf_damping_ = shared->damping;
+  urdf_friction_ = shared->friction;
   const Model& model = *shared;
   require(model.floating_base, "the robot '" + model.name + "' must have a floating base");
   const Index J = static_cast<Index>(s.joints.size());
@@ -338,6 +345,8 @@ void LocomotionTask::reset_env(Env& e, bool first) {
   e.kp_scale = draw(e.rng, rz.kp_scale);
   e.kd_scale = draw(e.rng, rz.kd_scale);
   e.motor_strength = draw(e.rng, rz.motor_strength);
+  e.joint_damping = draw(e.rng, rz.joint_damping);
+  e.joint_friction = draw(e.rng, rz.joint_friction);
   if (tr.rough()) {
     if (first) e.row = tr.max_start_row > 0 ? static_cast<Index>(e.rng() % static_cast<std::uint64_t>(tr.max_start_row + 1)) : 0;
     // centre of the row, a random lateral offset within the middle half of its width
@@ -360,6 +369,18 @@ void LocomotionTask::reset_env(Env& e, bool first) {
       e.kd[v] = kd_[k] * e.kd_scale * e.motor_strength;
     }
     e.robot->set_pd_gains(e.kp, e.kd);
+  }
+  // the URDF's values plus this episode's draws on the action joints
+  if (rz.joint_damping.varies()) {
+    e.damping = urdf_damping_;
+    for (Index k = 0; k < num_joints(); ++k) e.damping[joint_v_[static_cast<std::size_t>(k)]] += e.joint_damping;
+    e.world->set_joint_damping(0, e.damping);
+  }
+  if (rz.joint_friction.varies()) {
+    e.joint_friction_values = urdf_friction_;
+    for (Index k = 0; k < num_joints(); ++k)
+      e.joint_friction_values[joint_v_[static_cast<std::size_t>(k)]] += e.joint_friction;
+    e.world->set_joint_friction(0, e.joint_friction_values);
   }
   e.next_push = rz.push_interval;
   e.q_target = e.robot->q_target();
@@ -412,6 +433,8 @@ void LocomotionTask::observe_privileged(const Env& e, Scalar* o) const {
   if (rz.added_mass.varies()) o[n++] = e.added_mass;
   if (rz.com_shift.varies())
     for (int k = 0; k < 3; ++k) o[n++] = e.com_shift[k];
+  if (rz.joint_damping.varies()) o[n++] = e.joint_damping;
+  if (rz.joint_friction.varies()) o[n++] = e.joint_friction;
 }
 
 void LocomotionTask::privileged(RowMatXref out, RowMatXref final_out) const {

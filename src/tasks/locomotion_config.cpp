@@ -113,6 +113,7 @@ const std::vector<Key>& terrain_keys() {
 const std::vector<Key>& randomization_keys() {
   static const std::vector<Key> keys = {ZRANGE(friction),   ZRANGE(kp_scale),  ZRANGE(kd_scale),
                                         ZRANGE(motor_strength), ZRANGE(added_mass), ZRANGE(com_shift),
+                                        ZRANGE(joint_damping), ZRANGE(joint_friction),
                                         ZNUM(push_interval), ZNUM(push_velocity)};
   return keys;
 }

@@ -29,7 +29,7 @@ const Model* StepWorkspace::canonical(const std::shared_ptr<const Model>& model)
   // a Model seen for the first time: the first one it equals but for the inertias, or itself
   const Model* c = model.get();
   for (const std::shared_ptr<const Model>& m : canonical_models_)
-    if (m->equal_except_inertia(*model)) {
+    if (m->equal_except_parameters(*model)) {
       c = m.get();
       break;
     }

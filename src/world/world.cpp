@@ -344,8 +344,37 @@ void World::set_body_inertia(Index system, Index body, const Inertia& inertia) {
   if (now.m == inertia.m && now.c == inertia.c && now.Ic == inertia.Ic) return;  // nothing to replace
   Model copy = old;
   copy.inertia[static_cast<std::size_t>(body)] = inertia;
-  std::shared_ptr<const Model> shared = shared_model_equal_to(copy);
-  if (!shared) shared = std::make_shared<const Model>(std::move(copy));
+  replace_model(s, std::move(copy));
+}
+
+void World::set_joint_damping(Index system, const VecX& damping) {
+  set_joint_values("set_joint_damping", system, damping, &Model::damping);
+}
+
+void World::set_joint_friction(Index system, const VecX& friction) {
+  set_joint_values("set_joint_friction", system, friction, &Model::friction);
+}
+
+void World::set_joint_values(const char* call, Index system, const VecX& values, VecX Model::*member) {
+  const auto in_use = use(call);
+  IMPULSE_CHECK(system >= 0 && system < num_systems(), call, ": system index ", system, " out of range (",
+                num_systems(), " systems)");
+  ArticulatedSystem& s = *systems_[static_cast<std::size_t>(system)];
+  const Model& old = *s.model_;
+  IMPULSE_CHECK(values.size() == old.nv, call, ": system '", s.name(), "' has ", old.nv, " velocity dofs, got ",
+                values.size(), " values");
+  for (Index k = 0; k < old.nv; ++k)
+    IMPULSE_CHECK(std::isfinite(values[k]) && values[k] >= 0, call, ": value ", values[k], " of dof ", k, " of system '",
+                  s.name(), "' must be finite and >= 0");
+  if (old.*member == values) return;  // nothing to replace
+  Model copy = old;
+  copy.*member = values;
+  replace_model(s, std::move(copy));
+}
+
+void World::replace_model(ArticulatedSystem& s, Model model) {
+  std::shared_ptr<const Model> shared = shared_model_equal_to(model);
+  if (!shared) shared = std::make_shared<const Model>(std::move(model));
   s.model_ = std::move(shared);
   // the stepper's views, the layout and the shared-Model ranks follow the new Model (clone()
   // replays each system with its current Model)
@@ -373,16 +402,16 @@ ArticulatedSystem& World::system(const std::string& name) {
 void World::reserve() {
   step_systems_.clear();
   same_model_rank_.clear();
-  // A StepWorkspace holds one Data per (Model, rank) and counts Models equal but for inertia as
-  // one: the rank of a system is the number of earlier systems of its class (Models equal but for
-  // inertia), or two of them would share a Data. Classes: (a Model of the class, systems so far).
+  // A StepWorkspace holds one Data per (Model, rank) and counts Models equal but for their
+  // parameters as one: the rank of a system is the number of earlier systems of its class (Models
+  // equal but for inertia, joint damping and friction), or two of them would share a Data. Classes: (a Model of the class, systems so far).
   std::vector<std::pair<const Model*, Index>> classes;
   for (ArticulatedSystem* s : system_ptrs_) {
     step_systems_.push_back(s->stepper_system());
     const Model* m = s->model_.get();
     auto c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first == m; });
     if (c == classes.end())
-      c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first->equal_except_inertia(*m); });
+      c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first->equal_except_parameters(*m); });
     if (c == classes.end()) c = classes.insert(classes.end(), {m, 0});
     same_model_rank_.push_back(c->second++);
   }

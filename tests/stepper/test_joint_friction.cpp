@@ -13,6 +13,8 @@
 
 #include "impulse/io/mjcf.hpp"
 #include "impulse/io/urdf.hpp"
+#include "impulse/batch/vec_world.hpp"
+#include "impulse/world/step_workspace.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_state.hpp"
 #include "support/alloc_counter.hpp"
@@ -211,4 +213,65 @@ TEST_CASE("joint friction from MJCF frictionloss acts the same way", "[stepper][
       CHECK(arm.u()[0] / 0.1 == Approx((0.2 * 9.81 - loss) / I).epsilon(1e-2));
     }
   }
+}
+
+// Per-environment joint dynamics (domain randomization): damping and friction set at run time
+// step as the same values built into the Model, bit for bit, also when Worlds that differ only
+// there share one StepWorkspace (its Stepper reads each World's Model at each step).
+TEST_CASE("joint friction and damping set per World: the bits of a Model built with them", "[stepper][friction][batch]") {
+  World set, built, plain;
+  set.add_articulated_system(friction_link("0 1 0", 0, 0));
+  built.add_articulated_system(friction_link("0 1 0", 20, 0.5));
+  plain.add_articulated_system(friction_link("0 1 0", 0, 0));
+  set.set_joint_friction(0, VecX::Constant(1, 20));
+  set.set_joint_damping(0, VecX::Constant(1, 0.5));
+  CHECK(set.system(0).model().friction[0] == 20);
+  CHECK(set.system(0).model().equal_except_parameters(plain.system(0).model()));
+  CHECK_FALSE(set.system(0).model() == plain.system(0).model());
+  StepWorkspace ws;
+  for (int k = 0; k < 300; ++k) {
+    REQUIRE(plain.integrate(ws) == StepStatus::Ok);  // no friction row, same Stepper
+    REQUIRE(set.integrate(ws) == StepStatus::Ok);
+    REQUIRE(built.integrate() == StepStatus::Ok);
+    REQUIRE(set.stats().friction_rows == 1);
+    REQUIRE(plain.stats().friction_rows == 0);
+  }
+  CHECK(set.system(0).q() == built.system(0).q());
+  CHECK(set.system(0).u() == built.system(0).u());
+  CHECK(std::abs(set.system(0).q()[0]) < 1e-3);  // held
+  CHECK(plain.system(0).q()[0] > 0.3);           // fell
+  // 5 N m slips at (9.81 - 5) / I from rest, damping 0
+  set.system(0).set_state(VecX::Zero(1), VecX::Zero(1));
+  set.set_joint_damping(0, VecX::Zero(1));
+  set.set_joint_friction(0, VecX::Constant(1, 5));
+  for (int k = 0; k < 100; ++k) REQUIRE(set.integrate(ws) == StepStatus::Ok);
+  CHECK(set.system(0).u()[0] / 0.1 == Approx((9.81 - 5) / kInertia).epsilon(1e-2));
+  // bad input: named, nothing changed
+  const Model before = set.system(0).model();
+  CHECK_THROWS_WITH(set.set_joint_friction(0, VecX::Constant(1, -1)),
+                    Catch::Contains("set_joint_friction") && Catch::Contains(">= 0"));
+  CHECK_THROWS_WITH(set.set_joint_damping(0, VecX::Constant(1, std::nan(""))), Catch::Contains("finite"));
+  CHECK_THROWS_WITH(set.set_joint_damping(0, VecX::Zero(2)), Catch::Contains("1 velocity dofs, got 2"));
+  CHECK_THROWS_WITH(set.set_joint_friction(3, VecX::Zero(1)), Catch::Contains("system index 3"));
+  CHECK(set.system(0).model() == before);
+}
+
+TEST_CASE("VecWorld: joint friction per environment holds, slips or lets fall", "[stepper][friction][batch]") {
+  World proto;
+  proto.add_articulated_system(friction_link("0 1 0", 0, 0));
+  batch::VecWorld vec(proto, 3, 2);
+  batch::RowMatX f(3, 1);
+  f << 0, 20, 5;
+  vec.set_joint_friction(0, f);
+  vec.set_joint_damping(0, batch::RowMatX::Zero(3, 1));
+  vec.integrate(100);
+  batch::RowMatX u(3, 1);
+  vec.get_u(0, u);
+  CHECK(u(0, 0) / 0.1 == Approx(9.81 / kInertia).epsilon(2e-2));
+  CHECK(u(1, 0) == 0);
+  CHECK(u(2, 0) / 0.1 == Approx((9.81 - 5) / kInertia).epsilon(1e-2));
+  f(2, 0) = -1;
+  CHECK_THROWS_WITH(vec.set_joint_friction(0, f), Catch::Contains("finite and >= 0"));
+  CHECK_THROWS_WITH(vec.set_joint_damping(0, batch::RowMatX::Zero(2, 1)), Catch::Contains("shape (3, 1)"));
+  CHECK(vec.world(2).system(0).model().friction[0] == 5);
 }

@@ -136,12 +136,14 @@ TEST_CASE("Locomotion: randomized parameters per environment, independent of the
   s.randomization.motor_strength = {0.8, 1.2};
   s.randomization.added_mass = {-2, 4};
   s.randomization.com_shift = {-0.03, 0.03};
+  s.randomization.joint_damping = {0, 2};
+  s.randomization.joint_friction = {0.5, 1};
   s.randomization.push_interval = 0.1;
   s.randomization.push_velocity = 0.5;
   s.max_episode_steps = 30;
   const Index n = 5;
   LocomotionTask one(s, n, 1), two(s, n, 2);
-  REQUIRE(one.privileged_size() == 4 + 4 + 1 + 1 + 1 + 3);
+  REQUIRE(one.privileged_size() == 4 + 4 + 1 + 1 + 1 + 3 + 1 + 1);
   Run r1(one), r2(two);
   one.reset(11, r1.obs);
   two.reset(11, r2.obs);
@@ -174,8 +176,19 @@ TEST_CASE("Locomotion: randomized parameters per environment, independent of the
     const Model& m = one.world(i).system(0).model();
     const Model& m0 = two.world(i).system(0).model();
     CHECK(m.total_mass() == Approx(m0.total_mass()));
-    CHECK(m.equal_except_inertia(m0));
+    CHECK(m.equal_except_parameters(m0));
     CHECK(one.world(i).system(0).kp()[6] == Approx(80 * strength));
+    // this episode's joint damping and friction are on every action joint, over the URDF's (0)
+    const Scalar damping = p1(i, 14), joint_friction = p1(i, 15);
+    CHECK(damping >= 0);
+    CHECK(damping <= 2);
+    CHECK(joint_friction >= 0.5);
+    CHECK(joint_friction <= 1);
+    CHECK(m.damping.head(6).isZero());
+    CHECK(m.friction.head(6).isZero());
+    CHECK(m.damping.tail(12) == VecX::Constant(12, damping));
+    CHECK(m.friction.tail(12) == VecX::Constant(12, joint_friction));
+    CHECK(one.world(i).stats().friction_rows == 12);
   }
   CHECK(one.world(0).system(0).model().total_mass() != Approx(one.world(1).system(0).model().total_mass()));
   // the environments' Models differ in inertia only: one Data and one Stepper per workspace

@@ -151,7 +151,7 @@ TEST_CASE("step workspace: set_body_inertia per World, replaced Models released"
   CHECK(ws.size() == data_before);  // equal but for inertia: the same Data
   CHECK(heavy->system(0).model().total_mass() == Approx(anymal->total_mass() + 7));
   CHECK(heavy->system(1).model().total_mass() == Approx(anymal->total_mass()));  // one system only
-  CHECK(heavy->system(0).model().equal_except_inertia(*anymal));
+  CHECK(heavy->system(0).model().equal_except_parameters(*anymal));
   // a heavier base sinks its standing robot deeper than the other World's
   for (int k = 0; k < 400; ++k) heavy->integrate(ws), light->integrate(ws);
   CHECK(heavy->system(0).q()[2] < light->system(0).q()[2] - 1e-4);

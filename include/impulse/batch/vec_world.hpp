@@ -96,6 +96,11 @@ class VecWorld {
   // a centre-of-mass shift are the nominal values (world(i).system(s).model().inertia) plus the
   // draws. A world whose values are already its body's changes nothing.
   void set_body_mass(Index s, Index body, const VecXcref& mass, const RowMatXcref& com);
+  // Joint damping and dry friction (N x nv, each finite and >= 0) of system s per world
+  // (World::set_joint_damping, World::set_joint_friction). A world whose row equals its Model's
+  // values changes nothing.
+  void set_joint_damping(Index s, const RowMatXcref& damping);
+  void set_joint_friction(Index s, const RowMatXcref& friction);
   // External wrenches (pushes) on bodies of system s for the next step: per world and body
   // [fx fy fz tx ty tz] in the world frame, the force acting at the body frame's origin
   // (ArticulatedSystem::set_external_force / set_external_torque; cleared after that step).
@@ -108,6 +113,7 @@ class VecWorld {
 
  private:
   void check_rows(const char* what, Index rows, Index cols, Index s, bool position) const;
+  void set_joint_values(const char* what, Index s, const RowMatXcref& values, bool damping);
   void check_frames(const char* what, Index s, const std::vector<Index>& ids, bool bodies, Index rows, Index cols,
                     Index per) const;
 

@@ -338,7 +338,7 @@ class DelassusAssembler {
   std::vector<Mat3> frames_;
   std::vector<ConstraintRow> rows_;
   std::vector<std::vector<LimitedDof>> limited_; // per system
-  std::vector<std::vector<LimitedDof>> frictional_;  // per system: joints with friction (bound[0] = f)
+  std::vector<std::vector<LimitedDof>> frictional_;  // per system: the one-dof joints (rows where the Model's friction > 0)
   std::vector<std::vector<MimicDof>> mimics_;        // per system: mimic couplings
   std::vector<Piece> pieces_;
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces

@@ -106,14 +106,16 @@ class Model {
   // hold one copy for many robots loaded from the same file (docs/benchmarks.md, "Scenes at scale").
   bool operator==(const Model& other) const;
   bool operator!=(const Model& other) const { return !(*this == other); }
-  // Equal but for the bodies' inertias (mass, centre of mass, rotational inertia): a copy of a
-  // Model with a body's mass changed (domain randomization). A Data made for one serves the other
-  // (its workspace depends on topology, joints and sizes only), so StepWorkspace shares it.
-  bool equal_except_inertia(const Model& other) const;
+  // Equal but for the physical parameters a domain randomization changes per environment: the
+  // bodies' inertias (mass, centre of mass, rotational inertia) and the joints' damping and
+  // friction. A Data made for one serves the other (its workspace depends on topology, joints and
+  // sizes only), and so does a Stepper (it reads these values from the Model at each step), so
+  // StepWorkspace shares them.
+  bool equal_except_parameters(const Model& other) const;
 
  private:
   friend class ModelBuilder;
-  bool equal(const Model& other, bool with_inertia) const;
+  bool equal(const Model& other, bool with_parameters) const;
   std::unordered_map<std::string, Index> body_index_, joint_index_, frame_index_;
 };
 

@@ -122,7 +122,9 @@ struct LocomotionTerrain {
 };
 
 // Domain randomization, per environment. Ranges equal at both ends (the default) are constants
-// and draw nothing. friction, kp_scale, kd_scale and motor_strength are drawn at each reset;
+// and draw nothing. friction, kp_scale, kd_scale, motor_strength, joint_damping and
+// joint_friction are drawn at each reset (the joint ones give the environment a copy of the
+// robot's Model with those values: World::set_joint_damping);
 // added_mass and com_shift once, when the environment is made (they change its Model: the
 // environments then share nothing of the robot's description but its topology). Pushes set the
 // base's horizontal velocity to a random one of at most push_velocity every push_interval seconds
@@ -133,10 +135,14 @@ struct LocomotionRandomization {
   Range motor_strength{1, 1};        // scales kp and kd together: the PD torque
   Range added_mass{0, 0};            // kg, added to the base
   Range com_shift{0, 0};             // m, each axis of the base's centre of mass, independently
+  // added to the URDF's <dynamics> of every action joint, one draw for all of them
+  Range joint_damping{0, 0};         // N m s/rad (N s/m for prismatic joints)
+  Range joint_friction{0, 0};        // N m (N): dry friction
   Scalar push_interval = 0;          // s, 0: no pushes
   Scalar push_velocity = 0;          // m/s
   // the number of randomized parameters in the privileged observation: friction, kp_scale,
-  // kd_scale, motor_strength, added_mass and com_shift (3) when they vary
+  // kd_scale, motor_strength, added_mass, com_shift (3), joint_damping and joint_friction when
+  // they vary
   Index privileged() const;
 };
 
@@ -249,6 +255,7 @@ class LocomotionTask {
   std::vector<Index> foot_body_;
   std::vector<Index> terminate_body_, penalize_body_;
   VecX nominal_, kp_, kd_;                // per action joint
+  VecX urdf_damping_, urdf_friction_;     // the URDF's <dynamics> (layout of u)
   std::shared_ptr<const Heightfield> terrain_;
   Scalar base_height_target_ = 0;
   std::uint64_t seed_ = 0;

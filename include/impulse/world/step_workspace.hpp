@@ -13,9 +13,10 @@
 // A workspace holds one Data per (Model, k): the k-th articulated system of a World with that
 // Model; and one Stepper (the collision, assembly and solve buffers) per layout: the list of a
 // World's systems' Models and its collision objects' systems, so Worlds built from one description
-// share one. Models equal but for their bodies' inertias (Model::equal_except_inertia: copies
-// with a randomized mass) count as one here: their Data and Steppers are the same size and shape. Both are made on the first step that needs them and kept (steady state allocates
-// nothing). What a step leaves for the next (warm start, contacts, statistics) is the World's
+// share one. Models equal but for their inertias and joint damping and friction
+// (Model::equal_except_parameters: copies with randomized parameters) count as one here: their
+// Data and Steppers are the same size and shape. Both are made on the first step that needs them
+// and kept (steady state allocates nothing). What a step leaves for the next (warm start, contacts, statistics) is the World's
 // (StepperState), never the workspace's. One workspace per thread: it must not be used by two
 // steps at once.
 #pragma once

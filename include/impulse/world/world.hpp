@@ -183,11 +183,17 @@ class World {
   // of a system (mass, centre of mass and rotational inertia about it, body frame). The system
   // then steps with a copy of its Model that differs in that inertia only (shared with the other
   // systems of this World whose Model equals it; Worlds stepped with one StepWorkspace keep sharing
-  // its Data and Steppers: Model::equal_except_inertia). State, inputs and the initial state are
+  // its Data and Steppers: Model::equal_except_parameters). State, inputs and the initial state are
   // kept; the warm-start memory and the last step's contacts are cleared, as when an object is
   // added. Throws InvalidArgument (nothing changed) for an index out of range or an inertia that
   // is not physical (check_inertia, model_builder.hpp).
   void set_body_inertia(Index system, Index body, const Inertia& inertia);
+  // The joints' viscous damping (N m s/rad or N s/m) and dry friction (N m or N) of a system, one
+  // value per velocity dof (size nv, each finite and >= 0), as URDF's <dynamics damping friction>
+  // (Model::damping, Model::friction; friction acts on one-dof joints). The system then steps with
+  // a copy of its Model as set_body_inertia describes, with the same guarantees and errors.
+  void set_joint_damping(Index system, const VecX& damping);
+  void set_joint_friction(Index system, const VecX& friction);
 
   Index num_systems() const { return static_cast<Index>(systems_.size()); }
   ArticulatedSystem& system(Index i);
@@ -263,6 +269,9 @@ class World {
   mutable TakenNames names_;
   // the Model of a system whose description equals `model`, or null
   std::shared_ptr<const Model> shared_model_equal_to(const Model& model) const;
+  // the system steps with `model` (a changed copy of its Model) from now on
+  void replace_model(ArticulatedSystem& s, Model model);
+  void set_joint_values(const char* call, Index system, const VecX& values, VecX Model::*member);
   void reserve();
   void objects_changed();
   void save_state_into(WorldState& st) const;
