@@ -70,7 +70,7 @@ Index frame_index(const Model& m, const py::object& frame) {
 }  // namespace
 
 void bind_algorithms(py::module_& m) {
-  auto model_cls = py::reinterpret_borrow<py::class_<Model>>(m.attr("Model"));
+  auto model_cls = py::reinterpret_borrow<py::class_<Model, std::shared_ptr<Model>>>(m.attr("Model"));
   model_cls
       .def(
           "integrate",

@@ -1,4 +1,6 @@
 // Model: the immutable description of one articulated system, read-only from Python.
+#include <memory>
+
 #include "bindings.hpp"
 #include "impulse/core/check.hpp"
 #include "impulse/io/urdf.hpp"
@@ -7,7 +9,7 @@
 namespace impulse::python {
 
 void bind_model(py::module_& m) {
-  py::class_<Model>(m, "Model",
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model",
                                             "Immutable description of an articulated system (a kinematic tree).\n"
                                             "Bodies in depth-first order; q = [x y z qw qx qy qz joints...] for a "
                                             "floating base, u = [v w joints...] (world frame).")

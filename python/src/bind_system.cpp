@@ -2,6 +2,8 @@
 // are read-only numpy views of the engine's memory (no copy); writes go through the setters, which
 // validate like the C++ ones (size, NaN/Inf, unit quaternion) and raise InvalidArgument with the
 // engine's message, changing nothing.
+#include <memory>
+
 #include "bindings.hpp"
 #include "impulse/world/articulated_system.hpp"
 
@@ -36,7 +38,9 @@ void bind_system(py::module_& m) {
                 "A robot (from URDF) or a free rigid body of a World, owned by the World.\n"
                 "Array properties are read-only views of the engine's state; use the set_* methods to write.")
       .def_property_readonly("name", &S::name)
-      .def_property_readonly("model", &S::model, py::return_value_policy::reference_internal)
+      // a Model shared with the system: World.set_body_inertia and set_joint_* replace the system's
+      // Model, and the Python object must keep the one it was handed alive (read-only members)
+      .def_property_readonly("model", [](const S& s) { return std::const_pointer_cast<Model>(s.shared_model()); })
       .def_property_readonly("nq", &S::nq)
       .def_property_readonly("nv", &S::nv)
       // state

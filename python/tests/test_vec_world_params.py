@@ -1,10 +1,14 @@
 """VecWorld's per-environment parameters and batched sensors, checked against physics: momentum
 from a pushed body, weight carried by the feet, the Coulomb deceleration of a sliding box, and
 the terrain under a height scan."""
+import os
+
 import numpy as np
 import pytest
 
 import impulse
+
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models")
 
 
 def free_box_world(gravity=(0.0, 0.0, 0.0)):
@@ -108,3 +112,69 @@ def test_applied_torques_match_each_world(stand_file):
     for i in range(2):
         np.testing.assert_array_equal(tau[i], vec.world(i).system(0).applied_torque)
     assert np.abs(tau).max() > 1.0  # the legs hold the robot up
+
+
+def _link_urdf(tmp_path):
+    # 1 kg at 1 m on a hinge about y: gravity torque 9.81 N m, I = 1 + 1e-4 kg m^2
+    p = tmp_path / "link.urdf"
+    p.write_text("""<robot name="link"><link name="world"/>
+  <link name="arm"><inertial><origin xyz="1 0 0"/><mass value="1"/>
+    <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j" type="continuous"><parent link="world"/><child link="arm"/><axis xyz="0 1 0"/></joint>
+</robot>""")
+    return str(p)
+
+
+def test_joint_friction_and_damping_per_world(tmp_path):
+    w = impulse.World()
+    w.add_articulated_system(impulse.load_urdf(_link_urdf(tmp_path)))
+    vec = impulse.VecWorld(w, 3, num_threads=2)
+    # no friction: falls at 9.81 / I; 20 N m holds it; 5 N m slips at (9.81 - 5) / I
+    vec.set_joint_friction(0, np.array([[0.0], [20.0], [5.0]]))
+    vec.integrate(100)
+    u = np.zeros((3, 1))
+    vec.get_u(0, u)
+    inertia = 1 + 1e-4
+    np.testing.assert_allclose(u[:, 0] / 0.1, [9.81 / inertia, 0.0, (9.81 - 5) / inertia], rtol=2e-2, atol=1e-12)
+    # damping (its effect: test_world_set_joint_damping_steps_as_a_model_built_with_it)
+    vec.set_joint_damping(0, np.array([[0.0], [0.0], [2.0]]))
+    np.testing.assert_array_equal(vec.world(2).system(0).model.damping, [2.0])
+    np.testing.assert_array_equal(vec.world(1).system(0).model.friction, [20.0])
+    with pytest.raises(impulse.InvalidArgument, match="finite and >= 0"):
+        vec.set_joint_damping(0, np.array([[0.0], [-1.0], [0.0]]))
+    with pytest.raises(impulse.InvalidArgument, match="shape"):
+        vec.set_joint_friction(0, np.zeros((2, 1)))
+
+
+def test_world_set_joint_damping_steps_as_a_model_built_with_it(tmp_path):
+    text = open(_link_urdf(tmp_path)).read()
+    damped = tmp_path / "damped.urdf"
+    damped.write_text(text.replace('<axis xyz="0 1 0"/>', '<axis xyz="0 1 0"/><dynamics damping="2" friction="3"/>'))
+    a, b = impulse.World(), impulse.World()
+    sa = a.add_articulated_system(impulse.load_urdf(_link_urdf(tmp_path)))
+    sb = b.add_articulated_system(impulse.load_urdf(str(damped)))
+    a.set_joint_damping(0, np.array([2.0]))
+    a.set_joint_friction(0, np.array([3.0]))
+    for _ in range(200):
+        a.integrate()
+        b.integrate()
+    assert np.array_equal(sa.q, sb.q) and np.array_equal(sa.u, sb.u)
+    assert sa.u[0] > 0  # slipping: 9.81 N m > 3 N m
+    with pytest.raises(impulse.InvalidArgument, match="1 velocity dofs, got 2"):
+        a.set_joint_damping(0, np.zeros(2))
+
+
+def test_a_model_handed_out_stays_valid_after_the_system_replaces_it():
+    w = impulse.World()
+    s = w.add_articulated_system(impulse.load_urdf(os.path.join(MODELS, "double_pendulum.urdf")))
+    old = s.model
+    mass, com, inertia = old.body_inertia("upper")
+    w.set_body_inertia(0, "upper", 2 * mass, com, inertia)
+    w.set_body_inertia(0, "lower", 3 * mass, com, inertia)
+    w.set_joint_damping(0, np.array([0.5, 0.5]))
+    # the system steps with a new Model; the one handed out before is still the URDF's
+    assert old.body_names == ["upper", "lower"]
+    assert old.body_inertia("lower")[0] == mass
+    assert s.model.body_inertia("lower")[0] == 3 * mass
+    np.testing.assert_array_equal(s.model.damping, [0.5, 0.5])
+    np.testing.assert_array_equal(old.damping, [0.0, 0.0])
