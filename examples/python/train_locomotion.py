@@ -73,6 +73,9 @@ def parse_args(argv=None):
                    help="discount per control step (0.995 at 100 Hz: a 2 s horizon, legged_gym's 0.99 at 50 Hz)")
     p.add_argument("--entropy", type=float, default=0.005, help="entropy bonus coefficient")
     p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
+    p.add_argument("--bound-loss", type=float, default=0.01,
+                   help="penalty on the policy mean beyond the action bound, squared per action (the "
+                        "environment clips actions there, so its reward gives the mean no gradient)")
     p.add_argument("--eval-envs", type=int, default=16, help="environments of the final evaluation (0: none)")
     p.add_argument("--out", default="", help="directory for policy.pt and train_log.csv (rank 0)")
     p.add_argument("--time-limit", type=float, default=0, help="stop after this many seconds (0: none)")
@@ -223,6 +226,7 @@ def main(argv=None):
     obs_size, act_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
     priv_size = env.privileged_size if args.privileged_critic else 0
     cobs_size = obs_size + priv_size
+    act_bound = torch.from_numpy(np.asarray(env.single_action_space.high, dtype=np.float64)).to(dtype)
 
     def critic_obs(o, p):  # the critic's input: observation, then the privileged observation
         return torch.from_numpy(np.concatenate([o, p], axis=1) if priv_size else o).to(dtype)
@@ -317,9 +321,12 @@ def main(argv=None):
                 v = policy.value(buf_cobs[ts].reshape(-1, cobs_size))
                 vloss = (v - ret[ts].reshape(-1)) ** 2
                 ent = dist.entropy().sum(-1)
+                # a mean beyond the clip bound acts as the bound itself: without a pull back it
+                # drifts where the reward cannot see it, and the policy's exploration dies there
+                over = (torch.relu(dist.mean - act_bound) ** 2 + torch.relu(-act_bound - dist.mean) ** 2).sum(-1)
                 # sums over this rank's samples divided by the global minibatch size: the
                 # allreduced gradient is the gradient of the global mean loss
-                loss = (surr.sum() + vcoef * 0.5 * vloss.sum() - ecoef * ent.sum()) / n_mb_global
+                loss = (surr.sum() + vcoef * 0.5 * vloss.sum() - ecoef * ent.sum() + args.bound_loss * over.sum()) / n_mb_global
                 opt.zero_grad()
                 loss.backward()
                 flat = torch.cat([p.grad.reshape(-1) for p in params]).numpy()

@@ -10,7 +10,9 @@ to the target. Gymnasium's vector-env API as impulse.envs.Locomotion: automatic 
 Observation (3 J + 9): joint positions - nominal, joint velocities * 0.1, previous action,
 end-effector position, target, target - end-effector (world frame, m).
 Reward (times control_dt): rewards.distance |d| + rewards.precision exp(-|d| / rewards.precision_scale)
-+ rewards.action_rate |a - a_prev|^2, with d = target - end-effector.
++ rewards.action_rate |a - a_prev|^2 + rewards.posture |q - nominal|^2, with d = target - end-effector.
+The posture term holds the joints an arm has beyond the three a point target needs (a Panda has
+seven): without it they drift to wherever the last update left them, towards their limits.
 """
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ DEFAULTS: Dict[str, Any] = {
     "init_joint_noise": 0.1,      # rad, uniform +-
     # per second (the reward is times control_dt): a 2 s episode at the target scores about 20,
     # the scale of the locomotion tasks' returns, which the critic of train_locomotion.py fits well
-    "rewards": {"distance": -10.0, "precision": 10.0, "precision_scale": 0.02, "action_rate": -0.1},
+    "rewards": {"distance": -10.0, "precision": 10.0, "precision_scale": 0.02, "action_rate": -0.1,
+                "posture": -0.1},
 }
 REQUIRED = ("urdf", "joints", "end_effector", "nominal")
 
@@ -241,7 +244,8 @@ class Reach:
         self._observe(self._obs)
         d = np.linalg.norm(self._obs[:, -3:], axis=1)
         r = (self._rew["distance"] * d + self._rew["precision"] * np.exp(-d / self._rew["precision_scale"])
-             + self._rew["action_rate"] * np.sum((self._action - self._prev) ** 2, axis=1)) * self.control_dt
+             + self._rew["action_rate"] * np.sum((self._action - self._prev) ** 2, axis=1)
+             + self._rew["posture"] * np.sum(self._obs[:, :len(self._qi)] ** 2, axis=1)) * self.control_dt
         r = np.where(np.isfinite(r), r, 0.0)
         self._steps += 1
         self._ret += r
