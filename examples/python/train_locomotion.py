@@ -69,8 +69,11 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--minibatches", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--gamma", type=float, default=0.995,
-                   help="discount per control step (0.995 at 100 Hz: a 2 s horizon, legged_gym's 0.99 at 50 Hz)")
+    p.add_argument("--gamma", type=float, default=None,
+                   help="discount per control step; default 0.995 for locomotion (at 100 Hz a 2 s horizon, "
+                        "legged_gym's 0.99 at 50 Hz) and 0.99 for reaching (a 1 s horizon: the value of a "
+                        "target reached within the 2 s episode; with 0.995 a 10-minute run ended 20x farther from the "
+                        "targets, docs/benchmarks.md)")
     p.add_argument("--entropy", type=float, default=0.005, help="entropy bonus coefficient")
     p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
     p.add_argument("--bound-loss", type=float, default=0.01,
@@ -236,6 +239,8 @@ def main(argv=None):
     noise_gen = torch.Generator().manual_seed(args.seed + 1)  # one global noise stream, sliced per rank
     perm_gen = torch.Generator().manual_seed(args.seed + 2)
 
+    if args.gamma is None:
+        args.gamma = 0.99 if is_reach(args.config) else 0.995
     gamma, lam, clip, vcoef, ecoef, kl_target, max_grad = args.gamma, 0.95, 0.2, 1.0, args.entropy, 0.01, 1.0
     T, N = args.steps, n_local
     buf_obs = torch.zeros(T, N, obs_size, dtype=dtype)
