@@ -9,7 +9,10 @@
 (examples/configs/anymal.json).
 
 PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016), clipped surrogate, KL-adaptive learning
-rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). The critic
+rate and time-limit bootstrapping (float32 by default, --dtype float64 for exactness). The
+environment clips actions to its action space; a sample beyond a bound counts with the probability
+of the whole tail it stands for (clipped action policy gradient, Fujita and Maeda 2018), since the
+Gaussian density of the unclipped sample gives a biased gradient for a mean near the bound. The critic
 is asymmetric (Pinto et al. 2018): it sees the policy's observation and the environment's
 privileged observation (base velocity and height, feet swing times), which the robot's sensors do
 not give; the policy sees the observation only (--no-privileged-critic: the critic too).
@@ -120,6 +123,16 @@ def mlp(sizes, out, act=nn.ELU):
         n = h
     layers.append(nn.Linear(n, out))
     return nn.Sequential(*layers)
+
+
+def log_prob_clipped(dist, act, low, high):
+    """Log-probability of the actions the environment applies, clip(act, low, high), per sample:
+    at a bound the probability mass of the tail beyond it, log P(a >= high) = log Phi(-(high - mu) / sigma)
+    (Fujita and Maeda 2018, eq. 9), elsewhere the Gaussian density."""
+    lp = dist.log_prob(act)
+    lp = torch.where(act >= high, torch.special.log_ndtr((dist.mean - high) / dist.stddev), lp)
+    lp = torch.where(act <= low, torch.special.log_ndtr((low - dist.mean) / dist.stddev), lp)
+    return lp.sum(-1)
 
 
 class ActorCritic(nn.Module):
@@ -272,7 +285,7 @@ def main(argv=None):
                 noise = torch.randn(args.num_envs, act_size, generator=noise_gen, dtype=dtype)[lo:hi]
                 act = dist.mean + dist.stddev * noise
                 buf_obs[t], buf_cobs[t], buf_act[t] = obs, cobs, act
-                buf_logp[t] = dist.log_prob(act).sum(-1)
+                buf_logp[t] = log_prob_clipped(dist, act, -act_bound, act_bound)
                 buf_mu[t], buf_std[t] = dist.mean, dist.stddev[0]
                 buf_val[t] = policy.value(cobs)
                 o, r, term, trunc, info = env.step(act.numpy())
@@ -319,7 +332,7 @@ def main(argv=None):
                 o_mb = buf_obs[ts].reshape(-1, obs_size)
                 a_mb = buf_act[ts].reshape(-1, act_size)
                 dist = policy.dist(o_mb)
-                logp = dist.log_prob(a_mb).sum(-1)
+                logp = log_prob_clipped(dist, a_mb, -act_bound, act_bound)
                 ratio = torch.exp(logp - buf_logp[ts].reshape(-1))
                 adv_mb = adv[ts].reshape(-1)
                 surr = torch.max(-adv_mb * ratio, -adv_mb * torch.clamp(ratio, 1 - clip, 1 + clip))
