@@ -227,7 +227,7 @@ void bind_world(py::module_& m) {
       .def("reset", &World::reset, "Returns to the initial state and clears the warnings (no-op if never stepped).")
       .def_property_readonly("has_initial_state", &World::has_initial_state)
       .def("clone", &World::clone,
-           "A new World with the same description and state; InvalidArgument for a custom solver instance.")
+           "A copy: shares the description (models, collision geometry, settings), copies the state; InvalidArgument for a custom solver instance.")
       .def("__deepcopy__", [](const World& w, py::dict) { return w.clone(); }, py::arg("memo"))
       // settings
       .def_property("time_step", &World::time_step, &World::set_time_step, "Seconds per step (validated).")

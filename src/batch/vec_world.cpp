@@ -24,11 +24,10 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
   ray_from_.resize(static_cast<std::size_t>(pool_.num_threads()));
   ray_t_.resize(static_cast<std::size_t>(pool_.num_threads()));
-  pool_.parallel_for(num_worlds - 1, [&](Index i) {
-    auto w = std::make_unique<World>();
-    build_world(description, *w);
-    worlds_[static_cast<std::size_t>(i + 1)] = std::move(w);
-  });
+  // the other environments are clones of the first: one WorldModel, one copy of the Models and of
+  // the collision geometry for all (clone() reads the first World only: clones in parallel are safe)
+  const World& prototype = *worlds_[0];
+  pool_.parallel_for(num_worlds - 1, [&](Index i) { worlds_[static_cast<std::size_t>(i + 1)] = prototype.clone(); });
   // every thread's workspace holds the Data of every World's systems (one per Model and rank:
   // worlds of one description share their Models), so that no step allocates
   for (auto& ws : workspaces_)

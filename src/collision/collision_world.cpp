@@ -395,6 +395,21 @@ CollisionWorld::~CollisionWorld() = default;
 CollisionWorld::CollisionWorld(CollisionWorld&&) noexcept = default;
 CollisionWorld& CollisionWorld::operator=(CollisionWorld&&) noexcept = default;
 
+CollisionWorld CollisionWorld::clone() const {
+  const Impl& s = *impl_;
+  CollisionWorld c(s.margin);
+  Impl& d = *c.impl_;
+  d.materials = s.materials;
+  d.objects = s.objects;
+  d.shapes = s.shapes;  // (new FCL objects of the same geometry: FclObject)
+  d.planes = s.planes;
+  d.terrains = s.terrains;
+  d.static_boxes = s.static_boxes;
+  // the filtered pairs, the active shapes and the broadphase trees follow from the above
+  d.mark_stale();
+  return c;
+}
+
 Index CollisionWorld::add_object(const Model& model, const CollisionObjectOptions& options) {
   Impl& w = *impl_;
   const std::string name = model.name.empty() ? "object " + std::to_string(w.objects.size()) : model.name;

@@ -46,6 +46,21 @@ struct MeshData {
   Scalar bound = 0;                                  // max vertex distance from the origin
 };
 
+// A shape's FCL object. Copying it makes a new FCL object of the same geometry (immutable after
+// set-up, so shared) with the same pose, AABB and user data: the broadphase trees register FCL
+// objects, so each CollisionWorld holds its own (CollisionWorld::clone). (fcl::CollisionObject's
+// copy does not touch the geometry; its constructors from a geometry write the geometry's local
+// AABB, which clones made on several threads at once must not do.)
+struct FclObject : std::unique_ptr<MarginObject> {
+  using Base = std::unique_ptr<MarginObject>;
+  FclObject() = default;
+  FclObject(Base p) : Base(std::move(p)) {}  // NOLINT: implicit, like the unique_ptr it wraps
+  FclObject(FclObject&&) noexcept = default;
+  FclObject& operator=(FclObject&&) noexcept = default;
+  FclObject(const FclObject& o) : Base(o ? std::make_unique<MarginObject>(*o) : nullptr) {}
+  FclObject& operator=(const FclObject& o) { return *this = FclObject(o); }
+};
+
 struct Shape {
   Index object = -1, local = -1, body = -1;
   ShapeType type = ShapeType::Sphere;
@@ -64,7 +79,7 @@ struct Shape {
   Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();  // world AABB, inflated by margin / 2 (pair test)
   std::shared_ptr<MeshData> mesh;
   const ConvexHull* hull = nullptr;  // a mesh that collides as its convex hull (mesh->hull)
-  std::unique_ptr<MarginObject> fco;
+  FclObject fco;
   std::string name;
 };
 

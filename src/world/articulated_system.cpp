@@ -1,5 +1,6 @@
 #include "impulse/world/articulated_system.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "impulse/core/check.hpp"
@@ -43,6 +44,33 @@ ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Mod
   rhs_.setZero(nv);
   zero_.setZero(nv);
   contact_impulses_.reserve(8);  // (then grows by doubling)
+}
+
+ArticulatedSystem::ArticulatedSystem(const ArticulatedSystem& o)
+    : name_(o.name_),
+      model_(o.model_),
+      q_(o.q_),
+      u_(o.u_),
+      tau_(o.tau_),
+      kp_(o.kp_),
+      kd_(o.kd_),
+      q_target_(o.q_target_),
+      u_target_(o.u_target_),
+      f_ext_(o.f_ext_),
+      has_f_ext_(o.has_f_ext_),
+      gravity_(o.gravity_),
+      u_free_(o.u_free_),
+      u_next_(o.u_next_),
+      q_next_(o.q_next_),
+      rhs_(o.rhs_),
+      zero_(o.zero_),
+      tau_applied_(o.tau_applied_),
+      tau_friction_(o.tau_friction_),
+      tau_clamp_(o.tau_clamp_),
+      clamped_(o.clamped_),
+      contact_impulses_(o.contact_impulses_),
+      object_(o.object_) {
+  contact_impulses_.reserve(std::max<std::size_t>(8, o.contact_impulses_.capacity()));
 }
 
 Data& ArticulatedSystem::query() const {
@@ -336,25 +364,18 @@ void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t 
   const auto in_use = use("set_collision_filter");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_object_filter(object_, CollisionFilter{group, mask});
-  const std::string n = name_;
-  world_->record([n, group, mask](const World&, World& w) { w.system(n).set_collision_filter(group, mask); });
 }
 
 void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
   const auto in_use = use("set_body_collision_filter");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_body_filter(object_, model_->body_id(body), CollisionFilter{group, mask});
-  const std::string n = name_;
-  world_->record(
-      [n, body, group, mask](const World&, World& w) { w.system(n).set_body_collision_filter(body, group, mask); });
 }
 
 void ArticulatedSystem::set_self_collision(bool enabled) {
   const auto in_use = use("set_self_collision");
   IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_self_collision(object_, enabled);
-  const std::string n = name_;
-  world_->record([n, enabled](const World&, World& w) { w.system(n).set_self_collision(enabled); });
 }
 
 }  // namespace impulse

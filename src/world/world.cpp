@@ -12,9 +12,18 @@
 
 namespace impulse {
 
-World::World() : collision_(0.005), solver_(make_contact_solver("bisection")) {
+World::World()
+    : model_(std::make_shared<WorldModel>()), collision_(0.005), solver_(make_contact_solver("bisection")) {
   reserve();
-  solver_recipe_ = solver_->name();
+  model_->solver_name = solver_->name();
+}
+
+WorldModel& World::edit_model() {
+  // A model held by another World (a clone, an environment of a VecWorld) is read by its steps:
+  // this World writes a copy of its own. (use_count() may be stale only upwards here: no other
+  // thread can take a new reference to this World's model while this thread holds the World.)
+  if (model_.use_count() > 1) model_ = std::make_shared<WorldModel>(*model_);
+  return *model_;
 }
 World::~World() = default;
 
@@ -32,28 +41,26 @@ const char* to_string(WarningKind k) {
 void World::set_time_step(Scalar dt) {
   const auto in_use = use("set_time_step");
   validate_time_step(dt);
-  settings_.dt = dt;
+  edit_model().settings.dt = dt;
   prepared_ = false;
-  record([dt](const World&, World& w) { w.set_time_step(dt); });
 }
 
 void World::set_time(Scalar t) {
   const auto in_use = use("set_time");
   validate_time(t);
-  time_ = t;
+  data_.time = t;
 }
 
 void World::set_gravity(const Vec3& g) {
   const auto in_use = use("set_gravity");
   validate_gravity(g);
-  gravity_ = g;
+  edit_model().gravity = g;
   // the Data of the steps and queries take the systems' gravity; the Model stays untouched
   for (auto& s : systems_) {
     s->gravity_ = g;
     if (s->data_) s->data_->gravity = g;
   }
   prepared_ = false;
-  record([g](const World&, World& w) { w.set_gravity(g); });
 }
 
 void World::set_contact_margin(Scalar margin) {
@@ -61,35 +68,31 @@ void World::set_contact_margin(Scalar margin) {
   validate_contact_margin(margin);
   collision_.set_margin(margin);
   prepared_ = false;
-  record([margin](const World&, World& w) { w.set_contact_margin(margin); });
 }
 
 void World::set_contact_settings(const DelassusSettings& s) {
   const auto in_use = use("set_contact_settings");
   validate_contact_settings(s);
-  settings_.contact = s;
+  edit_model().settings.contact = s;
   prepared_ = false;
-  record([s](const World&, World& w) { w.set_contact_settings(s); });
 }
 
 void World::set_max_contacts(Index n) {
   const auto in_use = use("set_max_contacts");
   validate_max_contacts(n);
-  const StepSettings old = settings_;
-  settings_.max_contacts = n;
+  const StepSettings old = model_->settings;
+  edit_model().settings.max_contacts = n;
   try {
     reserve();  // replaces the stepper only on success (see reserve())
   } catch (...) {
-    settings_ = old;
+    edit_model().settings = old;
     throw;
   }
-  record([n](const World&, World& w) { w.set_max_contacts(n); });
 }
 
 void World::set_stage_timing(bool on) {
   const auto in_use = use("set_stage_timing");
-  settings_.stage_timing = on;
-  record([on](const World&, World& w) { w.set_stage_timing(on); });
+  edit_model().settings.stage_timing = on;
 }
 
 void World::set_contact_solver(const std::string& name) { set_contact_solver(make_contact_solver(name)); }
@@ -102,7 +105,7 @@ void World::set_contact_solver(std::unique_ptr<ContactSolver> solver) {
   stepper_ = nullptr;
   prepared_ = false;
   // the clone rebuilds the solver from the registry with the settings it has at clone time
-  solver_recipe_ = is_registered_solver(*solver_) ? solver_->name() : "";
+  edit_model().solver_name = is_registered_solver(*solver_) ? solver_->name() : "";
 }
 
 void World::set_material_pair(const std::string& a, const std::string& b, Scalar mu, Scalar restitution) {
@@ -125,9 +128,8 @@ Index World::add_ground(Scalar height, const std::string& material, const Collis
   const auto in_use = use("add_ground");
   IMPULSE_CHECK(std::isfinite(height), "ground height is not finite");
   const Index o = collision_.add_ground(height, material, f);
-  object_system_.push_back(-1);
+  edit_model().object_system.push_back(-1);
   objects_changed();
-  record([=](const World&, World& w) { w.add_ground(height, material, f); });
   return o;
 }
 
@@ -142,9 +144,8 @@ Index World::add_static_box(const std::string& name, const SE3& pose, const Vec3
                 ")");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_static_box(unique, pose, size, material, f);
-  object_system_.push_back(-1);
+  edit_model().object_system.push_back(-1);
   objects_changed();
-  record([=](const World&, World& w) { w.add_static_box(unique, pose, size, material, f); });
   return o;
 }
 
@@ -153,10 +154,8 @@ Index World::add_heightfield(const std::string& name, std::shared_ptr<const Heig
   const auto in_use = use("add_heightfield");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_heightfield(unique, terrain, material, f);
-  object_system_.push_back(-1);
+  edit_model().object_system.push_back(-1);
   objects_changed();
-  // the terrain is immutable and shared: a clone refers to the same heights
-  record([=](const World&, World& w) { w.add_heightfield(unique, terrain, material, f); });
   return o;
 }
 
@@ -165,9 +164,8 @@ Index World::add_static_mesh(const std::string& name, const std::string& mesh_pa
   const auto in_use = use("add_static_mesh");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_static_mesh(unique, mesh_path, scale, pose, material, f);
-  object_system_.push_back(-1);
+  edit_model().object_system.push_back(-1);
   objects_changed();
-  record([=](const World&, World& w) { w.add_static_mesh(unique, mesh_path, scale, pose, material, f); });
   return o;
 }
 
@@ -176,9 +174,8 @@ Index World::add_wall(const std::string& name, const Vec3& normal, Scalar offset
   const auto in_use = use("add_wall");
   const std::string unique = unique_name(name);
   const Index o = collision_.add_plane(unique, normal, offset, material, f);
-  object_system_.push_back(-1);
+  edit_model().object_system.push_back(-1);
   objects_changed();
-  record([=](const World&, World& w) { w.add_wall(unique, normal, offset, material, f); });
   return o;
 }
 
@@ -233,7 +230,7 @@ ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> mo
 
 ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options) {
   const auto in_use = use("add_system");
-  sys->gravity_ = gravity_;
+  sys->gravity_ = model_->gravity;
   // The collision stage may reject the object (missing mesh): nothing else has changed then.
   CollisionObjectOptions co;
   co.filter = options.filter;
@@ -241,18 +238,12 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   const Index object = collision_.add_object(*sys->model_, co);
   sys->object_ = object;
   sys->world_ = this;
-  if (static_cast<Index>(object_system_.size()) <= object) object_system_.resize(object + 1, -1);
-  object_system_[object] = static_cast<Index>(systems_.size());
+  std::vector<Index>& object_system = edit_model().object_system;
+  if (static_cast<Index>(object_system.size()) <= object) object_system.resize(object + 1, -1);
+  object_system[object] = static_cast<Index>(systems_.size());
   system_ptrs_.push_back(sys.get());
   systems_.push_back(std::move(sys));
   objects_changed();
-  const Index index = num_systems() - 1;
-  SystemOptions o = options;
-  o.name = systems_.back()->name();
-  record([index, o](const World& src, World& w) {
-    // the clone shares the (immutable) Model
-    w.add_articulated_system(src.systems_[static_cast<std::size_t>(index)]->model_, o);
-  });
   return *systems_.back();
 }
 
@@ -376,8 +367,7 @@ void World::replace_model(ArticulatedSystem& s, Model model) {
   std::shared_ptr<const Model> shared = shared_model_equal_to(model);
   if (!shared) shared = std::make_shared<const Model>(std::move(model));
   s.model_ = std::move(shared);
-  // the stepper's views, the layout and the shared-Model ranks follow the new Model (clone()
-  // replays each system with its current Model)
+  // the stepper's views, the layout and the shared-Model ranks follow the new Model
   reserve();
 }
 
@@ -400,37 +390,49 @@ ArticulatedSystem& World::system(const std::string& name) {
 // and so is what the last step left (warm start, contacts, statistics), which named the old
 // objects. Nothing here allocates more than the systems' lists, so a failure leaves the World usable.
 void World::reserve() {
-  step_systems_.clear();
-  same_model_rank_.clear();
   // A StepWorkspace holds one Data per (Model, rank) and counts Models equal but for their
   // parameters as one: the rank of a system is the number of earlier systems of its class (Models
-  // equal but for inertia, joint damping and friction), or two of them would share a Data. Classes: (a Model of the class, systems so far).
+  // equal but for inertia, joint damping and friction), or two of them would share a Data.
+  // Classes: (a Model of the class, systems so far).
+  std::vector<Index> rank;
+  std::vector<std::shared_ptr<const Model>> layout;
   std::vector<std::pair<const Model*, Index>> classes;
   for (ArticulatedSystem* s : system_ptrs_) {
-    step_systems_.push_back(s->stepper_system());
     const Model* m = s->model_.get();
     auto c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first == m; });
     if (c == classes.end())
       c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first->equal_except_parameters(*m); });
     if (c == classes.end()) c = classes.insert(classes.end(), {m, 0});
-    same_model_rank_.push_back(c->second++);
+    rank.push_back(c->second++);
+    layout.push_back(s->model_);
   }
+  if (rank != model_->same_model_rank || layout != model_->layout) {
+    WorldModel& m = edit_model();
+    m.same_model_rank = std::move(rank);
+    m.layout = std::move(layout);
+  }
+  refresh_step();
+}
+
+// The step's views of the systems, its scratch and what the last step left (warm start, contacts,
+// statistics), which named the old objects, made anew for the current objects.
+void World::refresh_step() {
+  step_systems_.clear();
+  for (ArticulatedSystem* s : system_ptrs_) step_systems_.push_back(s->stepper_system());
   workspace_data_.assign(step_systems_.size(), {0, nullptr});
-  layout_.clear();
-  for (const ArticulatedSystem* s : system_ptrs_) layout_.push_back(s->model_);
   workspace_parts_ = WorkspaceParts();
   own_stepper_.reset();
   stepper_ = nullptr;
   prepared_ = false;
-  state_.clear();
-  state_.contacts.reserve(settings_.max_contacts);
-  state_.cache.contacts.reserve(32);  // then they grow by doubling
-  state_.cache.limits.reserve(32);
+  data_.state.clear();
+  data_.state.contacts.reserve(model_->settings.max_contacts);
+  data_.state.cache.contacts.reserve(32);  // then they grow by doubling
+  data_.state.cache.limits.reserve(32);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
-  initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
-  initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
+  data_.initial.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
+  data_.initial.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
 void World::integrate1() {
@@ -441,7 +443,7 @@ void World::integrate1() {
 Stepper& World::own_stepper() {
   if (!own_stepper_) {
     auto s = std::make_unique<Stepper>();
-    s->reserve(step_systems_, object_system_);
+    s->reserve(step_systems_, model_->object_system);
     own_stepper_ = std::move(s);
   }
   return *own_stepper_;
@@ -455,7 +457,7 @@ const DelassusAssembler& World::assembler() const {
 
 // (stepper_: the scratch the caller chose, integrate(ws)'s; else the World's own)
 void World::collide_and_assemble() {
-  if (!has_initial_) mark_initial_state();
+  if (!data_.has_initial) mark_initial_state();
   if (stepper_ == nullptr) {  // the World's own scratch and Data (made on the first such step)
     stepper_ = &own_stepper();
     step_solver_ = solver_.get();
@@ -467,14 +469,14 @@ void World::collide_and_assemble() {
       step_systems_[i].data_ = s.data_.get();
     }
   }
-  stepper_->prepare(step_systems_, collision_, settings_, *step_solver_, *solver_, state_);
+  stepper_->prepare(step_systems_, collision_, model_->settings, *step_solver_, *solver_, data_.state);
   prepared_ = true;
 }
 
 void World::warn(WarningKind k, Index info) {
-  WarningCounter& w = warnings_[static_cast<std::size_t>(k)];
+  WarningCounter& w = data_.warnings[static_cast<std::size_t>(k)];
   ++w.count;
-  w.last_time = time_;
+  w.last_time = data_.time;
   w.last_info = info;
 }
 
@@ -506,18 +508,18 @@ StepReport World::solve_and_integrate() {
     r.stepped = false;
     r.status = StepStatus::NonFinite;
     warn(WarningKind::MassMatrixNotPositiveDefinite, r.system);
-    report_ = r;
+    data_.report = r;
     return r;
   }
-  const StepStatus status = stepper_->finish(step_systems_, settings_, *step_solver_, *solver_, state_);
-  const StepStats& st = state_.stats;
+  const StepStatus status = stepper_->finish(step_systems_, model_->settings, *step_solver_, *solver_, data_.state);
+  const StepStats& st = data_.state.stats;
   r.status = status;
   r.contacts = st.contacts;
   r.limits = st.limits;
   r.solver_iterations = st.solver.iterations;
   r.residual = st.solver.residual;
   r.restitution = st.restitution;
-  r.contact_overflow = state_.contacts.overflow();
+  r.contact_overflow = data_.state.contacts.overflow();
   r.solver_not_converged = st.solver.status == SolverStatus::MaxIterations;
   r.solver_failed = st.solver.status == SolverStatus::NumericalIssue;
   r.non_finite = status == StepStatus::NonFinite;
@@ -535,8 +537,8 @@ StepReport World::solve_and_integrate() {
   if (r.solver_not_converged) warn(WarningKind::SolverNotConverged, r.solver_iterations);
   if (r.solver_failed) warn(WarningKind::SolverFailed, r.solver_iterations);
   if (r.non_finite) warn(WarningKind::NonFinite, r.system);
-  if (r.stepped) time_ += settings_.dt;
-  report_ = r;
+  if (r.stepped) data_.time += model_->settings.dt;
+  data_.report = r;
   return r;
 }
 
@@ -549,14 +551,14 @@ StepReport World::integrate() {
 
 void World::reserve_workspace(StepWorkspace& ws) const {
   use_.check("World", "reserve_workspace");
-  for (std::size_t i = 0; i < step_systems_.size(); ++i) ws.data(system_ptrs_[i]->model_, same_model_rank_[i]);
-  const bool made = ws.find_stepper(layout_, object_system_) == nullptr;
-  ws.stepper(layout_, step_systems_, object_system_);
-  if (!solver_recipe_.empty()) ws.solver(solver_->name());
+  for (std::size_t i = 0; i < step_systems_.size(); ++i) ws.data(system_ptrs_[i]->model_, model_->same_model_rank[i]);
+  const bool made = ws.find_stepper(model_->layout, model_->object_system) == nullptr;
+  ws.stepper(model_->layout, step_systems_, model_->object_system);
+  if (!model_->solver_name.empty()) ws.solver(solver_->name());
   // A new stepper (and solver) takes the sizes of this World's next step now, by one step of a
   // copy (discarded): then a thread that steps Worlds of this layout for the first time allocates
   // nothing, whichever Worlds a thread pool hands it (batch/). A World that cannot be cloned
-  // (custom solver, objects added through collision() directly) leaves them to grow on first use.
+  // (custom solver) leaves them to grow on first use.
   if (made) {
     try {
       clone()->integrate(ws);
@@ -580,15 +582,15 @@ StepReport World::integrate(StepWorkspace& ws) {
   } restore{*this};
   if (workspace_parts_.id != ws.id()) {
     workspace_parts_.id = ws.id();
-    workspace_parts_.stepper = &ws.stepper(layout_, step_systems_, object_system_);
-    workspace_parts_.solver = solver_recipe_.empty() ? solver_.get() : &ws.solver(solver_->name());
+    workspace_parts_.stepper = &ws.stepper(model_->layout, step_systems_, model_->object_system);
+    workspace_parts_.solver = model_->solver_name.empty() ? solver_.get() : &ws.solver(solver_->name());
   }
   stepper_ = workspace_parts_.stepper;
   step_solver_ = workspace_parts_.solver;
   for (std::size_t i = 0; i < step_systems_.size(); ++i) {
     ArticulatedSystem& s = *system_ptrs_[i];
     auto& cached = workspace_data_[i];
-    if (cached.first != ws.id()) cached = {ws.id(), &ws.data(s.model_, same_model_rank_[i])};
+    if (cached.first != ws.id()) cached = {ws.id(), &ws.data(s.model_, model_->same_model_rank[i])};
     cached.second->gravity = s.gravity_;
     step_systems_[i].data_ = cached.second;
   }
@@ -625,7 +627,7 @@ std::string World::describe(const StepReport& r) const {
   }
   if (r.contact_overflow) {
     add("contact overflow: kept " + std::to_string(r.contacts) + " contacts (max_contacts " +
-        std::to_string(settings_.max_contacts) + "), dropped the rest");
+        std::to_string(model_->settings.max_contacts) + "), dropped the rest");
   }
   return out.empty() ? "ok" : out;
 }
@@ -640,9 +642,9 @@ WorldState World::save_state() const {
 }
 
 // Copies the state into `st`, reusing its buffers: no allocation when `st` already has the sizes
-// of this World (prepare_initial_state() sets initial_ up so for the first step).
+// of this World (prepare_initial_state() sets data_.initial up so for the first step).
 void World::save_state_into(WorldState& st) const {
-  st.time = time_;
+  st.time = data_.time;
   st.num_objects = collision_.num_objects();
   st.systems.resize(systems_.size());
   for (std::size_t i = 0; i < systems_.size(); ++i) {
@@ -662,20 +664,20 @@ void World::save_state_into(WorldState& st) const {
     x.f_ext.assign(s.f_ext_.begin(), s.f_ext_.end());
     x.has_f_ext = s.has_f_ext_;
   }
-  const StepperCache& c = state_.cache;
+  const StepperCache& c = data_.state.cache;
   st.cache.contacts.assign(c.contacts.begin(), c.contacts.end());
   st.cache.limits.assign(c.limits.begin(), c.limits.end());
 }
 
-// Sizes initial_ for this World so that the first step captures it without allocating
+// Sizes data_.initial for this World so that the first step captures it without allocating
 // (World::integrate allocates nothing in steady state, the first step included).
 void World::prepare_initial_state() {
-  has_initial_ = false;
-  save_state_into(initial_);
+  data_.has_initial = false;
+  save_state_into(data_.initial);
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
-  initial_.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
-  initial_.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
+  data_.initial.cache.contacts.reserve(32);  // grows with use like the stepper's (no max_contacts-sized block)
+  data_.initial.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
 void World::check_compatible(const WorldState& st) const {
@@ -714,7 +716,7 @@ void World::check_compatible(const WorldState& st) const {
     }
     if (!m.position.allFinite() || !m.impulse_W.allFinite()) fail("warm-start memory is not finite");
   }
-  if (static_cast<Index>(st.cache.contacts.size()) > settings_.max_contacts) fail("warm-start memory exceeds max_contacts");
+  if (static_cast<Index>(st.cache.contacts.size()) > model_->settings.max_contacts) fail("warm-start memory exceeds max_contacts");
   for (const LimitMemory& m : st.cache.limits) {
     if (m.system < 0 || m.system >= num_systems() || m.dof < 0 || m.dof >= systems_[static_cast<std::size_t>(m.system)]->nv() ||
         !std::isfinite(m.lambda) || !std::isfinite(m.sign)) {
@@ -729,7 +731,7 @@ void World::restore_state(const WorldState& st) {
   check_compatible(st);
   // Everything below only copies into buffers of the right size (no throwing path but a
   // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
-  state_.cache = st.cache;
+  data_.state.cache = st.cache;
   for (std::size_t i = 0; i < systems_.size(); ++i) {
     const SystemState& x = st.systems[i];
     ArticulatedSystem& s = *systems_[i];
@@ -744,79 +746,68 @@ void World::restore_state(const WorldState& st) {
     s.has_f_ext_ = x.has_f_ext;
     s.contact_impulses_.clear();
   }
-  time_ = st.time;
+  data_.time = st.time;
   prepared_ = false;
 }
 
 void World::mark_initial_state() {
   const auto in_use = use("mark_initial_state");
-  save_state_into(initial_);
-  has_initial_ = true;
+  save_state_into(data_.initial);
+  data_.has_initial = true;
 }
 
 void World::reset() {
   const auto in_use = use("reset");
-  if (has_initial_) restore_state(initial_);
+  if (data_.has_initial) restore_state(data_.initial);
   clear_warnings();
-  report_ = StepReport();
+  data_.report = StepReport();
 }
 
 void World::prefetch(const StepWorkspace* ws) const {
   const bool own_data = ws == nullptr;
   prefetch_bytes(this, sizeof(World));
+  prefetch_bytes(model_.get(), sizeof(WorldModel));  // (one for all the clones of a World)
   prefetch_data(system_ptrs_);
   prefetch_data(step_systems_);
   if (!own_data) {
-    prefetch_data(same_model_rank_);
+    prefetch_data(model_->same_model_rank);
     prefetch_data(workspace_data_);
   }
   for (const ArticulatedSystem* s : system_ptrs_) s->prefetch_step(own_data);
   if (own_data && own_stepper_) own_stepper_->prefetch_step();
-  prefetch_state(state_);
+  prefetch_state(data_.state);
   collision_.prefetch_step();
 }
 
 std::unique_ptr<World> World::clone() const {
   use_.check("World", "clone");
-  IMPULSE_CHECK(!solver_recipe_.empty(), "clone: the World's contact solver '", solver_->name(),
+  IMPULSE_CHECK(!model_->solver_name.empty(), "clone: the World's contact solver '", solver_->name(),
                 "' is a custom instance; only solvers of the registry (", join_solver_names(), ") can be cloned");
-  auto w = std::make_unique<World>();
-  // materials first: the objects below then find their material names at the same ids
-  w->collision_.materials() = collision_.materials();
-  for (const Recipe& r : recipe_) r(*this, *w);
-  // The collision objects are the World's (its add_* calls replayed above); filters, self-collision
-  // and the margin are copied from their current values, so edits made directly through
-  // collision() are cloned too. An object added through collision() itself has no recipe.
-  IMPULSE_CHECK(w->collision_.num_objects() == collision_.num_objects(), "clone: ",
-                collision_.num_objects() - w->collision_.num_objects(),
-                " collision object(s) were added through collision() directly; add them through the World "
-                "(add_ground, add_static_box, add_wall, add_heightfield, add_static_mesh) to clone it");
-  if (w->collision_.margin() != collision_.margin()) w->collision_.set_margin(collision_.margin());
-  for (Index o = 0; o < collision_.num_objects(); ++o) {
-    if (w->collision_.self_collision(o) != collision_.self_collision(o)) {
-      w->collision_.set_self_collision(o, collision_.self_collision(o));
-    }
-    for (Index k = 0; k < collision_.num_shapes(o); ++k) {
-      const CollisionFilter f = collision_.shape_filter(o, k), g = w->collision_.shape_filter(o, k);
-      if (f.group != g.group || f.mask != g.mask) w->collision_.set_shape_filter(o, k, f);
-    }
+  // Reads this World only (VecWorld clones one World on many threads): its model is shared, not
+  // written; the collision objects, the systems and the data are copied.
+  std::unique_ptr<World> w(new World(model_, collision_.clone(), make_contact_solver(solver_settings_of(*solver_))));
+  for (const auto& s : systems_) {
+    w->systems_.push_back(std::make_unique<ArticulatedSystem>(*s));
+    w->systems_.back()->world_ = w.get();
+    w->system_ptrs_.push_back(w->systems_.back().get());
   }
-  w->set_contact_solver(make_contact_solver(solver_settings_of(*solver_)));
-  w->restore_state(save_state());
-  w->initial_ = initial_;
-  w->has_initial_ = has_initial_;
-  w->warnings_ = warnings_;
-  w->report_ = report_;
+  w->refresh_step();
+  w->prepare_initial_state();  // (sizes the initial state's buffers as for a World built here)
+  w->data_ = data_;            // (copies into those buffers: the clone's steps allocate no more than these)
   return w;
 }
+
+// A World of the given parts, without systems (clone() adds them).
+World::World(std::shared_ptr<WorldModel> model, CollisionWorld collision, std::unique_ptr<ContactSolver> solver)
+    : model_(std::move(model)), collision_(std::move(collision)), solver_(std::move(solver)) {}
 
 std::vector<ContactReport> World::contact_reports() const {
   use_.check("World", "contact_reports");
   std::vector<ContactReport> out;
-  const ContactSet& cs = state_.contacts;
+  const ContactSet& cs = data_.state.contacts;
   for (Index i = 0; i < cs.size(); ++i) {
     const std::size_t k = static_cast<std::size_t>(i);
-    out.push_back({cs[i], k < state_.contact_impulses.size() ? state_.contact_impulses[k] : Vec3(Vec3::Zero())});
+    out.push_back({cs[i], k < data_.state.contact_impulses.size() ? data_.state.contact_impulses[k] : Vec3(Vec3::Zero())});
   }
   return out;
 }

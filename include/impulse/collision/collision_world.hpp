@@ -58,6 +58,12 @@ class CollisionWorld {
   CollisionWorld(const CollisionWorld&) = delete;
   CollisionWorld& operator=(const CollisionWorld&) = delete;
 
+  // A copy (World::clone): the same objects, shapes, filters, self-collision switches, margin,
+  // materials and last poses. The geometry is immutable after set-up and shared, not copied
+  // (primitives, meshes and their hulls and BVHs, heightfields); the broadphase trees are the
+  // copy's own, built on its first use. Meshes added to the copy later are loaded anew.
+  CollisionWorld clone() const;
+
   // An articulated system: all of model.collision (shape k of the object is model.collision[k]);
   // bodies follow model.parent. Meshes are loaded here. Returns the object index.
   Index add_object(const Model& model, const CollisionObjectOptions& options = {});

@@ -27,6 +27,10 @@ class ArticulatedSystem {
   // The Model is immutable and may be shared by the systems of many Worlds (batched
   // environments, World::clone): one copy in memory and in the cache, whatever their number.
   ArticulatedSystem(std::string name, std::shared_ptr<const Model> model);
+  // A copy (World::clone): the same name and Model (shared), state, inputs and the last step's
+  // outputs; outside any World, with no scratch (made on first use, as for a new system).
+  ArticulatedSystem(const ArticulatedSystem& other);
+  ArticulatedSystem& operator=(const ArticulatedSystem&) = delete;
 
   const std::string& name() const { return name_; }
   const Model& model() const { return *model_; }

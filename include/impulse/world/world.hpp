@@ -21,7 +21,6 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -92,6 +91,37 @@ struct StepReport {
   operator StepStatus() const { return status; }  // NOLINT: implicit on purpose (compatibility)
 };
 
+// A World is one WorldModel and one WorldData (docs/architecture.md, "What a World holds").
+//
+// WorldModel: what is fixed while the World steps, read by every step and never written by one:
+// the settings, gravity, the contact solver's registry name, the systems' Models in order and the
+// collision objects' systems. It is immutable once shared: clone() shares it (one copy for a World
+// and all its clones, e.g. a VecWorld's environments), and a set-up call on a World whose model is
+// shared writes a copy of its own first. The collision geometry (primitives, meshes and their
+// hulls, heightfields) and the Models themselves are shared the same way, by their own pointers.
+struct WorldModel {
+  StepSettings settings;
+  Vec3 gravity = Vec3(0, 0, -9.81);
+  std::string solver_name;  // registry name of the contact solver, empty for a custom instance
+  std::vector<std::shared_ptr<const Model>> layout;  // the systems' Models, in order
+  std::vector<Index> object_system;    // collision object -> system index, -1 for static objects
+  std::vector<Index> same_model_rank;  // per system: earlier systems whose Model equals it but for inertia
+};
+
+// WorldData: what a World's steps change and what is its own, beside each system's state and
+// inputs (ArticulatedSystem) and the collision objects' poses (CollisionWorld): the time, what the
+// last step left for the next (warm start, contacts, impulses, statistics), the last report, the
+// warnings and the initial state. clone() copies it; save_state()/restore_state() copy the part
+// that determines the next steps (WorldState).
+struct WorldData {
+  Scalar time = 0;
+  StepperState state;  // warm-start memory, contacts and impulses of the last step, its statistics
+  StepReport report;
+  std::array<WarningCounter, kNumWarningKinds> warnings{};
+  WorldState initial;
+  bool has_initial = false;
+};
+
 class World {
  public:
   World();
@@ -99,12 +129,19 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
-  // A new World with the same description (settings, solver and its settings, materials, static
-  // objects, systems, collision filters, self-collision and margin, also when set directly through
-  // collision()) and the same state (save_state()). Cannot be cloned (InvalidArgument, nothing
-  // changed): a World whose solver is a custom instance that is not one of the registry's types,
-  // or one with collision objects added through collision() instead of the World's add_* calls.
+  // A copy of this World that shares its WorldModel, the systems' Models and the collision
+  // geometry, and copies everything else: the WorldData (time, warm start, contacts, warnings,
+  // initial state), each system's state, inputs and last step's outputs, and the collision
+  // objects with their filters, self-collision switches, margin and materials (also when set
+  // directly through collision()). The solver is made anew from the registry with this one's
+  // settings. Clone and source then step alike, bit for bit. Cannot be cloned (InvalidArgument,
+  // nothing changed): a World whose solver is a custom instance that is not one of the registry's
+  // types. Reads this World only: clones of one World may be made on several threads at once.
   std::unique_ptr<World> clone() const;
+
+  // The two halves of the World (above): the model, shared with its clones, and the data.
+  std::shared_ptr<const WorldModel> shared_model() const { return model_; }
+  const WorldData& data() const { return data_; }
 
   // A hint for batched stepping (VecWorld, LocomotionTask): requests the memory the next step of
   // this World will use into the calling core's cache, so that a thread can ask for the World it
@@ -123,17 +160,17 @@ class World {
   // and clears the warnings; without one (never stepped, no mark) it does nothing.
   void mark_initial_state();
   void reset();
-  bool has_initial_state() const { return has_initial_; }
+  bool has_initial_state() const { return data_.has_initial; }
 
   // settings
   void set_time_step(Scalar dt);
-  Scalar time_step() const { return settings_.dt; }
+  Scalar time_step() const { return model_->settings.dt; }
   void set_gravity(const Vec3& g);
-  const Vec3& gravity() const { return gravity_; }
+  const Vec3& gravity() const { return model_->gravity; }
   // Contact margin of the collision stage (m), restitution threshold, error correction.
   void set_contact_margin(Scalar margin);
   void set_contact_settings(const DelassusSettings& s);
-  const StepSettings& settings() const { return settings_; }
+  const StepSettings& settings() const { return model_->settings; }
   void set_max_contacts(Index n);
   // Wall time of each step's stages in stats().times (on by default); off saves the clock reads.
   void set_stage_timing(bool on);
@@ -221,24 +258,24 @@ class World {
   TransitionJacobians transition_derivatives(const TransitionOptions& options = {}) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
-  Scalar time() const { return time_; }
+  Scalar time() const { return data_.time; }
   void set_time(Scalar t);   // finite, >= 0
-  const StepStats& stats() const { return state_.stats; }
-  const StepReport& last_report() const { return report_; }
+  const StepStats& stats() const { return data_.state.stats; }
+  const StepReport& last_report() const { return data_.report; }
   // One line describing the conditions of a report ("ok", or e.g. "contact overflow (256 contacts
   // kept); mass matrix of system 'arm' not positive definite (dof 3, pivot -0.2)").
   std::string describe(const StepReport& report) const;
 
   // warnings: per-kind counters since construction, reset() or clear_warnings()
-  const WarningCounter& warning(WarningKind k) const { return warnings_[static_cast<std::size_t>(k)]; }
-  const std::array<WarningCounter, kNumWarningKinds>& warnings() const { return warnings_; }
+  const WarningCounter& warning(WarningKind k) const { return data_.warnings[static_cast<std::size_t>(k)]; }
+  const std::array<WarningCounter, kNumWarningKinds>& warnings() const { return data_.warnings; }
   void clear_warnings() {
     const auto in_use = use("clear_warnings");
-    warnings_ = {};
+    data_.warnings = {};
   }
 
   // contacts of the last step (integrate1 or integrate(ws); with impulses after the solve)
-  const ContactSet& contacts() const { return state_.contacts; }
+  const ContactSet& contacts() const { return data_.state.contacts; }
   // The contact problem of the last integrate1 or integrate() (G, c, mu: assembler().problem()),
   // its rows and frames. A step with a StepWorkspace assembles in the workspace, which the next
   // World stepped with it overwrites: this then still describes the last step without one.
@@ -255,6 +292,7 @@ class World {
 
  private:
   friend class ArticulatedSystem;
+  World(std::shared_ptr<WorldModel> model, CollisionWorld collision, std::unique_ptr<ContactSolver> solver);
   ArticulatedSystem& add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options);
   ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
@@ -284,21 +322,20 @@ class World {
   // the step scratch of integrate() and integrate1() without a workspace (made on first use)
   Stepper& own_stepper();
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_, "World", call); }
-  // Replays the description onto a fresh World (clone): one entry per successful set-up call.
-  using Recipe = std::function<void(const World& source, World& target)>;
-  void record(Recipe r) { recipe_.push_back(std::move(r)); }
+  // The model to change in a set-up call: this World's own (copied first when a clone shares it).
+  WorldModel& edit_model();
+  // the step's views of the systems and scratch for the current objects (reserve(), clone())
+  void refresh_step();
 
-  Vec3 gravity_ = Vec3(0, 0, -9.81);
-  StepSettings settings_;
+  // never null; shared with the clones, and then never written (edit_model)
+  std::shared_ptr<WorldModel> model_;
+  WorldData data_;
   CollisionWorld collision_;
   std::unique_ptr<ContactSolver> solver_;
-  // What a step leaves for the next one and for the caller: warm start, contacts, impulses, stats.
-  StepperState state_;
   // The step's scratch: the World's own (integrate(), integrate1(); made on first use, so a World
   // stepped only with workspaces holds none) or a workspace's (integrate(ws)), one per layout.
   std::unique_ptr<Stepper> own_stepper_;
   Stepper* stepper_ = nullptr;  // the scratch of the step under way
-  std::vector<std::shared_ptr<const Model>> layout_;  // the systems' Models in order (reserve())
   // the last workspace's stepper and solver (a custom solver type solves in the World's own)
   struct WorkspaceParts {
     std::uint64_t id = 0;
@@ -309,18 +346,9 @@ class World {
   std::vector<std::unique_ptr<ArticulatedSystem>> systems_;
   std::vector<ArticulatedSystem*> system_ptrs_;
   std::vector<StepperSystem> step_systems_;  // the stepper's view of systems_, refreshed in reserve()
-  std::vector<Index> same_model_rank_;       // per system: earlier systems with its Model (reserve())
   // per system: the workspace (id) whose Data the last integrate(ws) used, and that Data
   std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
-  std::vector<Index> object_system_;  // collision object -> system index, -1 for static objects
-  Scalar time_ = 0;
   bool prepared_ = false;
-  StepReport report_;
-  std::array<WarningCounter, kNumWarningKinds> warnings_{};
-  WorldState initial_;
-  bool has_initial_ = false;
-  std::vector<Recipe> recipe_;
-  std::string solver_recipe_;  // registry name of the solver, empty for a custom instance
   UseMarker use_;
 };
 
