@@ -24,10 +24,18 @@
 
 namespace impulse {
 
+// How the Jacobians are computed: by finite differences of the step (above), or analytically by
+// the implicit function theorem on the contact problem's active set of one nominal step
+// (src/world/transition_analytic.cpp, docs/dynamics.md, "Step Jacobians"). The analytic Jacobian
+// is that of the step's mode (which contacts are open, sticking or sliding, which limits are
+// active): it does not see a mode change that a finite-difference stencil straddles.
+enum class TransitionMethod { FiniteDifference, Analytic };
+
 struct TransitionOptions {
   Scalar eps = 1e-6;     // finite-difference step (> 0, finite), in the units of q's tangent, u and tau
   bool centered = true;  // centred (two steps a column) or forward (one) differences
   int num_threads = 1;   // threads in total (>= 1; 0: one per hardware thread)
+  TransitionMethod method = TransitionMethod::FiniteDifference;  // (Analytic: eps, centered unused)
 };
 
 struct TransitionJacobians {

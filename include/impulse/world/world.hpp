@@ -249,6 +249,10 @@ class World {
 
  private:
   friend class ArticulatedSystem;
+  friend class TransitionDifferentiator;
+  // The analytic step Jacobians at the current state (TransitionMethod::Analytic): takes one step
+  // (this World is changed: the caller restores it).
+  TransitionJacobians analytic_transition_derivatives();
   ArticulatedSystem& add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options);
   ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);
