@@ -117,6 +117,18 @@ struct Side {
   std::vector<Vec3> T;      // dofs.size() x nv, row major
 };
 
+// S X = R for the Schur complement S of the equality rows: by LDL^T when S is symmetric (no
+// sliding contact) and well conditioned, else by a complete orthogonal decomposition, whose
+// minimum-norm answer serves redundant rows (a box on 4 corners: S singular, R in its range).
+MatX solve_schur(const MatX& S, const MatX& R, bool symmetric) {
+  if (symmetric) {
+    const Eigen::LDLT<MatX> f(S);
+    const VecX d = f.vectorD().cwiseAbs();
+    if (f.info() == Eigen::Success && d.size() > 0 && d.minCoeff() > 1e-10 * d.maxCoeff()) return f.solve(R);
+  }
+  return S.completeOrthogonalDecomposition().solve(R);
+}
+
 [[noreturn]] void unsupported(const std::string& what) {
   throw Error("transition_derivatives: the analytic method does not differentiate " + what +
               " in this step; use method FiniteDifference");
@@ -397,17 +409,8 @@ TransitionJacobians World::analytic_transition_derivatives() {
   const Eigen::LLT<MatX> Hf(H);
   const MatX HiR = Hf.solve(Rt), HiJ = Hf.solve(JEt);
   MatX dLE = MatX::Zero(ne, 3 * NV);
-  if (ne > 0) dLE = (JE * HiJ).completeOrthogonalDecomposition().solve(RE - JE * HiR);
+  if (ne > 0) dLE = solve_schur(JE * HiJ, RE - JE * HiR, slides.empty());
   MatX dU = HiR + HiJ * dLE;  // du+ (u_free on a Heun system)
-  // dlambda on every active row (the position correction's equation reads J^T dlambda)
-  MatX JTdL = JEt * dLE;  // (Jt^T: the sliding rows' -mu s dlambda_n part included)
-  for (std::size_t k = 0; k < slides.size(); ++k) {
-    const Index i = slides[k].contact;
-    const MatX Jt = J.middleRows(3 * i, 2);
-    MatX dvt = Jt * dU;
-    dvt.leftCols(NV) += Jv_q.middleRows(3 * i, 2);
-    JTdL -= Jt.transpose() * (Ws[k] * dvt);
-  }
   MatX dUq = dU;  // d u_q: the velocity that moves q
 
   // split position correction: lambda_p on the unilateral rows where it is positive
@@ -421,9 +424,12 @@ TransitionJacobians World::analytic_transition_derivatives() {
     }
     if (!prow.empty()) {
       const Index np = static_cast<Index>(prow.size());
-      const VecX Uq = U + Mt.llt().solve(J.transpose() * lp);
-      // the u_q equation is the u+ one at a_q = (u_q - u) / dt with the impulses lambda + lambda_p
-      MatX Fq2 = Fq, Fu2 = Fu;
+      const Eigen::LLT<MatX> Mf(Mt);
+      const VecX Uq = U + Mf.solve(J.transpose() * lp);
+      // The u_q equation is the u+ one at a_q = (u_q - u) / dt with the impulses lambda + lambda_p:
+      // M~ du_q - J_P^T dlambda_p = M~ du+ - dF X, where dF differs from F by the rnea
+      // derivatives at a_q instead of a+ and by -d(J^T lambda_p)/dq.
+      MatX dF = MatX::Zero(NV, 2 * NV);
       for (std::size_t s = 0; s < ns; ++s) {
         const Model& m = systems_[s]->model();
         const Index o = v0[s];
@@ -431,17 +437,16 @@ TransitionJacobians World::analytic_transition_derivatives() {
         const VecX a = (Uq.segment(o, m.nv) - u[s]) / dt;
         MatX Rq(m.nv, m.nv), Ru(m.nv, m.nv);
         rnea_derivatives(m, *data[s], q[s], u[s], a, Rq, Ru, has_f[s] ? &fext[s] : nullptr);
-        Fq2.block(o, o, m.nv, m.nv) += dt * (Rq - Rq1[s]);
-        Fu2.block(o, o, m.nv, m.nv) += dt * (Ru - Ru1[s]);
+        dF.block(o, o, m.nv, m.nv) = dt * (Rq - Rq1[s]);
+        dF.block(o, NV + o, m.nv, m.nv) = dt * (Ru - Ru1[s]);
       }
-      MatX JTl2_q, Jw_q;
-      force_derivative(lambda + lp, JTl2_q);
+      MatX JTlp_q, Jw_q;
+      force_derivative(lp, JTlp_q);
+      dF.leftCols(NV) -= JTlp_q;
       velocity_derivative(Uq - U, Jw_q);
-      // M~ du_q - J_P^T dlambda_p = R2, J_P du_q = R2_P: by the Schur complement, as above
-      MatX R2 = JTdL, JP(np, NV), R2P(np, 3 * NV);
-      R2.leftCols(NV) -= Fq2 - JTl2_q;
-      R2.middleCols(NV, NV) -= Fu2;
-      R2.rightCols(NV) -= Ftau;
+      MatX MiR = dU;  // M~^-1 (M~ du+ - dF X)
+      MiR.leftCols(2 * NV) -= Mf.solve(dF);
+      MatX JP(np, NV), R2P(np, 3 * NV);
       for (Index a = 0; a < np; ++a) {
         const Index r = prow[static_cast<std::size_t>(a)];
         JP.row(a) = J.row(r);
@@ -452,9 +457,8 @@ TransitionJacobians World::analytic_transition_derivatives() {
         R2P.row(a) = J.row(r) * dU;
         R2P.block(a, 0, 1, NV) -= Jw_q.row(r) + gamma * J.row(r);
       }
-      const Eigen::LLT<MatX> Mf(Mt);
-      const MatX MiR = Mf.solve(R2), MiJ = Mf.solve(JP.transpose());
-      const MatX dLP = (JP * MiJ).completeOrthogonalDecomposition().solve(R2P - JP * MiR);
+      const MatX MiJ = Mf.solve(JP.transpose());
+      const MatX dLP = solve_schur(JP * MiJ, R2P - JP * MiR, true);
       dUq = MiR + MiJ * dLP;
     }
   }
@@ -474,7 +478,12 @@ TransitionJacobians World::analytic_transition_derivatives() {
     m.difference(q[s], qplus[s], step);  // dt u_q
     MatX Dq, Dv;
     integrate_jacobians(m, step, Dq, Dv);
-    dq_plus = dt * Dv * duq;
+    dq_plus = dt * duq;
+    for (Index b = 0; b < m.nb; ++b) {  // (Dv is the identity but on the rotations' 3x3 blocks)
+      const Index k = m.idx_v[b] + (m.joint_type[b] == JointType::Floating ? 3 : 0);
+      if (m.joint_type[b] == JointType::Floating || m.joint_type[b] == JointType::Spherical)
+        dq_plus.middleRows(k, 3) = Dv.block<3, 3>(k, k) * dq_plus.middleRows(k, 3).eval();
+    }
     dq_plus.middleCols(o, nv) += Dq;
     MatX du_plus = dU.middleRows(o, nv);
     if (modes[s] == 2) {  // u+ = u_q + dt/2 aba(q+, u_free, tau)
