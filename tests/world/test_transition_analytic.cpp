@@ -168,3 +168,24 @@ TEST_CASE("transition_derivatives analytic: ANYmal standing", "[world]") {
   CHECK(e.A < 1e-6);
   CHECK(e.B < 1e-5);
 }
+
+TEST_CASE("transition_derivatives analytic: an impact is refused with a one-line error, the World unchanged",
+          "[world]") {
+  World world;
+  world.set_default_material(0.5, 0.8);
+  world.add_ground();
+  ArticulatedSystem& ball = world.add_sphere("ball", 0.1, 1.0);
+  VecX q(7), u = VecX::Zero(6);
+  q << 0, 0, 0.102, 1, 0, 0, 0;
+  u[2] = -3;  // reaches the ground within the step and bounces
+  ball.set_state(q, u);
+  TransitionOptions o;
+  o.method = TransitionMethod::Analytic;
+  CHECK_THROWS_WITH(world.transition_derivatives(o),
+                    Catch::StartsWith("transition_derivatives: the analytic method does not differentiate") &&
+                        Catch::EndsWith("in this step; use method FiniteDifference"));
+  CHECK(world.time() == 0);
+  CHECK(ball.q() == q);
+  o.method = static_cast<TransitionMethod>(7);
+  CHECK_THROWS_WITH(world.transition_derivatives(o), "transition_derivatives: unknown method 7");
+}
