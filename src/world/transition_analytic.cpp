@@ -113,8 +113,9 @@ struct Side {
   Index contact = 0, system = 0;
   Scalar sign = 1;
   std::vector<Index> dofs;  // path root..body, ascending
+  std::vector<Index> cols;  // the dofs j with a nonzero T(., j): the path (and the dofs moving p)
   std::vector<Vec3> Jp;     // per path entry
-  std::vector<Vec3> T;      // dofs.size() x nv, row major
+  std::vector<Vec3> T;      // dofs.size() x cols.size(), row major
 };
 
 // S X = R for the Schur complement S of the equality rows: by LDL^T when S is symmetric (no
@@ -182,16 +183,16 @@ TransitionJacobians World::analytic_transition_derivatives() {
   }
 
   // smooth dynamics: rnea derivatives at a+ = (u+ - u) / dt, M~ and the PD terms
-  std::vector<std::unique_ptr<Data>> data(ns);
+  // (the step's own Data of each system: its contents are the step's, no longer needed)
+  std::vector<Data*> data(ns);
   std::vector<Mat6X> S(ns);
   std::vector<std::vector<Index>> body_of(ns);
   MatX Mt = MatX::Zero(NV, NV), Fq = MatX::Zero(NV, NV), Fu = MatX::Zero(NV, NV), Ftau = MatX::Zero(NV, NV);
   std::vector<MatX> Rq1(ns), Ru1(ns);
   for (std::size_t s = 0; s < ns; ++s) {
     const Model& m = systems_[s]->model();
-    data[s] = std::make_unique<Data>(m);
+    data[s] = step_systems_[s].data_;
     Data& d = *data[s];
-    d.gravity = gravity_;
     const VecX a = (U.segment(v0[s], m.nv) - u[s]) / dt;
     MatX Rq(m.nv, m.nv), Ru(m.nv, m.nv);
     rnea_derivatives(m, d, q[s], u[s], a, Rq, Ru, has_f[s] ? &fext[s] : nullptr);
@@ -266,24 +267,30 @@ TransitionJacobians World::analytic_transition_derivatives() {
             dp[static_cast<std::size_t>(j)] = Pn * (Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(w));
       }
       const std::size_t len = sd.dofs.size();
+      std::vector<Index> pos(static_cast<std::size_t>(m.nv), -1);  // path entry of each dof
+      for (std::size_t a = 0; a < len; ++a) pos[static_cast<std::size_t>(sd.dofs[a])] = static_cast<Index>(a);
+      sd.cols = sd.dofs;
+      for (Index j = 0; j < m.nv; ++j)
+        if (pos[static_cast<std::size_t>(j)] < 0 && !dp[static_cast<std::size_t>(j)].isZero(0)) sd.cols.push_back(j);
+      const std::size_t nc = sd.cols.size();
       sd.Jp.resize(len);
-      sd.T.assign(len * static_cast<std::size_t>(m.nv), Vec3::Zero());
+      sd.T.assign(len * nc, Vec3::Zero());
+      const std::vector<Index>& bof = body_of[static_cast<std::size_t>(s)];
       for (std::size_t a = 0; a < len; ++a) {
         const Index k = sd.dofs[a];
         sd.Jp[a] = Ss.col(k).head<3>() + Ss.col(k).tail<3>().cross(p);
         for (int r = 0; r < 3; ++r) J(3 * i + r, v0[static_cast<std::size_t>(s)] + k) += sd.sign * C.col(r).dot(sd.Jp[a]);
-        const Index bk = body_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)];
-        for (Index j = 0; j < m.nv; ++j) {
+        const Index bk = bof[static_cast<std::size_t>(k)];
+        for (std::size_t c = 0; c < nc; ++c) {
+          const Index j = sd.cols[c];
           Vec3 t = Ss.col(k).tail<3>().cross(dp[static_cast<std::size_t>(j)]);
           // j on the path of k: an earlier path entry, or a dof of the same joint
-          const Index bj = body_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)];
-          bool on_path = bj == bk;
-          for (std::size_t a2 = 0; a2 < a && !on_path; ++a2) on_path = sd.dofs[a2] == j;
-          if (on_path) {
-            const Vec6 dS = subspace_derivative(m, Ss, body_of[static_cast<std::size_t>(s)], k, j);
+          const Index pj = pos[static_cast<std::size_t>(j)];
+          if (bof[static_cast<std::size_t>(j)] == bk || (pj >= 0 && pj < static_cast<Index>(a))) {
+            const Vec6 dS = subspace_derivative(m, Ss, bof, k, j);
             t += dS.head<3>() + dS.tail<3>().cross(p);
           }
-          sd.T[a * static_cast<std::size_t>(m.nv) + static_cast<std::size_t>(j)] = t;
+          sd.T[a * nc + c] = t;
         }
       }
       sides.push_back(std::move(sd));
@@ -300,20 +307,22 @@ TransitionJacobians World::analytic_transition_derivatives() {
     out.setZero(NV, NV);
     for (const Side& sd : sides) {
       const Vec3 fw = sd.sign * (as.contact_frame(sd.contact) * f.segment<3>(3 * sd.contact));
-      const Index o = v0[static_cast<std::size_t>(sd.system)], nv = systems_[static_cast<std::size_t>(sd.system)]->model().nv;
+      const Index o = v0[static_cast<std::size_t>(sd.system)];
+      const std::size_t nc = sd.cols.size();
       for (std::size_t a = 0; a < sd.dofs.size(); ++a)
-        for (Index j = 0; j < nv; ++j) out(o + sd.dofs[a], o + j) += sd.T[a * static_cast<std::size_t>(nv) + static_cast<std::size_t>(j)].dot(fw);
+        for (std::size_t c = 0; c < nc; ++c) out(o + sd.dofs[a], o + sd.cols[c]) += sd.T[a * nc + c].dot(fw);
     }
   };
   const auto velocity_derivative = [&](const VecX& v, MatX& out) {
     out.setZero(nrows, NV);
     for (const Side& sd : sides) {
       const Mat3& C = as.contact_frame(sd.contact);
-      const Index o = v0[static_cast<std::size_t>(sd.system)], nv = systems_[static_cast<std::size_t>(sd.system)]->model().nv;
-      for (Index j = 0; j < nv; ++j) {
+      const Index o = v0[static_cast<std::size_t>(sd.system)];
+      const std::size_t nc = sd.cols.size();
+      for (std::size_t c = 0; c < nc; ++c) {
         Vec3 g = Vec3::Zero();
-        for (std::size_t a = 0; a < sd.dofs.size(); ++a) g += sd.T[a * static_cast<std::size_t>(nv) + static_cast<std::size_t>(j)] * v[o + sd.dofs[a]];
-        out.block<3, 1>(3 * sd.contact, o + j) += sd.sign * (C.transpose() * g);
+        for (std::size_t a = 0; a < sd.dofs.size(); ++a) g += sd.T[a * nc + c] * v[o + sd.dofs[a]];
+        out.block<3, 1>(3 * sd.contact, o + sd.cols[c]) += sd.sign * (C.transpose() * g);
       }
     }
   };
