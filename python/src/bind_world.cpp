@@ -141,8 +141,8 @@ void bind_world(py::module_& m) {
   py::class_<TransitionDifferentiator>(
       m, "TransitionDifferentiator",
       "World.transition_derivatives kept between calls (for a controller): holds one clone of the World "
-      "per thread and a thread pool. compute(world) returns (A, B) at world's current state, the same bits "
-      "as World.transition_derivatives.")
+      "per thread and a thread pool (one clone for method='analytic'). compute(world) returns (A, B) at "
+      "world's current state, the same bits as World.transition_derivatives.")
       .def(py::init([transition_method](const World& w, double eps, bool centered, int num_threads,
                                         const std::string& method) {
              TransitionOptions o;

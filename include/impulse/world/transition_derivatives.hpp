@@ -1,4 +1,5 @@
-// Step Jacobians of a World by finite differences (MuJoCo's mjd_transitionFD): for the state
+// Step Jacobians of a World by finite differences (MuJoCo's mjd_transitionFD), or analytically
+// (TransitionMethod::Analytic, below): for the state
 // x = (dq, u) of all systems and their generalized forces tau,
 //   A = d x+ / d x   (2 NV x 2 NV),   B = d x+ / d tau   (2 NV x NV),
 // where x+ is the state after one integrate() and NV the sum of the systems' nv. The layout is

@@ -209,9 +209,10 @@ class World {
   // (the copy is discarded; this World is unchanged), so that the first integrate(ws) of any
   // World of this layout allocates nothing; larger problems later grow the buffers once more.
   void reserve_workspace(StepWorkspace& ws) const;
-  // Step Jacobians A = d x+ / d x and B = d x+ / d tau by finite differences, on clones of this
-  // World (transition_derivatives.hpp); this World is not changed. Throws InvalidArgument for bad
-  // options or a World that cannot be cloned, Error when a perturbed step is rejected.
+  // Step Jacobians A = d x+ / d x and B = d x+ / d tau by finite differences or analytically, on
+  // clones of this World (transition_derivatives.hpp); this World is not changed. Throws
+  // InvalidArgument for bad options or a World that cannot be cloned, Error when a perturbed step
+  // is rejected or, analytically, when the step has what the method does not differentiate.
   TransitionJacobians transition_derivatives(const TransitionOptions& options = {}) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
