@@ -70,10 +70,10 @@ std::vector<std::pair<Index, Vec3>> foot_points(const Model& m) {
 
 // The centred finite-difference step Jacobian of ANYmal standing (models/worlds/anymal_stand.xml,
 // settled for 0.2 s) on 1 and 2 threads by a TransitionDifferentiator kept between calls (as a
-// controller would), forward differences on 1 thread, the one-shot World::transition_derivatives (which clones the World) on 2
+// controller would), forward differences and the analytic Jacobian on 1 thread, the one-shot World::transition_derivatives (which clones the World) on 2
 // threads, and that World's step, each from the same saved state.
 struct StepJacobianTimes {
-  double step_ns = 0, fd1_ns = 0, fd2_ns = 0, once2_ns = 0, forward1_ns = 0;
+  double step_ns = 0, fd1_ns = 0, fd2_ns = 0, once2_ns = 0, forward1_ns = 0, analytic_ns = 0;
 };
 StepJacobianTimes time_step_jacobian() {
   StepJacobianTimes t;
@@ -106,6 +106,9 @@ StepJacobianTimes time_step_jacobian() {
   o.centered = false;
   t.forward1_ns = kept(1);
   o.centered = true;
+  o.method = TransitionMethod::Analytic;
+  t.analytic_ns = kept(1);
+  o.method = TransitionMethod::FiniteDifference;
   o.num_threads = 2;
   t.once2_ns = median_ns([&] { keep(world->transition_derivatives(o)); });
   return t;
@@ -210,6 +213,7 @@ int run_bench_dynamics(const BenchOptions& o) {
     line("kept TransitionDifferentiator, 2 threads", sj.fd2_ns);
     line("World::transition_derivatives, 2 threads", sj.once2_ns);
     line("kept, forward differences, 1 thread", sj.forward1_ns);
+    line("kept, analytic (TransitionMethod::Analytic)", sj.analytic_ns);
   }
   return 0;
 }

@@ -132,19 +132,28 @@ void bind_world(py::module_& m) {
                " contacts=" + std::to_string(r.contacts) + ">";
       });
 
+  // "fd" or "analytic" (TransitionMethod), else InvalidArgument naming the argument
+  const auto transition_method = [](const std::string& method) {
+    if (method == "fd") return TransitionMethod::FiniteDifference;
+    if (method == "analytic") return TransitionMethod::Analytic;
+    throw InvalidArgument("transition_derivatives: method must be 'fd' or 'analytic', got '" + method + "'");
+  };
   py::class_<TransitionDifferentiator>(
       m, "TransitionDifferentiator",
       "World.transition_derivatives kept between calls (for a controller): holds one clone of the World "
-      "per thread and a thread pool. compute(world) returns (A, B) at world's current state, the same bits "
-      "as World.transition_derivatives.")
-      .def(py::init([](const World& w, double eps, bool centered, int num_threads) {
+      "per thread and a thread pool (one clone for method='analytic'). compute(world) returns (A, B) at "
+      "world's current state, the same bits as World.transition_derivatives.")
+      .def(py::init([transition_method](const World& w, double eps, bool centered, int num_threads,
+                                        const std::string& method) {
              TransitionOptions o;
              o.eps = eps;
              o.centered = centered;
              o.num_threads = num_threads;
+             o.method = transition_method(method);
              return std::make_unique<TransitionDifferentiator>(w, o);
            }),
-           py::arg("world"), py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1)
+           py::arg("world"), py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1,
+           py::arg("method") = "fd")
       .def(
           "compute",
           [](TransitionDifferentiator& d, const World& w) {
@@ -381,17 +390,19 @@ void bind_world(py::module_& m) {
           "trouble (warnings() counts every step's conditions).")
       .def(
           "transition_derivatives",
-          [](const World& w, double eps, bool centered, int num_threads) {
+          [transition_method](const World& w, double eps, bool centered, int num_threads, const std::string& method) {
             TransitionOptions o;
             o.eps = eps;
             o.centered = centered;
             o.num_threads = num_threads;
+            o.method = transition_method(method);
             const TransitionJacobians J = without_gil(w, "World", "transition_derivatives",
                                                       [&] { return w.transition_derivatives(o); });
             return py::make_tuple(J.A, J.B);
           },
-          py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1,
-          "Step Jacobians (A, B) by finite differences: A = dx+/dx (2 NV x 2 NV), B = dx+/dtau (2 NV x NV), "
+          py::arg("eps") = 1e-6, py::arg("centered") = true, py::arg("num_threads") = 1, py::arg("method") = "fd",
+          "Step Jacobians (A, B), by finite differences (method='fd') or analytically through the solved contact "
+          "problem's active set (method='analytic': eps, centered and num_threads unused; docs/dynamics.md): A = dx+/dx (2 NV x 2 NV), B = dx+/dtau (2 NV x NV), "
           "x = [dq of every system, u of every system] (dq the tangent of q), tau the systems' generalized "
           "forces. Every hidden input (warm start, PD targets, pending wrenches) is held fixed; columns run on "
           "num_threads threads (0: one per hardware thread), each with a clone of the World, with the same bits "

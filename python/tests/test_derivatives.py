@@ -110,3 +110,11 @@ def test_transition_derivatives(anymal_urdf):
     np.testing.assert_allclose(A[:3, 18:21], dt * np.eye(3), atol=1e-6)
     with pytest.raises(impulse.InvalidArgument, match=r"^transition_derivatives: eps must be finite and > 0, got -1$"):
         w.transition_derivatives(eps=-1)
+    # analytically (in flight: no contact), without differences
+    Aa, Ba = w.transition_derivatives(method="analytic")
+    assert rel(Aa, A) < 1e-6 and rel(Ba, B) < 1e-6
+    Ak, Bk = impulse.TransitionDifferentiator(w, method="analytic").compute(w)
+    assert np.array_equal(Aa, Ak) and np.array_equal(Ba, Bk)
+    with pytest.raises(impulse.InvalidArgument,
+                       match=r"^transition_derivatives: method must be 'fd' or 'analytic', got 'exact'$"):
+        w.transition_derivatives(method="exact")

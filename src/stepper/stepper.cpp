@@ -236,6 +236,7 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
+  position_mode_.assign(systems.size(), 0);
 }
 
 // Buffers sized for n_rows global rows and islands of up to n_island rows (geometric growth, so
@@ -423,6 +424,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from
   // its time of action; plus the split correction M~^-1 J^T lambda_p
   const bool separate = split || assembler_.row_arrays().weighted;  // q needs its own apply
+  separate_ = separate;
+  position_mode_.resize(systems.size());
   if (separate) {  // u_pos = u_free + M~^-1 J^T (w o lambda + lambda_p): one more apply
     if (!split) lambda_p_.head(n).setZero();
     if (assembler_.row_arrays().weighted) {
@@ -444,9 +447,12 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     if (mid) {
       midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
       // free flight (no rows) of a system without implicit terms: Heun's velocity update
-      if (plan_.flight(static_cast<Index>(i)) && damping_free(s)) heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
+      const bool heun = plan_.flight(static_cast<Index>(i)) && damping_free(s);
+      if (heun) heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
+      position_mode_[i] = heun ? 2 : 1;
     } else {
       euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
+      position_mode_[i] = 0;
     }
     finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
   }

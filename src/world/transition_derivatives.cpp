@@ -18,6 +18,8 @@ namespace {
 void check_options(const TransitionOptions& options) {
   IMPULSE_CHECK(std::isfinite(options.eps) && options.eps > 0,
                 "transition_derivatives: eps must be finite and > 0, got ", options.eps);
+  IMPULSE_CHECK(options.method == TransitionMethod::FiniteDifference || options.method == TransitionMethod::Analytic,
+                "transition_derivatives: unknown method ", static_cast<int>(options.method));
   IMPULSE_CHECK(options.num_threads >= 0, "transition_derivatives: num_threads must be >= 0, got ",
                 options.num_threads);
 }
@@ -28,6 +30,7 @@ TransitionDifferentiator::TransitionDifferentiator(const World& world, const Tra
     : options_(options) {
   check_options(options);
   int threads = options.num_threads;
+  if (options.method == TransitionMethod::Analytic) threads = 1;  // (one nominal step)
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int t = 0; t < threads; ++t) worlds_.push_back(world.clone());
   if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
@@ -44,6 +47,11 @@ TransitionJacobians World::transition_derivatives(const TransitionOptions& optio
 TransitionJacobians TransitionDifferentiator::compute(const World& world) {
   const TransitionOptions& options = options_;
   const WorldState base = world.save_state();
+  if (options.method == TransitionMethod::Analytic) {
+    World& w = *worlds_[0];
+    w.restore_state(base);
+    return w.analytic_transition_derivatives();
+  }
   const Index ns = world.num_systems();
   // per system: first dof in the stacked NV, first coordinate in the stacked NQ
   std::vector<Index> v0(static_cast<std::size_t>(ns) + 1, 0), q0(static_cast<std::size_t>(ns) + 1, 0);

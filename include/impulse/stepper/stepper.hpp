@@ -234,6 +234,15 @@ class Stepper {
   // The contact problem of the last prepare() and its solution (global rows).
   const DelassusAssembler& assembler() const { return assembler_; }
   const VecX& lambda() const { return lambda_; }
+  // How the last finish() moved each system's q (in system order): 0 semi-implicit Euler, with u+
+  // or, under the split correction or per-row weights, with u_free + M~^-1 J^T lambda_q; 1 the
+  // midpoint update; 2 the midpoint update with Heun's velocity update (free flight).
+  const std::vector<unsigned char>& position_modes() const { return position_mode_; }
+  // lambda_q of the last finish() (global rows): lambda + lambda_p under the split correction
+  // (lambda_p its push-out impulses), w o lambda (+ lambda_p) under per-row position weights;
+  // meaningful only when position_separate() is true.
+  const VecX& position_impulses() const { return lambda_p_; }
+  bool position_separate() const { return separate_; }
 
   // Bytes held by the stepper's growable buffers (assembler included; solver and state not).
   std::size_t memory_bytes() const;
@@ -276,6 +285,8 @@ class Stepper {
   std::vector<VecX> u_next_;
   VecX lambda_;                   // global rows
   VecX lambda_p_;                 // split position correction impulse (global rows)
+  std::vector<unsigned char> position_mode_;  // per system: position_modes()
+  bool separate_ = false;         // position_separate()
   VecX ll_, lp_;                  // one island's lambda and lambda_p (local rows)
   DelassusProduct product_;       // G x of an island (restitution phase, split correction)
   std::vector<unsigned char> position_var_;  // split correction: the unilateral rows (local)

@@ -1,4 +1,5 @@
-// Step Jacobians of a World by finite differences (MuJoCo's mjd_transitionFD): for the state
+// Step Jacobians of a World by finite differences (MuJoCo's mjd_transitionFD), or analytically
+// (TransitionMethod::Analytic, below): for the state
 // x = (dq, u) of all systems and their generalized forces tau,
 //   A = d x+ / d x   (2 NV x 2 NV),   B = d x+ / d tau   (2 NV x NV),
 // where x+ is the state after one integrate() and NV the sum of the systems' nv. The layout is
@@ -24,10 +25,18 @@
 
 namespace impulse {
 
+// How the Jacobians are computed: by finite differences of the step (above), or analytically by
+// the implicit function theorem on the contact problem's active set of one nominal step
+// (src/world/transition_analytic.cpp, docs/dynamics.md, "Step Jacobians"). The analytic Jacobian
+// is that of the step's mode (which contacts are open, sticking or sliding, which limits are
+// active): it does not see a mode change that a finite-difference stencil straddles.
+enum class TransitionMethod { FiniteDifference, Analytic };
+
 struct TransitionOptions {
   Scalar eps = 1e-6;     // finite-difference step (> 0, finite), in the units of q's tangent, u and tau
   bool centered = true;  // centred (two steps a column) or forward (one) differences
   int num_threads = 1;   // threads in total (>= 1; 0: one per hardware thread)
+  TransitionMethod method = TransitionMethod::FiniteDifference;  // (Analytic: eps, centered unused)
 };
 
 struct TransitionJacobians {

@@ -252,9 +252,10 @@ class World {
   // (the copy is discarded; this World is unchanged), so that the first integrate(ws) of any
   // World of this layout allocates nothing; larger problems later grow the buffers once more.
   void reserve_workspace(StepWorkspace& ws) const;
-  // Step Jacobians A = d x+ / d x and B = d x+ / d tau by finite differences, on clones of this
-  // World (transition_derivatives.hpp); this World is not changed. Throws InvalidArgument for bad
-  // options or a World that cannot be cloned, Error when a perturbed step is rejected.
+  // Step Jacobians A = d x+ / d x and B = d x+ / d tau by finite differences or analytically, on
+  // clones of this World (transition_derivatives.hpp); this World is not changed. Throws
+  // InvalidArgument for bad options or a World that cannot be cloned, Error when a perturbed step
+  // is rejected or, analytically, when the step has what the method does not differentiate.
   TransitionJacobians transition_derivatives(const TransitionOptions& options = {}) const;
   void integrate1();         // kinematics, dynamics, collision, Delassus assembly
   StepReport integrate2();   // solve and integrate (runs integrate1 first if it was not)
@@ -293,6 +294,10 @@ class World {
  private:
   friend class ArticulatedSystem;
   World(std::shared_ptr<WorldModel> model, CollisionWorld collision, std::unique_ptr<ContactSolver> solver);
+  friend class TransitionDifferentiator;
+  // The analytic step Jacobians at the current state (TransitionMethod::Analytic): takes one step
+  // (this World is changed: the caller restores it).
+  TransitionJacobians analytic_transition_derivatives();
   ArticulatedSystem& add_system(std::unique_ptr<ArticulatedSystem> sys, const SystemOptions& options);
   ArticulatedSystem& add_free_body(const std::string& name, ShapeType type, const Vec3& size,
                                    const std::string& material, const CollisionFilter& filter, const Inertia& inertia);

@@ -1,0 +1,515 @@
+// World::analytic_transition_derivatives: the step Jacobians A = dx+/dx, B = dx+/dtau of one
+// step, analytically, by the implicit function theorem on the solved contact problem's active set
+// (docs/dynamics.md, "Step Jacobians"; transition_derivatives.hpp for the layout of x).
+//
+// The step, per system (stepper.cpp, dynamics_stage): with a+ = (u+ - u) / dt,
+//   F(q, u, tau, u+, lambda) = dt rnea(q, u, a+) - dt tau + dt D u+ - dt Kp (q* - q - dt u+)
+//                              - dt Kd (u* - u+) - J(q)^T lambda = 0,
+// whose u+-derivative is M~ = M + dt (D + Kd) + dt^2 Kp. The solved impulses fix the mode of each
+// row: an open contact (lambda_n = 0) or limit is absent; a sticking contact (inside its cone)
+// holds J_i u+ = b_i on its 3 rows; a sliding one holds its normal row and
+// lambda_t = -mu lambda_n s, s = v_t / |v_t|, v_t = J_t u+; an active limit, or a joint-friction
+// row inside its box, holds J_r u+ = b_r; a friction row at its bound keeps its impulse. The
+// targets b move with the penetration (d depth / dq = -J_r: a gap closed in this step, b = depth /
+// dt). Differentiating these equations gives one linear system for (du+, dlambda) per input
+// column, solved for all 3 NV columns at once.
+//
+// q+ = q (+) dt u_q with u_q = u+ (semi-implicit Euler), or under the split position correction
+// u_q = u+ + M~^-1 J^T lambda_p, the push-out impulses of the rows where lambda_p > 0 solving
+// J_P (u_q - u+) = erp max(0, depth - slop) / dt: a second linear system of the same form. Free
+// bodies in flight move q by the midpoint (u + u+) / 2, and a damping-free articulated system in
+// flight takes Heun's velocity update u+ = u_q + dt/2 aba(q+, u_free, tau).
+//
+// The q-derivatives of J enter as d(J^T lambda)/dq and d(J v)/dq at fixed lambda and v. A contact
+// point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
+// the centre of a sphere's or capsule's rounded end): dp = (I - n n^T / 2) dw, the contact sitting
+// midway between the shape and the plane; the normal and the contact frame are fixed. For a
+// contact between two moving bodies this holds the normal fixed too (an approximation).
+// Restitution, per-row position weights (an impact under the midpoint update) and mimic rows are
+// not differentiated (Error: use finite differences).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+
+#include "impulse/contact/delassus.hpp"
+#include "impulse/dynamics/rnea_derivatives.hpp"
+#include "impulse/stepper/stepper.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse {
+
+namespace {
+
+using Vec2 = Eigen::Matrix<Scalar, 2, 1>;
+using Mat2 = Eigen::Matrix<Scalar, 2, 2>;
+
+// a x b for motion vectors [v; w] (world frame at the origin)
+Vec6 motion_cross(const Vec6& a, const Vec6& b) {
+  Vec6 r;
+  r.head<3>() = a.tail<3>().cross(b.head<3>()) + a.head<3>().cross(b.tail<3>());
+  r.tail<3>() = a.tail<3>().cross(b.tail<3>());
+  return r;
+}
+
+Mat3 skew3(const Vec3& v) {
+  Mat3 S;
+  S << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return S;
+}
+
+// Left Jacobian of SO(3): exp(phi + d) = exp(Jl(phi) d) exp(phi) to first order.
+Mat3 so3_left_jacobian(const Vec3& phi) {
+  const Scalar t = phi.norm();
+  const Mat3 K = skew3(phi);
+  if (t < 1e-6) return Mat3::Identity() + 0.5 * K + K * K / 6;
+  return Mat3::Identity() + (1 - std::cos(t)) / (t * t) * K + (t - std::sin(t)) / (t * t * t) * K * K;
+}
+
+Mat3 so3_exp(const Vec3& phi) {
+  const Scalar t = phi.norm();
+  if (t < 1e-12) return Mat3::Identity() + skew3(phi);
+  return Eigen::AngleAxis<Scalar>(t, phi / t).toRotationMatrix();
+}
+
+// q+ = q (+) v: d dq+ = Dq dq + Dv dv in tangent coordinates (joint.cpp: world-frame left product
+// for the floating joint, body-frame right product for the spherical one).
+void integrate_jacobians(const Model& m, const VecX& v, MatX& Dq, MatX& Dv) {
+  Dq.setIdentity(m.nv, m.nv);
+  Dv.setIdentity(m.nv, m.nv);
+  for (Index b = 0; b < m.nb; ++b) {
+    const Index k = m.idx_v[b];
+    if (m.joint_type[b] == JointType::Floating) {
+      const Vec3 w = v.segment<3>(k + 3);
+      Dq.block<3, 3>(k + 3, k + 3) = so3_exp(w);
+      Dv.block<3, 3>(k + 3, k + 3) = so3_left_jacobian(w);
+    } else if (m.joint_type[b] == JointType::Spherical) {
+      const Vec3 w = v.segment<3>(k);
+      Dq.block<3, 3>(k, k) = so3_exp(w).transpose();
+      Dv.block<3, 3>(k, k) = so3_left_jacobian(w).transpose();
+    }
+  }
+}
+
+// d S_k / d q_j (S = data.J, world frame) for dof j on the path of dof k: a joint above moves S_k
+// with its twist (S_j x S_k); inside one joint, the floating root's angular columns [p x e; e]
+// move with its translation only, a spherical joint's body-fixed columns rotate with it.
+Vec6 subspace_derivative(const Model& m, const Mat6X& S, const std::vector<Index>& body_of, Index k, Index j) {
+  const Index b = body_of[static_cast<std::size_t>(k)];
+  if (b == body_of[static_cast<std::size_t>(j)] && m.joint_type[b] == JointType::Floating) {
+    const Index a = j - m.idx_v[b], c = k - m.idx_v[b];
+    Vec6 r = Vec6::Zero();
+    if (a < 3 && c >= 3) r.head<3>() = Vec3::Unit(a).cross(Vec3::Unit(c - 3));
+    return r;
+  }
+  return motion_cross(S.col(j), S.col(k));
+}
+
+// One dynamic side of a contact: its point Jacobian on the path of its body and the derivative
+// T(a, j) = d Jp_{dofs[a]} / d q_j of each path column (j over the system's dofs).
+struct Side {
+  Index contact = 0, system = 0;
+  Scalar sign = 1;
+  std::vector<Index> dofs;  // path root..body, ascending
+  std::vector<Index> cols;  // the dofs j with a nonzero T(., j): the path (and the dofs moving p)
+  std::vector<Vec3> Jp;     // per path entry
+  std::vector<Vec3> T;      // dofs.size() x cols.size(), row major
+};
+
+// S X = R for the Schur complement S of the equality rows: by LDL^T when S is symmetric (no
+// sliding contact) and well conditioned, else by a complete orthogonal decomposition, whose
+// minimum-norm answer serves redundant rows (a box on 4 corners: S singular, R in its range).
+MatX solve_schur(const MatX& S, const MatX& R, bool symmetric) {
+  if (symmetric) {
+    const Eigen::LDLT<MatX> f(S);
+    const VecX d = f.vectorD().cwiseAbs();
+    if (f.info() == Eigen::Success && d.size() > 0 && d.minCoeff() > 1e-10 * d.maxCoeff()) return f.solve(R);
+  }
+  return S.completeOrthogonalDecomposition().solve(R);
+}
+
+[[noreturn]] void unsupported(const std::string& what) {
+  throw Error("transition_derivatives: the analytic method does not differentiate " + what +
+              " in this step; use method FiniteDifference");
+}
+
+}  // namespace
+
+TransitionJacobians World::analytic_transition_derivatives() {
+  const Scalar dt = model_->settings.dt;
+  const DelassusSettings& cs = model_->settings.contact;
+  const std::size_t ns = systems_.size();
+  std::vector<Index> v0(ns + 1, 0);
+  for (std::size_t s = 0; s < ns; ++s) v0[s + 1] = v0[s] + systems_[s]->model().nv;
+  const Index NV = v0[ns];
+  // the inputs of the step (the external wrenches are cleared by it)
+  std::vector<VecX> q(ns), u(ns), tau(ns);
+  std::vector<Vec6Vector> fext(ns);
+  std::vector<unsigned char> has_f(ns, 0);
+  for (std::size_t s = 0; s < ns; ++s) {
+    const ArticulatedSystem& sys = *systems_[s];
+    q[s] = sys.q();
+    u[s] = sys.u();
+    tau[s] = sys.generalized_force();
+    has_f[s] = sys.has_f_ext_;
+    if (sys.has_f_ext_) fext[s] = sys.f_ext_;
+  }
+  const StepReport report = integrate();
+  if (!report.stepped) {
+    throw Error("transition_derivatives: the step was rejected (" + describe(report) +
+                "): the state has no step Jacobian there");
+  }
+  const Stepper& stepper = *own_stepper_;
+  const DelassusAssembler& as = stepper.assembler();
+  const RowArrays& ra = as.row_arrays();
+  const VecX& lambda_all = stepper.lambda();
+  const Index nrows = as.num_rows();
+  const VecX lambda = lambda_all.head(nrows);
+  if (ra.weighted) unsupported("per-row position weights (an impact under the midpoint position update)");
+  if (data_.state.stats.speculative_impacts > 0) unsupported("a speculative impact");
+  std::vector<VecX> uplus(ns), qplus(ns);
+  VecX U(NV);
+  for (std::size_t s = 0; s < ns; ++s) {
+    uplus[s] = systems_[s]->u();
+    qplus[s] = systems_[s]->q();
+    U.segment(v0[s], uplus[s].size()) = uplus[s];
+  }
+  const std::vector<unsigned char>& modes = stepper.position_modes();
+  // u+ of the first linear system: the post-solve velocity (u_free on a Heun system)
+  for (std::size_t s = 0; s < ns; ++s) {
+    if (modes[s] == 2) U.segment(v0[s], uplus[s].size()) = *step_systems_[s].u_free_;
+  }
+
+  // smooth dynamics: rnea derivatives at a+ = (u+ - u) / dt, M~ and the PD terms
+  // (the step's own Data of each system: its contents are the step's, no longer needed)
+  std::vector<Data*> data(ns);
+  std::vector<Mat6X> S(ns);
+  std::vector<std::vector<Index>> body_of(ns);
+  MatX Mt = MatX::Zero(NV, NV), Fq = MatX::Zero(NV, NV), Fu = MatX::Zero(NV, NV), Ftau = MatX::Zero(NV, NV);
+  std::vector<MatX> Rq1(ns), Ru1(ns);
+  for (std::size_t s = 0; s < ns; ++s) {
+    const Model& m = systems_[s]->model();
+    data[s] = step_systems_[s].data_;
+    Data& d = *data[s];
+    const VecX a = (U.segment(v0[s], m.nv) - u[s]) / dt;
+    MatX Rq(m.nv, m.nv), Ru(m.nv, m.nv);
+    rnea_derivatives(m, d, q[s], u[s], a, Rq, Ru, has_f[s] ? &fext[s] : nullptr);
+    S[s] = d.J;
+    Rq1[s] = Rq;
+    Ru1[s] = Ru;
+    body_of[s].assign(static_cast<std::size_t>(m.nv), 0);
+    for (Index b = 0; b < m.nb; ++b)
+      for (Index k = m.idx_v[b]; k < m.idx_v[b] + m.nv_joint[b]; ++k) body_of[s][static_cast<std::size_t>(k)] = b;
+    const Index o = v0[s];
+    Mt.block(o, o, m.nv, m.nv) = d.M;
+    Fq.block(o, o, m.nv, m.nv) = dt * Rq;
+    Fu.block(o, o, m.nv, m.nv) = dt * Ru - d.M;
+    const ArticulatedSystem& sys = *systems_[s];
+    const std::vector<unsigned char>& clamped = *step_systems_[s].clamped_;
+    for (Index k = 0; k < m.nv; ++k) Ftau(o + k, o + k) = -dt;
+    for (Index b = 0; b < m.nb; ++b) {
+      if (m.nv_joint[b] != 1) {
+        for (Index k = m.idx_v[b]; k < m.idx_v[b] + m.nv_joint[b]; ++k) Fu(o + k, o + k) += dt * m.damping[k];
+        continue;
+      }
+      const Index k = m.idx_v[b];
+      Mt(o + k, o + k) += dt * m.damping[k];
+      if (clamped[static_cast<std::size_t>(k)]) {
+        Ftau(o + k, o + k) = 0;  // the bound replaces tau + PD
+        continue;
+      }
+      Mt(o + k, o + k) += dt * sys.kd()[k] + dt * dt * sys.kp()[k];
+      Fq(o + k, o + k) += dt * sys.kp()[k];
+    }
+  }
+
+  // constraint rows: J (global rows x NV) and the contact sides' derivatives
+  MatX J = MatX::Zero(nrows, NV);
+  std::vector<Side> sides;
+  const ContactSet& contacts = data_.state.contacts;
+  for (Index i = 0; i < as.num_contacts(); ++i) {
+    if (as.contact_island(i) < 0) continue;
+    const Contact& ct = contacts[i];
+    const Mat3& C = as.contact_frame(i);
+    const Vec3 n = ct.normal;
+    // witness point of side A: the contact sits halfway between it and B's surface
+    Vec3 w = ct.position - 0.5 * ct.depth * n;
+    Index sys_a = -1;
+    if (ct.object_a >= 0 && ct.object_a < static_cast<Index>(object_system_.size())) {
+      sys_a = object_system_[static_cast<std::size_t>(ct.object_a)];
+      const CollisionShape sh = collision_.shape_description(ct.object_a, ct.shape_a);
+      if (sh.type == ShapeType::Sphere || sh.type == ShapeType::Capsule) w += sh.size[0] * n;
+    }
+    const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
+    const Index obj[2] = {ct.object_a, ct.object_b}, body[2] = {ct.body_a, ct.body_b};
+    for (int side = 0; side < 2; ++side) {
+      if (obj[side] < 0 || obj[side] >= static_cast<Index>(object_system_.size())) continue;
+      const Index s = object_system_[static_cast<std::size_t>(obj[side])];
+      if (s < 0 || body[side] < 0) continue;
+      const Model& m = systems_[static_cast<std::size_t>(s)]->model();
+      const Mat6X& Ss = S[static_cast<std::size_t>(s)];
+      Side sd;
+      sd.contact = i;
+      sd.system = s;
+      sd.sign = side == 0 ? 1.0 : -1.0;
+      for (Index b = body[side]; b >= 0; b = m.parent[b])
+        for (Index k = m.idx_v[b] + m.nv_joint[b] - 1; k >= m.idx_v[b]; --k) sd.dofs.push_back(k);
+      if (sd.dofs.empty()) continue;
+      std::reverse(sd.dofs.begin(), sd.dofs.end());
+      const Vec3& p = ct.position;
+      // dp / dq_j: the witness point's velocity under S_j, for the dofs of side A's path
+      std::vector<Vec3> dp(static_cast<std::size_t>(m.nv), Vec3::Zero());
+      if (s == sys_a) {
+        for (Index b = ct.body_a; b >= 0; b = m.parent[b])
+          for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j)
+            dp[static_cast<std::size_t>(j)] = Pn * (Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(w));
+      }
+      const std::size_t len = sd.dofs.size();
+      std::vector<Index> pos(static_cast<std::size_t>(m.nv), -1);  // path entry of each dof
+      for (std::size_t a = 0; a < len; ++a) pos[static_cast<std::size_t>(sd.dofs[a])] = static_cast<Index>(a);
+      sd.cols = sd.dofs;
+      for (Index j = 0; j < m.nv; ++j)
+        if (pos[static_cast<std::size_t>(j)] < 0 && !dp[static_cast<std::size_t>(j)].isZero(0)) sd.cols.push_back(j);
+      const std::size_t nc = sd.cols.size();
+      sd.Jp.resize(len);
+      sd.T.assign(len * nc, Vec3::Zero());
+      const std::vector<Index>& bof = body_of[static_cast<std::size_t>(s)];
+      for (std::size_t a = 0; a < len; ++a) {
+        const Index k = sd.dofs[a];
+        sd.Jp[a] = Ss.col(k).head<3>() + Ss.col(k).tail<3>().cross(p);
+        for (int r = 0; r < 3; ++r) J(3 * i + r, v0[static_cast<std::size_t>(s)] + k) += sd.sign * C.col(r).dot(sd.Jp[a]);
+        const Index bk = bof[static_cast<std::size_t>(k)];
+        for (std::size_t c = 0; c < nc; ++c) {
+          const Index j = sd.cols[c];
+          Vec3 t = Ss.col(k).tail<3>().cross(dp[static_cast<std::size_t>(j)]);
+          // j on the path of k: an earlier path entry, or a dof of the same joint
+          const Index pj = pos[static_cast<std::size_t>(j)];
+          if (bof[static_cast<std::size_t>(j)] == bk || (pj >= 0 && pj < static_cast<Index>(a))) {
+            const Vec6 dS = subspace_derivative(m, Ss, bof, k, j);
+            t += dS.head<3>() + dS.tail<3>().cross(p);
+          }
+          sd.T[a * nc + c] = t;
+        }
+      }
+      sides.push_back(std::move(sd));
+    }
+  }
+  for (const ConstraintRow& cr : as.rows()) {
+    if (cr.kind == ConstraintRow::Kind::Contact) continue;
+    if (cr.kind == ConstraintRow::Kind::Mimic) unsupported("a mimic-joint row");
+    const Scalar sign = cr.kind == ConstraintRow::Kind::Limit ? cr.sign : Scalar(1);
+    J(cr.row, v0[static_cast<std::size_t>(cr.system)] + cr.index) = sign;
+  }
+  // d(J^T f)/dq for impulses f (global rows), and d(J v)/dq for velocities v (NV)
+  const auto force_derivative = [&](const VecX& f, MatX& out) {
+    out.setZero(NV, NV);
+    for (const Side& sd : sides) {
+      const Vec3 fw = sd.sign * (as.contact_frame(sd.contact) * f.segment<3>(3 * sd.contact));
+      const Index o = v0[static_cast<std::size_t>(sd.system)];
+      const std::size_t nc = sd.cols.size();
+      for (std::size_t a = 0; a < sd.dofs.size(); ++a)
+        for (std::size_t c = 0; c < nc; ++c) out(o + sd.dofs[a], o + sd.cols[c]) += sd.T[a * nc + c].dot(fw);
+    }
+  };
+  const auto velocity_derivative = [&](const VecX& v, MatX& out) {
+    out.setZero(nrows, NV);
+    for (const Side& sd : sides) {
+      const Mat3& C = as.contact_frame(sd.contact);
+      const Index o = v0[static_cast<std::size_t>(sd.system)];
+      const std::size_t nc = sd.cols.size();
+      for (std::size_t c = 0; c < nc; ++c) {
+        Vec3 g = Vec3::Zero();
+        for (std::size_t a = 0; a < sd.dofs.size(); ++a) g += sd.T[a * nc + c] * v[o + sd.dofs[a]];
+        out.block<3, 1>(3 * sd.contact, o + sd.cols[c]) += sd.sign * (C.transpose() * g);
+      }
+    }
+  };
+
+  // the active set
+  const Scalar lscale = lambda.size() > 0 ? lambda.cwiseAbs().maxCoeff() : Scalar(0);
+  const Scalar open_tol = 1e-9 * lscale;
+  const VecX Jv = J * U;
+  std::vector<Index> act;                      // global rows with an unknown impulse
+  std::vector<unsigned char> equality(static_cast<std::size_t>(nrows), 0);
+  std::vector<Scalar> beta(static_cast<std::size_t>(nrows), 0);  // d b_r / d depth_r
+  struct Slide { Index contact; Vec2 s; Scalar speed; };
+  std::vector<Slide> slides;
+  const auto target_slope = [&](Index r) {
+    if (ra.bounce[r] > 0 || ra.target[r] != ra.inelastic_target[r]) unsupported("restitution");
+    if (ra.midpoint[static_cast<std::size_t>(r)]) unsupported("a row under the midpoint position update");
+    const Scalar depth = ra.depth[r];
+    if (ra.speculative[static_cast<std::size_t>(r)]) return 1 / dt;  // b = depth / dt
+    Scalar slope = depth < 0 ? 1 / dt : 0, b = depth < 0 ? depth / dt : 0;
+    if (cs.erp > 0 && cs.position_correction == PositionCorrection::Velocity && depth > cs.slop) {
+      const Scalar push = std::min(cs.erp * (depth - cs.slop) / dt, cs.max_push_velocity);
+      if (push > b) slope = push < cs.max_push_velocity ? cs.erp / dt : 0;
+    }
+    return slope;
+  };
+  for (const ConstraintRow& cr : as.rows()) {
+    if (cr.kind == ConstraintRow::Kind::Contact) {
+      const Index i = cr.index, rn = 3 * i + 2;
+      if (as.contact_island(i) < 0 || !(lambda[rn] > open_tol)) continue;  // open
+      const Scalar mu = contacts[i].mu;
+      const Vec2 lt = lambda.segment<2>(3 * i), vt = Jv.segment<2>(3 * i);
+      equality[static_cast<std::size_t>(rn)] = 1;
+      beta[static_cast<std::size_t>(rn)] = target_slope(rn);
+      if (lt.norm() >= mu * lambda[rn] * (1 - 1e-6) && vt.norm() > 1e-9) {
+        slides.push_back({i, vt / vt.norm(), vt.norm()});
+      } else {
+        equality[static_cast<std::size_t>(3 * i)] = equality[static_cast<std::size_t>(3 * i + 1)] = 1;
+      }
+      for (int r = 0; r < 3; ++r) act.push_back(3 * i + r);
+    } else if (cr.kind == ConstraintRow::Kind::Limit) {
+      if (!(lambda[cr.row] > open_tol)) continue;
+      equality[static_cast<std::size_t>(cr.row)] = 1;
+      beta[static_cast<std::size_t>(cr.row)] = target_slope(cr.row);
+      act.push_back(cr.row);
+    } else if (cr.kind == ConstraintRow::Kind::Friction) {
+      if (std::abs(lambda[cr.row]) >= as.box_bound(cr.row) * (1 - 1e-9)) continue;  // at its bound
+      equality[static_cast<std::size_t>(cr.row)] = 1;
+      act.push_back(cr.row);
+    }
+  }
+
+  // The linearized step for the 3 NV input columns X = (dq, du, dtau):
+  //   M~ du+ - J_A^T dlambda_A = R                R = -(F_q - d(J^T lambda)/dq, F_u, F_tau) X
+  //   J_r du+ = -(d(J_r u+)/dq + beta_r J_r) dq     equality rows (b_r = depth / dt: beta_r = 1 / dt)
+  //   dlambda_t = -mu s dlambda_n - W (J_t du+ + d(J_t u+)/dq dq),  W = mu lambda_n / |v_t| (1 - s s^T)
+  // The sliding rows are eliminated: H du+ - Jt^T dlambda_E = R - J_t^T W d(J_t u+)/dq dq with
+  // H = M~ + J_t^T W J_t (symmetric positive definite) and Jt^T = J_E^T but for each sliding
+  // normal column J_n^T - mu J_t^T s; then the Schur complement (J_E H^-1 Jt^T) dlambda_E =
+  // -(d(J_E u+)/dq + beta J_E) dq - J_E H^-1 R', by a complete orthogonal decomposition: redundant
+  // rows (a box on 4 corners) leave dlambda_E undetermined but du+ unique.
+  MatX JTl_q, Jv_q;
+  force_derivative(lambda, JTl_q);
+  velocity_derivative(U, Jv_q);
+  std::vector<Index> eq;  // equality rows
+  for (Index r : act)
+    if (equality[static_cast<std::size_t>(r)]) eq.push_back(r);
+  const Index ne = static_cast<Index>(eq.size());
+  MatX H = Mt;
+  MatX Rt(NV, 3 * NV);
+  Rt.leftCols(NV) = -(Fq - JTl_q);
+  Rt.middleCols(NV, NV) = -Fu;
+  Rt.rightCols(NV) = -Ftau;
+  MatX JE(ne, NV), JEt(NV, ne), RE = MatX::Zero(ne, 3 * NV);
+  for (Index a = 0; a < ne; ++a) {
+    const Index r = eq[static_cast<std::size_t>(a)];
+    JE.row(a) = J.row(r);
+    JEt.col(a) = J.row(r).transpose();
+    RE.block(a, 0, 1, NV) = -(Jv_q.row(r) + beta[static_cast<std::size_t>(r)] * J.row(r));
+  }
+  std::vector<Index> eslot(static_cast<std::size_t>(nrows), -1);
+  for (Index a = 0; a < ne; ++a) eslot[static_cast<std::size_t>(eq[static_cast<std::size_t>(a)])] = a;
+  std::vector<Mat2> Ws;
+  for (const Slide& sl : slides) {
+    const Index i = sl.contact;
+    const Scalar mu = contacts[i].mu, ln = lambda[3 * i + 2];
+    const Mat2 W = (Mat2::Identity() - sl.s * sl.s.transpose()) * (mu * ln / sl.speed);
+    Ws.push_back(W);
+    const MatX Jt = J.middleRows(3 * i, 2);
+    H += Jt.transpose() * W * Jt;
+    Rt.leftCols(NV) -= Jt.transpose() * (W * Jv_q.middleRows(3 * i, 2));
+    JEt.col(eslot[static_cast<std::size_t>(3 * i + 2)]) -= mu * (Jt.transpose() * sl.s);
+  }
+  const Eigen::LLT<MatX> Hf(H);
+  const MatX HiR = Hf.solve(Rt), HiJ = Hf.solve(JEt);
+  MatX dLE = MatX::Zero(ne, 3 * NV);
+  if (ne > 0) dLE = solve_schur(JE * HiJ, RE - JE * HiR, slides.empty());
+  MatX dU = HiR + HiJ * dLE;  // du+ (u_free on a Heun system)
+  MatX dUq = dU;  // d u_q: the velocity that moves q
+
+  // split position correction: lambda_p on the unilateral rows where it is positive
+  if (stepper.position_separate() && ra.n_position > 0) {
+    const VecX lp = stepper.position_impulses().head(nrows) - lambda;
+    std::vector<Index> prow;
+    const Scalar ptol = 1e-9 * (lp.size() > 0 ? lp.cwiseAbs().maxCoeff() : Scalar(0));
+    for (const ConstraintRow& cr : as.rows()) {
+      const Index r = cr.kind == ConstraintRow::Kind::Contact ? cr.row + 2 : cr.row;
+      if ((cr.kind == ConstraintRow::Kind::Contact || cr.kind == ConstraintRow::Kind::Limit) && lp[r] > ptol) prow.push_back(r);
+    }
+    if (!prow.empty()) {
+      const Index np = static_cast<Index>(prow.size());
+      const Eigen::LLT<MatX> Mf(Mt);
+      const VecX Uq = U + Mf.solve(J.transpose() * lp);
+      // The u_q equation is the u+ one at a_q = (u_q - u) / dt with the impulses lambda + lambda_p:
+      // M~ du_q - J_P^T dlambda_p = M~ du+ - dF X, where dF differs from F by the rnea
+      // derivatives at a_q instead of a+ and by -d(J^T lambda_p)/dq.
+      MatX dF = MatX::Zero(NV, 2 * NV);
+      for (std::size_t s = 0; s < ns; ++s) {
+        const Model& m = systems_[s]->model();
+        const Index o = v0[s];
+        if (Uq.segment(o, m.nv) == U.segment(o, m.nv)) continue;
+        const VecX a = (Uq.segment(o, m.nv) - u[s]) / dt;
+        MatX Rq(m.nv, m.nv), Ru(m.nv, m.nv);
+        rnea_derivatives(m, *data[s], q[s], u[s], a, Rq, Ru, has_f[s] ? &fext[s] : nullptr);
+        dF.block(o, o, m.nv, m.nv) = dt * (Rq - Rq1[s]);
+        dF.block(o, NV + o, m.nv, m.nv) = dt * (Ru - Ru1[s]);
+      }
+      MatX JTlp_q, Jw_q;
+      force_derivative(lp, JTlp_q);
+      dF.leftCols(NV) -= JTlp_q;
+      velocity_derivative(Uq - U, Jw_q);
+      MatX MiR = dU;  // M~^-1 (M~ du+ - dF X)
+      MiR.leftCols(2 * NV) -= Mf.solve(dF);
+      MatX JP(np, NV), R2P(np, 3 * NV);
+      for (Index a = 0; a < np; ++a) {
+        const Index r = prow[static_cast<std::size_t>(a)];
+        JP.row(a) = J.row(r);
+        // push-out target erp (depth - slop) / dt, d depth / dq = -J_r
+        const Scalar depth = ra.depth[r];
+        const Scalar push = cs.erp * (depth - cs.slop) / dt;
+        const Scalar gamma = depth > cs.slop && push < cs.max_push_velocity ? cs.erp / dt : 0;
+        R2P.row(a) = J.row(r) * dU;
+        R2P.block(a, 0, 1, NV) -= Jw_q.row(r) + gamma * J.row(r);
+      }
+      const MatX MiJ = Mf.solve(JP.transpose());
+      const MatX dLP = solve_schur(JP * MiJ, R2P - JP * MiR, true);
+      dUq = MiR + MiJ * dLP;
+    }
+  }
+
+  // q+ and the midpoint / Heun systems
+  MatX A = MatX::Zero(2 * NV, 2 * NV), B = MatX::Zero(2 * NV, NV);
+  for (std::size_t s = 0; s < ns; ++s) {
+    const Model& m = systems_[s]->model();
+    const Index o = v0[s], nv = m.nv;
+    MatX dq_plus(nv, 3 * NV);
+    MatX duq = dUq.middleRows(o, nv);
+    if (modes[s] != 0) {  // u_q = (u + u+) / 2 (u+ = u_free on a Heun system)
+      duq *= 0.5;
+      duq.middleCols(NV + o, nv).diagonal().array() += 0.5;
+    }
+    VecX step(nv);
+    m.difference(q[s], qplus[s], step);  // dt u_q
+    MatX Dq, Dv;
+    integrate_jacobians(m, step, Dq, Dv);
+    dq_plus = dt * duq;
+    for (Index b = 0; b < m.nb; ++b) {  // (Dv is the identity but on the rotations' 3x3 blocks)
+      const Index k = m.idx_v[b] + (m.joint_type[b] == JointType::Floating ? 3 : 0);
+      if (m.joint_type[b] == JointType::Floating || m.joint_type[b] == JointType::Spherical)
+        dq_plus.middleRows(k, 3) = Dv.block<3, 3>(k, k) * dq_plus.middleRows(k, 3).eval();
+    }
+    dq_plus.middleCols(o, nv) += Dq;
+    MatX du_plus = dU.middleRows(o, nv);
+    if (modes[s] == 2) {  // u+ = u_q + dt/2 aba(q+, u_free, tau)
+      MatX Aq(nv, nv), Au(nv, nv), At(nv, nv);
+      aba_derivatives(m, *data[s], qplus[s], *step_systems_[s].u_free_, tau[s], Aq, Au, At, has_f[s] ? &fext[s] : nullptr);
+      du_plus = duq + 0.5 * dt * (Aq * dq_plus + Au * dU.middleRows(o, nv));
+      du_plus.middleCols(2 * NV + o, nv) += 0.5 * dt * At;
+    }
+    A.block(o, 0, nv, 2 * NV) = dq_plus.leftCols(2 * NV);
+    B.block(o, 0, nv, NV) = dq_plus.rightCols(NV);
+    A.block(NV + o, 0, nv, 2 * NV) = du_plus.leftCols(2 * NV);
+    B.block(NV + o, 0, nv, NV) = du_plus.rightCols(NV);
+  }
+  TransitionJacobians out;
+  out.A = std::move(A);
+  out.B = std::move(B);
+  return out;
+}
+
+}  // namespace impulse
