@@ -75,8 +75,8 @@ std::size_t ActiveSetStage::memory_bytes() const {
 // G in compressed columns with every diagonal entry stored. Dense islands: its nonzero entries.
 // Factored islands: G = Y^T D^-1 Y over the pieces' path entries (contact_problem.hpp), column j
 // the sum over the slots s of column j of D^-1 Y of (D^-1 Y)(s, j) Y(s, :) (Gustavson's
-// row-by-row product with a dense accumulator), all structural entries kept so that the pattern
-// depends on the contacts only. The vectors keep their capacity: no allocation once grown.
+// row-by-row product with a dense accumulator, ACM Trans. Math. Softw. 4(3), 1978); exact zeros
+// dropped as in the dense case. The vectors keep their capacity: no allocation once grown.
 void ActiveSetStage::build_G(const ContactProblem& problem) {
   const Index n = problem.size(), nc = problem.nc;
   const std::size_t un = static_cast<std::size_t>(n);
@@ -147,7 +147,10 @@ void ActiveSetStage::build_G(const ContactProblem& problem) {
         }
       }
       std::sort(touched_.begin(), touched_.end());
-      for (const int i : touched_) gi_.push_back(i), gx_.push_back(acc_[static_cast<std::size_t>(i)]);
+      for (const int i : touched_) {
+        const Scalar g = acc_[static_cast<std::size_t>(i)];
+        if (g != 0 || i == j) gi_.push_back(i), gx_.push_back(g);
+      }
       gd_[static_cast<std::size_t>(j)] = acc_[static_cast<std::size_t>(j)];
       gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
     }
@@ -165,12 +168,16 @@ void ActiveSetStage::analyze() {
   Eigen::AMDOrdering<int>()(SpMat(G), order);  // order(k): the row placed k-th
   perm_.resize(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k) perm_[static_cast<std::size_t>(order.indices()[k])] = k;
-  // column counts of the ordered upper triangle, then its entries sorted by row
+  // the ordered upper triangle takes G's lower triangle (G(i, j) and G(j, i) differ by rounding
+  // where G is a product of its factors; the lower one as in Eigen's own ordering step): column
+  // counts, then the entries sorted by row
   std::vector<int> count(static_cast<std::size_t>(n) + 1, 0);
   for (int j = 0; j < n; ++j)
     for (int e = gp_[static_cast<std::size_t>(j)]; e < gp_[static_cast<std::size_t>(j) + 1]; ++e) {
-      const int a = perm_[static_cast<std::size_t>(gi_[static_cast<std::size_t>(e)])], b = perm_[static_cast<std::size_t>(j)];
-      if (a <= b) ++count[static_cast<std::size_t>(b) + 1];
+      const int i = gi_[static_cast<std::size_t>(e)];
+      if (i < j) continue;
+      const int a = perm_[static_cast<std::size_t>(i)], b = perm_[static_cast<std::size_t>(j)];
+      ++count[static_cast<std::size_t>(std::max(a, b)) + 1];
     }
   for (int j = 0; j < n; ++j) count[static_cast<std::size_t>(j) + 1] += count[static_cast<std::size_t>(j)];
   const int nnz = count[static_cast<std::size_t>(n)];
@@ -181,10 +188,11 @@ void ActiveSetStage::analyze() {
   col_.resize(static_cast<std::size_t>(nnz));
   for (int j = 0; j < n; ++j)
     for (int e = gp_[static_cast<std::size_t>(j)]; e < gp_[static_cast<std::size_t>(j) + 1]; ++e) {
-      const int a = perm_[static_cast<std::size_t>(gi_[static_cast<std::size_t>(e)])], b = perm_[static_cast<std::size_t>(j)];
-      if (a > b) continue;
-      const std::size_t at = static_cast<std::size_t>(count[static_cast<std::size_t>(b)]++);
-      A_.innerIndexPtr()[at] = a;
+      const int i = gi_[static_cast<std::size_t>(e)];
+      if (i < j) continue;
+      const int a = perm_[static_cast<std::size_t>(i)], b = perm_[static_cast<std::size_t>(j)];
+      const std::size_t at = static_cast<std::size_t>(count[static_cast<std::size_t>(std::max(a, b))]++);
+      A_.innerIndexPtr()[at] = std::min(a, b);
       src_[at] = e;
       col_[at] = j;
     }
