@@ -72,11 +72,13 @@ std::size_t ActiveSetStage::memory_bytes() const {
   return b;
 }
 
-// G in compressed columns with every diagonal entry stored. Dense islands: its nonzero entries.
-// Factored islands: G = Y^T D^-1 Y over the pieces' path entries (contact_problem.hpp), column j
-// the sum over the slots s of column j of D^-1 Y of (D^-1 Y)(s, j) Y(s, :) (Gustavson's
-// row-by-row product with a dense accumulator, ACM Trans. Math. Softw. 4(3), 1978); exact zeros
-// dropped as in the dense case. The vectors keep their capacity: no allocation once grown.
+// G in compressed columns with every diagonal entry stored. The pattern depends on the island's
+// contacts only, never on values (an entry that is zero on one step and not on the next would
+// redo the ordering and the symbolic analysis, which allocate). Dense islands (a few dozen rows):
+// every entry. Factored islands: G = Y^T D^-1 Y over the pieces' path entries
+// (contact_problem.hpp), column j the sum over the slots s of column j of D^-1 Y of
+// (D^-1 Y)(s, j) Y(s, :) (Gustavson's row-by-row product with a dense accumulator, ACM Trans.
+// Math. Softw. 4(3), 1978), every structural entry kept. The vectors keep their capacity.
 void ActiveSetStage::build_G(const ContactProblem& problem) {
   const Index n = problem.size(), nc = problem.nc;
   const std::size_t un = static_cast<std::size_t>(n);
@@ -87,10 +89,7 @@ void ActiveSetStage::build_G(const ContactProblem& problem) {
   gp_[0] = 0;
   if (!problem.is_factored()) {
     for (Index j = 0; j < n; ++j) {
-      for (Index i = 0; i < n; ++i) {
-        const Scalar g = problem.G(i, j);
-        if (g != 0 || i == j) gi_.push_back(static_cast<int>(i)), gx_.push_back(g);
-      }
+      for (Index i = 0; i < n; ++i) gi_.push_back(static_cast<int>(i)), gx_.push_back(problem.G(i, j));
       gd_[static_cast<std::size_t>(j)] = problem.G(j, j);
       gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
     }
@@ -147,14 +146,25 @@ void ActiveSetStage::build_G(const ContactProblem& problem) {
         }
       }
       std::sort(touched_.begin(), touched_.end());
-      for (const int i : touched_) {
-        const Scalar g = acc_[static_cast<std::size_t>(i)];
-        if (g != 0 || i == j) gi_.push_back(i), gx_.push_back(g);
-      }
+      for (const int i : touched_) gi_.push_back(i), gx_.push_back(acc_[static_cast<std::size_t>(i)]);
       gd_[static_cast<std::size_t>(j)] = acc_[static_cast<std::size_t>(j)];
       gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
     }
   }
+  // G(i, j) and G(j, i) are sums of the same products in another order and differ by rounding:
+  // both take their mean, so that the factored matrix and the products with G are one symmetric
+  // matrix (the pattern is symmetric: rows i and j share a slot or not)
+  for (std::size_t j = 0; j < un; ++j)
+    for (int e = gp_[j]; e < gp_[j + 1]; ++e) {
+      const std::size_t i = static_cast<std::size_t>(gi_[static_cast<std::size_t>(e)]);
+      if (i <= j) continue;
+      const auto first = gi_.begin() + gp_[i], last = gi_.begin() + gp_[i + 1];
+      const auto at = std::lower_bound(first, last, static_cast<int>(j));
+      if (at == last || *at != static_cast<int>(j)) continue;
+      Scalar& a = gx_[static_cast<std::size_t>(e)];
+      Scalar& b = gx_[static_cast<std::size_t>(at - gi_.begin())];
+      a = b = (a + b) / 2;
+    }
 }
 
 bool ActiveSetStage::same_pattern() const { return analyzed_ && outer_ == gp_ && inner_ == gi_; }
@@ -168,9 +178,8 @@ void ActiveSetStage::analyze() {
   Eigen::AMDOrdering<int>()(SpMat(G), order);  // order(k): the row placed k-th
   perm_.resize(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k) perm_[static_cast<std::size_t>(order.indices()[k])] = k;
-  // the ordered upper triangle takes G's lower triangle (G(i, j) and G(j, i) differ by rounding
-  // where G is a product of its factors; the lower one as in Eigen's own ordering step): column
-  // counts, then the entries sorted by row
+  // the ordered upper triangle from G's lower triangle: column counts, then the entries sorted
+  // by row
   std::vector<int> count(static_cast<std::size_t>(n) + 1, 0);
   for (int j = 0; j < n; ++j)
     for (int e = gp_[static_cast<std::size_t>(j)]; e < gp_[static_cast<std::size_t>(j) + 1]; ++e) {
