@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "impulse/solvers/cone.hpp"
 
@@ -55,89 +57,204 @@ Scalar ActiveSetStage::residual(const ContactProblem& problem, const VecXcref& l
 }
 
 std::size_t ActiveSetStage::memory_bytes() const {
-  const auto sp = [](const SpMat& m) {
-    return static_cast<std::size_t>(m.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
-           static_cast<std::size_t>(m.outerSize() + 1) * sizeof(int);
-  };
-  std::size_t b = sp(G_) + sp(A_) + sp(BY_) + sp(BD_) + triplets_.capacity() * sizeof(Eigen::Triplet<Scalar, int>);
-  b += (outer_.capacity() + inner_.capacity()) * sizeof(int) + cls_.capacity() + state_.capacity();
-  b += dir_.capacity() * sizeof(Scalar);
-  for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_}) b += static_cast<std::size_t>(x->size()) * sizeof(Scalar);
+  std::size_t b = static_cast<std::size_t>(A_.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
+                  static_cast<std::size_t>(A_.outerSize() + 1) * sizeof(int);
+  // the factor L has the pattern of A plus its fill; its diagonal and the etree
+  const auto& L = ldlt_.matrixL().nestedExpression();
+  b += static_cast<std::size_t>(L.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
+       static_cast<std::size_t>(L.outerSize()) * (sizeof(Scalar) + 3 * sizeof(int));
+  for (const std::vector<int>* x : {&gp_, &gi_, &ys_, &yr_, &mark_, &touched_, &src_, &col_, &perm_, &outer_, &inner_})
+    b += x->capacity() * sizeof(int);
+  for (const std::vector<Scalar>* x : {&gx_, &gd_, &yv_, &acc_, &dir_}) b += x->capacity() * sizeof(Scalar);
+  b += cls_.capacity() + state_.capacity();
+  for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_})
+    b += static_cast<std::size_t>(x->size()) * sizeof(Scalar);
   return b;
 }
 
-// G as a sparse matrix with every diagonal entry stored. Dense islands: its nonzero entries.
-// Factored islands: G = Y^T D^-1 Y = BY^T BD with BY(slot, row) = Y and BD(slot, row) = D^-1 Y
-// over the pieces' path entries (contact_problem.hpp).
+// G in compressed columns with every diagonal entry stored. The pattern depends on the island's
+// contacts only, never on values (an entry that is zero on one step and not on the next would
+// redo the ordering and the symbolic analysis, which allocate). Dense islands (a few dozen rows):
+// every entry. Factored islands: G = Y^T D^-1 Y over the pieces' path entries
+// (contact_problem.hpp), column j the sum over the slots s of column j of D^-1 Y of
+// (D^-1 Y)(s, j) Y(s, :) (Gustavson's row-by-row product with a dense accumulator, ACM Trans.
+// Math. Softw. 4(3), 1978), every structural entry kept. The vectors keep their capacity.
 void ActiveSetStage::build_G(const ContactProblem& problem) {
   const Index n = problem.size(), nc = problem.nc;
-  triplets_.clear();
+  const std::size_t un = static_cast<std::size_t>(n);
+  gp_.resize(un + 1);
+  gd_.resize(un);
+  gi_.clear();
+  gx_.clear();
+  gp_[0] = 0;
   if (!problem.is_factored()) {
-    for (Index j = 0; j < n; ++j)
-      for (Index i = 0; i < n; ++i) {
-        const Scalar g = problem.G(i, j);
-        if (g != 0 || i == j) triplets_.emplace_back(static_cast<int>(i), static_cast<int>(j), g);
-      }
-    G_.resize(n, n);
-    G_.setFromTriplets(triplets_.begin(), triplets_.end());
+    for (Index j = 0; j < n; ++j) {
+      for (Index i = 0; i < n; ++i) gi_.push_back(static_cast<int>(i)), gx_.push_back(problem.G(i, j));
+      gd_[static_cast<std::size_t>(j)] = problem.G(j, j);
+      gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
+    }
     return;
   }
   const FactoredG& F = *problem.factored;
   const Index ngroups = nc + problem.nl + problem.nb;
-  for (int pass = 0; pass < 2; ++pass) {
-    triplets_.clear();
-    const Scalar* values = pass == 0 ? F.Y : F.DY;
-    for (Index g = 0; g < ngroups; ++g) {
-      const Index row0 = g < nc ? 3 * g : g + 2 * nc;
-      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
-        const FactoredPiece& p = F.piece[k];
-        for (Index t = 0; t < p.len; ++t) {
-          const Index slot = p.z + F.dofs[p.y + t];
-          for (Index r = 0; r < p.nrows; ++r)
-            triplets_.emplace_back(static_cast<int>(slot), static_cast<int>(row0 + r), values[3 * (p.y + t) + r]);
+  // Y by slot (a counting sort of its entries)
+  ys_.assign(static_cast<std::size_t>(F.nz) + 1, 0);
+  for (Index g = 0; g < ngroups; ++g)
+    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+      const FactoredPiece& p = F.piece[k];
+      for (Index t = 0; t < p.len; ++t) ys_[static_cast<std::size_t>(p.z + F.dofs[p.y + t]) + 1] += static_cast<int>(p.nrows);
+    }
+  for (std::size_t s = 0; s + 1 < ys_.size(); ++s) ys_[s + 1] += ys_[s];
+  const std::size_t total = static_cast<std::size_t>(ys_.back());
+  yr_.resize(total);
+  yv_.resize(total);
+  touched_.assign(ys_.begin(), ys_.end() - 1);  // (the fill position of each slot)
+  for (Index g = 0; g < ngroups; ++g) {
+    const Index row0 = g < nc ? 3 * g : g + 2 * nc;
+    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+      const FactoredPiece& p = F.piece[k];
+      for (Index t = 0; t < p.len; ++t) {
+        int& at = touched_[static_cast<std::size_t>(p.z + F.dofs[p.y + t])];
+        for (Index r = 0; r < p.nrows; ++r, ++at) {
+          yr_[static_cast<std::size_t>(at)] = static_cast<int>(row0 + r);
+          yv_[static_cast<std::size_t>(at)] = F.Y[3 * (p.y + t) + r];
         }
       }
     }
-    SpMat& B = pass == 0 ? BY_ : BD_;
-    B.resize(F.nz, n);
-    B.setFromTriplets(triplets_.begin(), triplets_.end());
   }
-  const SpMat product = (BY_.transpose() * BD_).pruned(0.0);
-  triplets_.clear();
-  for (Index j = 0; j < n; ++j) {
-    triplets_.emplace_back(static_cast<int>(j), static_cast<int>(j), Scalar(0));
-    for (SpMat::InnerIterator it(product, j); it; ++it)
-      triplets_.emplace_back(static_cast<int>(it.row()), static_cast<int>(j), it.value());
+  // G(:, j) for the rows of each group
+  mark_.assign(un, -1);
+  acc_.resize(un);
+  for (Index g = 0; g < ngroups; ++g) {
+    const Index row0 = g < nc ? 3 * g : g + 2 * nc, nrows = g < nc ? 3 : 1;
+    for (Index r = 0; r < nrows; ++r) {
+      const Index j = row0 + r;
+      touched_.clear();
+      mark_[static_cast<std::size_t>(j)] = static_cast<int>(j);
+      touched_.push_back(static_cast<int>(j));
+      acc_[static_cast<std::size_t>(j)] = 0;
+      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+        const FactoredPiece& p = F.piece[k];
+        for (Index t = 0; t < p.len; ++t) {
+          const Scalar d = F.DY[3 * (p.y + t) + r];
+          const std::size_t slot = static_cast<std::size_t>(p.z + F.dofs[p.y + t]);
+          for (int e = ys_[slot]; e < ys_[slot + 1]; ++e) {
+            const std::size_t i = static_cast<std::size_t>(yr_[static_cast<std::size_t>(e)]);
+            if (mark_[i] != j) mark_[i] = static_cast<int>(j), touched_.push_back(static_cast<int>(i)), acc_[i] = 0;
+            acc_[i] += d * yv_[static_cast<std::size_t>(e)];
+          }
+        }
+      }
+      std::sort(touched_.begin(), touched_.end());
+      for (const int i : touched_) gi_.push_back(i), gx_.push_back(acc_[static_cast<std::size_t>(i)]);
+      gd_[static_cast<std::size_t>(j)] = acc_[static_cast<std::size_t>(j)];
+      gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
+    }
   }
-  G_.resize(n, n);
-  G_.setFromTriplets(triplets_.begin(), triplets_.end());
+  // G(i, j) and G(j, i) are sums of the same products in another order and differ by rounding:
+  // both take their mean, so that the factored matrix and the products with G are one symmetric
+  // matrix (the pattern is symmetric: rows i and j share a slot or not)
+  for (std::size_t j = 0; j < un; ++j)
+    for (int e = gp_[j]; e < gp_[j + 1]; ++e) {
+      const std::size_t i = static_cast<std::size_t>(gi_[static_cast<std::size_t>(e)]);
+      if (i <= j) continue;
+      const auto first = gi_.begin() + gp_[i], last = gi_.begin() + gp_[i + 1];
+      const auto at = std::lower_bound(first, last, static_cast<int>(j));
+      if (at == last || *at != static_cast<int>(j)) continue;
+      Scalar& a = gx_[static_cast<std::size_t>(e)];
+      Scalar& b = gx_[static_cast<std::size_t>(at - gi_.begin())];
+      a = b = (a + b) / 2;
+    }
 }
 
-bool ActiveSetStage::same_pattern() const {
-  const Index outer = G_.outerSize() + 1, nnz = G_.nonZeros();
-  if (static_cast<Index>(outer_.size()) != outer || static_cast<Index>(inner_.size()) != nnz) return false;
-  return std::equal(outer_.begin(), outer_.end(), G_.outerIndexPtr()) &&
-         std::equal(inner_.begin(), inner_.end(), G_.innerIndexPtr());
+bool ActiveSetStage::same_pattern() const { return analyzed_ && outer_ == gp_ && inner_ == gi_; }
+
+// A new pattern: its ordering (approximate minimum degree, Amestoy, Davis, Duff 1996, as Eigen's
+// AMDOrdering), the upper triangle of the ordered pattern and the symbolic analysis (allocates).
+void ActiveSetStage::analyze() {
+  const int n = static_cast<int>(gp_.size()) - 1;
+  const Eigen::Map<const SpMat> G(n, n, static_cast<int>(gi_.size()), gp_.data(), gi_.data(), gx_.data());
+  Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> order;
+  Eigen::AMDOrdering<int>()(SpMat(G), order);  // order(k): the row placed k-th
+  perm_.resize(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) perm_[static_cast<std::size_t>(order.indices()[k])] = k;
+  // the ordered upper triangle from G's lower triangle: column counts, then the entries sorted
+  // by row
+  std::vector<int> count(static_cast<std::size_t>(n) + 1, 0);
+  for (int j = 0; j < n; ++j)
+    for (int e = gp_[static_cast<std::size_t>(j)]; e < gp_[static_cast<std::size_t>(j) + 1]; ++e) {
+      const int i = gi_[static_cast<std::size_t>(e)];
+      if (i < j) continue;
+      const int a = perm_[static_cast<std::size_t>(i)], b = perm_[static_cast<std::size_t>(j)];
+      ++count[static_cast<std::size_t>(std::max(a, b)) + 1];
+    }
+  for (int j = 0; j < n; ++j) count[static_cast<std::size_t>(j) + 1] += count[static_cast<std::size_t>(j)];
+  const int nnz = count[static_cast<std::size_t>(n)];
+  A_.resize(n, n);
+  A_.resizeNonZeros(nnz);
+  std::copy(count.begin(), count.end(), A_.outerIndexPtr());
+  src_.resize(static_cast<std::size_t>(nnz));
+  col_.resize(static_cast<std::size_t>(nnz));
+  for (int j = 0; j < n; ++j)
+    for (int e = gp_[static_cast<std::size_t>(j)]; e < gp_[static_cast<std::size_t>(j) + 1]; ++e) {
+      const int i = gi_[static_cast<std::size_t>(e)];
+      if (i < j) continue;
+      const int a = perm_[static_cast<std::size_t>(i)], b = perm_[static_cast<std::size_t>(j)];
+      const std::size_t at = static_cast<std::size_t>(count[static_cast<std::size_t>(std::max(a, b))]++);
+      A_.innerIndexPtr()[at] = std::min(a, b);
+      src_[at] = e;
+      col_[at] = j;
+    }
+  for (int b = 0; b < n; ++b) {  // rows ascending within each column
+    const int e0 = A_.outerIndexPtr()[b], e1 = A_.outerIndexPtr()[b + 1];
+    std::vector<std::pair<int, int>> entries;
+    for (int e = e0; e < e1; ++e) entries.emplace_back(A_.innerIndexPtr()[e], e);
+    std::sort(entries.begin(), entries.end());
+    std::vector<int> s(entries.size()), c(entries.size());
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      s[k] = src_[static_cast<std::size_t>(entries[k].second)];
+      c[k] = col_[static_cast<std::size_t>(entries[k].second)];
+    }
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      const std::size_t at = static_cast<std::size_t>(e0) + k;
+      A_.innerIndexPtr()[at] = entries[k].first;
+      src_[at] = s[k];
+      col_[at] = c[k];
+    }
+  }
+  std::fill(A_.valuePtr(), A_.valuePtr() + nnz, Scalar(0));
+  ldlt_.analyze_ordered(A_);
+  outer_ = gp_;
+  inner_ = gi_;
+  analyzed_ = true;
 }
 
 // A = G with the fixed rows and columns zeroed, eps on the free diagonal and the diagonal scale
 // max(G_rr, eps) on the fixed one (their equation is s lambda_r = s lambda_fixed); factored.
-void ActiveSetStage::factor_values(const ContactProblem& problem) {
-  (void)problem;
-  const Index n = G_.outerSize();
-  for (Index j = 0; j < n; ++j) {
-    const bool fj = cls_[static_cast<std::size_t>(j)] != 0;
-    for (SpMat::InnerIterator it(A_, j), g(G_, j); it; ++it, ++g) {
-      const Index i = it.row();
-      const bool fi = cls_[static_cast<std::size_t>(i)] != 0;
-      if (i == j) {
-        it.valueRef() = fj ? g.value() + eps_ : std::max(g.value(), eps_);
-      } else {
-        it.valueRef() = fi && fj ? g.value() : Scalar(0);
-      }
+void ActiveSetStage::factor_values() {
+  Scalar* values = A_.valuePtr();
+  const Index nnz = A_.nonZeros();
+  for (Index e = 0; e < nnz; ++e) {
+    const std::size_t ue = static_cast<std::size_t>(e);
+    const int k = src_[ue], j = col_[ue], i = gi_[static_cast<std::size_t>(k)];
+    const Scalar g = gx_[static_cast<std::size_t>(k)];
+    const bool fi = cls_[static_cast<std::size_t>(i)] != 0, fj = cls_[static_cast<std::size_t>(j)] != 0;
+    if (i == j) {
+      values[e] = fj ? g + eps_ : std::max(g, eps_);
+    } else {
+      values[e] = fi && fj ? g : Scalar(0);
     }
   }
-  ldlt_.factorize(A_);
+  ldlt_.factor_ordered(A_);
+}
+
+void ActiveSetStage::solve_ordered(const VecXcref& rhs, VecXref x) {
+  const Index n = rhs.size();
+  auto py = py_.head(n);
+  auto pz = pz_.head(n);
+  for (Index r = 0; r < n; ++r) py[perm_[static_cast<std::size_t>(r)]] = rhs[r];
+  pz = ldlt_.solve(py);
+  for (Index r = 0; r < n; ++r) x[r] = pz[perm_[static_cast<std::size_t>(r)]];
 }
 
 ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
@@ -149,17 +266,13 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     return report;
   }
   build_G(problem);
-  A_ = G_;
-  if (!analyzed_ || !same_pattern()) {
-    ldlt_.analyzePattern(A_);
-    outer_.assign(G_.outerIndexPtr(), G_.outerIndexPtr() + G_.outerSize() + 1);
-    inner_.assign(G_.innerIndexPtr(), G_.innerIndexPtr() + G_.nonZeros());
-    analyzed_ = true;
-  }
+  if (!same_pattern()) analyze();
+  const Eigen::Map<const SpMat> G(static_cast<int>(n), static_cast<int>(n), static_cast<int>(gi_.size()), gp_.data(),
+                                  gi_.data(), gx_.data());
   Scalar max_diag = 0;
-  for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, G_.coeff(r, r));
+  for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, g_diag(r));
   eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
-  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
+  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_})
     if (x->size() < n) x->resize(n);
   cls_.assign(static_cast<std::size_t>(n), 1);
   state_.assign(static_cast<std::size_t>(nc + n1), kStick);
@@ -171,11 +284,11 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
 
   // v = G lambda + c
   auto velocity = [&](const VecXcref& l) {
-    v.noalias() = G_ * l;
+    v.noalias() = G * l;
     v += problem.c;
   };
   auto diag = [&](Index r) {
-    const Scalar g = G_.coeff(r, r);
+    const Scalar g = g_diag(r);
     return g > 0 ? g : eps_;
   };
   // Classification from the trial impulses at (lambda, v) (the table at the top of this file);
@@ -327,17 +440,17 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     set_fixed();
     if (class_changed) {
       if (report.factorizations >= settings.max_factorizations) break;
-      factor_values(problem);
+      factor_values();
       ++report.factorizations;
       if (ldlt_.info() != Eigen::Success) break;
     }
     // free rows: -c - G_FX lambda_X; fixed rows: s lambda_X
     auto Gx = Gx_.head(n);
-    Gx.noalias() = G_ * fixed;
+    Gx.noalias() = G * fixed;
     auto rhs = rhs_.head(n);
     for (Index r = 0; r < n; ++r)
-      rhs[r] = cls_[static_cast<std::size_t>(r)] ? -problem.c[r] - Gx[r] : std::max(G_.coeff(r, r), eps_) * fixed[r];
-    x = ldlt_.solve(rhs);
+      rhs[r] = cls_[static_cast<std::size_t>(r)] ? -problem.c[r] - Gx[r] : std::max(g_diag(r), eps_) * fixed[r];
+    solve_ordered(rhs, x);
     ++report.solves;
     if (!x.allFinite()) break;
     for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? x[r] : fixed[r];
@@ -347,7 +460,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     // least-norm choice along the null space stays
     for (int refine = 0; refine < 2; ++refine) {
       for (Index r = 0; r < n; ++r) rhs[r] = cls_[static_cast<std::size_t>(r)] ? -v[r] : Scalar(0);
-      x = ldlt_.solve(rhs);
+      solve_ordered(rhs, x);
       if (!x.allFinite()) break;
       for (Index r = 0; r < n; ++r)
         if (cls_[static_cast<std::size_t>(r)]) lambda[r] += x[r];

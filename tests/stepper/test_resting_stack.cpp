@@ -5,6 +5,7 @@
 
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/world/world.hpp"
+#include "support/alloc_counter.hpp"
 
 using namespace impulse;
 
@@ -41,4 +42,27 @@ TEST_CASE("a stack of 10 boxes at rest: the steps converge and the top box stays
   CHECK(not_converged <= 5);
   CHECK(active_set > 0);
   CHECK((w.system(9).q().head<3>() - top0).norm() < 1e-3);
+}
+
+TEST_CASE("a box stack finished by the active-set stage allocates nothing in steady state", "[stepper][active_set][alloc]") {
+  if (!test::alloc_counter_available()) return;
+  // 3 boxes: one dense island (36 rows); 10 boxes: one factored island (132 rows)
+  for (int boxes : {3, 10}) {
+    INFO(boxes << " boxes");
+    World w;
+    build_stack(w, boxes);
+    BisectionSettings bs;
+    bs.active_set_start = 1;
+    w.set_contact_solver(std::make_unique<BisectionSolver>(bs));
+    for (int i = 0; i < 100; ++i) w.integrate();  // settled, sizes seen
+    test::alloc_counter_start();
+    Index active_set = 0;
+    for (int i = 0; i < 20; ++i) {
+      w.integrate();
+      active_set += w.stats().islands_active_set;
+    }
+    const long allocations = test::alloc_counter_stop();
+    CHECK(active_set > 0);  // the stage ran in the steps counted
+    CHECK(allocations == 0);
+  }
 }

@@ -23,10 +23,12 @@
 //     slipping -> sticking when v_T . t > 0    (the friction would drive the slip)
 // and the friction direction of a slipping contact follows its slip, t <- -v_T / |v_T| (a
 // fixed point on the direction, with the factorization of (1) kept: only the right side changes).
-// G_FF + eps I is factored by a sparse LDL^T (Eigen's SimplicialLDLT, AMD ordering) over the
-// pattern of G with the fixed rows and columns zeroed, so the pattern, and its symbolic analysis,
-// stay the same while the classification changes, and from one step to the next while the
-// island's contacts do (island memory).
+// G_FF + eps I is factored by a sparse LDL^T (the up-looking algorithm of Eigen's SimplicialLDLT,
+// after an approximate minimum degree ordering of the pattern of G) over the pattern of G with
+// the fixed rows and columns zeroed, so the pattern, its ordering and its symbolic analysis stay
+// the same while the classification changes, and from one step to the next while the island's
+// contacts do (island memory). G is assembled into the stored pattern and the factor updated in
+// place: a solve of an island of the shape seen before allocates nothing.
 #pragma once
 
 #include <Eigen/SparseCholesky>
@@ -72,20 +74,39 @@ class ActiveSetStage {
 
  private:
   using SpMat = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int>;
+  // SimplicialLDLT on a matrix already ordered: its factorize() builds the ordered copy in a new
+  // matrix each call; the stage orders the matrix itself (perm_) and updates it in place.
+  class Ldlt : public Eigen::SimplicialLDLT<SpMat, Eigen::Upper, Eigen::NaturalOrdering<int>> {
+   public:
+    void analyze_ordered(const SpMat& upper) { analyzePattern_preordered(upper, true); }
+    void factor_ordered(const SpMat& upper) { factorize_preordered<true>(upper); }
+  };
   void build_G(const ContactProblem& problem);
-  void factor_values(const ContactProblem& problem);
+  void analyze();
+  void factor_values();
+  void solve_ordered(const VecXcref& rhs, VecXref x);  // x = A^-1 rhs
   bool same_pattern() const;
+  Scalar g_diag(Index r) const { return gd_[static_cast<std::size_t>(r)]; }
 
-  SpMat G_, A_;
-  SpMat BY_, BD_;  // factored islands: G = BY^T BD
-  std::vector<Eigen::Triplet<Scalar, int>> triplets_;
-  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt_;
+  // G, every diagonal entry stored, both triangles (compressed columns): gp_ column starts, gi_
+  // rows (ascending), gx_ values, gd_ the diagonal
+  std::vector<int> gp_, gi_;
+  std::vector<Scalar> gx_, gd_;
+  // factored islands: the entries of Y by slot (ys_ slot starts, yr_ rows, yv_ values) and the
+  // column accumulator of the product G(:, j) = sum_slot D^-1 Y(slot, j) Y(slot, :)
+  std::vector<int> ys_, yr_, mark_, touched_;
+  std::vector<Scalar> yv_, acc_;
+  // A = P (masked G + eps) P^T, upper triangle; entry e holds G's entry src_[e] of column
+  // col_[e]; perm_[r]: row r's place in the ordering
+  SpMat A_;
+  std::vector<int> src_, col_, perm_;
+  Ldlt ldlt_;
   bool analyzed_ = false;
   std::vector<int> outer_, inner_;  // the pattern the symbolic analysis was made for
   std::vector<unsigned char> cls_;  // per row: 1 free, 0 fixed
   std::vector<Scalar> dir_;         // per contact: friction direction of a slipping contact (2)
   std::vector<unsigned char> state_;  // per contact / one-row constraint: its class
-  VecX v_, rhs_, fixed_, x_, best_, Gx_;
+  VecX v_, rhs_, fixed_, x_, best_, Gx_, py_, pz_;
   Scalar eps_ = 0;
 };
 

@@ -61,11 +61,10 @@ struct BisectionSettings {
   // least-norm impulse where redundant contacts make G singular). Its factorizations count as
   // sweeps; the sweeps then go on from its answer and measure it. Boxes resting on boxes, where
   // the sweeps stall for their whole budget, converge; problems solved within active_set_start
-  // sweeps (a robot's steps) are untouched. 0 (the default): never. Off by default because the
-  // stage allocates its sparse factor when it runs (a step that reaches it is not allocation-free)
-  // and the full-body humanoid scenes of tests/robots settle more slowly with it; set it (e.g. 50)
-  // for stacks of boxes (docs/benchmarks.md, the resting scenes).
-  Index active_set_start = 0;
+  // sweeps (a robot's steps) are untouched. 0: never. The stage keeps its pattern, ordering,
+  // symbolic analysis and scratch from one solve to the next (an island of the shape seen before
+  // allocates nothing); islands above active_set.max_rows rows stay with the sweeps.
+  Index active_set_start = 50;
   ActiveSetSettings active_set;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
