@@ -21,20 +21,15 @@ namespace impulse {
 
 namespace {
 
-// The 26 start directions of the support search (unit vectors).
-const std::array<Vec3, 26>& start_directions() {
-  static const std::array<Vec3, 26> dirs = [] {
-    std::array<Vec3, 26> d;
-    int k = 0;
-    for (int x = -1; x <= 1; ++x)
-      for (int y = -1; y <= 1; ++y)
-        for (int z = -1; z <= 1; ++z) {
-          if (x == 0 && y == 0 && z == 0) continue;
-          d[static_cast<std::size_t>(k++)] = Vec3(x, y, z).normalized();
-        }
-    return d;
-  }();
-  return dirs;
+// The direction of the centre of cube-map cell (face, i, j) (see ConvexHull::support_starts).
+Vec3 cell_direction(int face, int i, int j) {
+  constexpr int g = ConvexHull::kSupportGrid;
+  const int a = face / 2;
+  Vec3 d;
+  d[a] = face % 2 == 0 ? 1.0 : -1.0;
+  d[(a + 1) % 3] = (2.0 * i + 1) / g - 1;
+  d[(a + 2) % 3] = (2.0 * j + 1) / g - 1;
+  return d.normalized();
 }
 
 // The first line of qhull's report that says what went wrong ("QH6154 Qhull precision error:
@@ -51,14 +46,18 @@ std::string qhull_reason(const std::string& report, int code) {
 }  // namespace
 
 int ConvexHull::support(const Vec3& dir) const {
-  const auto& dirs = start_directions();
-  std::size_t best = 0;
-  Scalar best_dot = dir.dot(dirs[0]);
-  for (std::size_t k = 1; k < dirs.size(); ++k) {
-    const Scalar d = dir.dot(dirs[k]);
-    if (d > best_dot) best_dot = d, best = k;
+  // the cube-map cell of dir: its largest component's axis and sign, then the other two
+  // components over it, in [-1, 1], scaled to the grid
+  constexpr int g = kSupportGrid;
+  const Vec3 m = dir.cwiseAbs();
+  const int a = m.x() >= m.y() ? (m.x() >= m.z() ? 0 : 2) : (m.y() >= m.z() ? 1 : 2);
+  int v = support_starts[0];
+  if (m[a] > 0 && dir.allFinite()) {
+    const Scalar scale = 0.5 * g / m[a];
+    const int i = std::min(g - 1, static_cast<int>((dir[(a + 1) % 3] + m[a]) * scale));
+    const int j = std::min(g - 1, static_cast<int>((dir[(a + 2) % 3] + m[a]) * scale));
+    v = support_starts[static_cast<std::size_t>(((2 * a + (dir[a] < 0 ? 1 : 0)) * g + i) * g + j)];
   }
-  int v = starts[best];
   Scalar h = dir.dot(vertices[static_cast<std::size_t>(v)]);
   for (;;) {
     int next = -1;
@@ -162,16 +161,18 @@ ConvexHull convex_hull(const std::vector<Vec3>& points, const std::string& what)
     hi = hi.cwiseMax(v);
   }
   hull.thickness = (hi - lo).minCoeff();
-  const auto& dirs = start_directions();
-  for (std::size_t k = 0; k < dirs.size(); ++k) {
-    int best = 0;
-    for (std::size_t v = 1; v < nv; ++v) {
-      if (dirs[k].dot(hull.vertices[v]) > dirs[k].dot(hull.vertices[static_cast<std::size_t>(best)])) {
-        best = static_cast<int>(v);
+  constexpr int g = ConvexHull::kSupportGrid;
+  hull.support_starts.resize(6 * g * g);
+  for (int face = 0; face < 6; ++face)
+    for (int i = 0; i < g; ++i)
+      for (int j = 0; j < g; ++j) {
+        const Vec3 d = cell_direction(face, i, j);
+        int best = 0;
+        for (std::size_t v = 1; v < nv; ++v) {
+          if (d.dot(hull.vertices[v]) > d.dot(hull.vertices[static_cast<std::size_t>(best)])) best = static_cast<int>(v);
+        }
+        hull.support_starts[static_cast<std::size_t>((face * g + i) * g + j)] = best;
       }
-    }
-    hull.starts[k] = best;
-  }
   return hull;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -24,9 +25,11 @@ inline void emit(ManifoldPoint& out, const Vec3& point_a, const Vec3& n, Scalar 
 
 // The points of a support of more than 4 vertices in the margin (see vertices_plane): of the
 // vertices within `band` of the deepest, the extremes along two fixed tangent directions of the
-// mesh and their opposites.
-int band_extremes(const Mat3& R, const Vec3& p, const Vec3* vertices, int count, const Vec3& n, const Vec3& n_l,
-                  Scalar offset_l, int deepest, Scalar max_depth, Scalar band, ManifoldPoint* out) {
+// mesh and their opposites. The vertices are vertices[index[k]] for k < count, all within the
+// band, or, when index is null, those of vertices[0, count) within the band; `deepest` indexes
+// `vertices`.
+int band_extremes(const Mat3& R, const Vec3& p, const Vec3* vertices, const int* index, int count, const Vec3& n,
+                  const Vec3& n_l, Scalar offset_l, int deepest, Scalar max_depth, Scalar band, ManifoldPoint* out) {
   auto put = [&](int slot, int i) {
     const Scalar depth = offset_l - n_l.dot(vertices[i]);
     emit(out[slot], R * vertices[i] + p, n, depth);
@@ -35,16 +38,21 @@ int band_extremes(const Mat3& R, const Vec3& p, const Vec3* vertices, int count,
   if (t1.squaredNorm() < 1e-6) t1 = Vec3(0.2764, 0.8507, -0.4472) - n_l * n_l.dot(Vec3(0.2764, 0.8507, -0.4472));
   t1.normalize();
   const Vec3 t2 = n_l.cross(t1);
-  const Vec3 dirs[4] = {t1, t2, -t1, -t2};
+  // the extremes along t1, t2, -t1, -t2 (a dot product with -t is exactly minus that with t)
   int pick[4] = {deepest, deepest, deepest, deepest};
   Scalar best[4];
-  for (int d = 0; d < 4; ++d) best[d] = dirs[d].dot(vertices[deepest]);
-  for (int i = 0; i < count; ++i) {
-    if (offset_l - n_l.dot(vertices[i]) < max_depth - band) continue;
-    for (int d = 0; d < 4; ++d) {
-      const Scalar s = dirs[d].dot(vertices[i]);
-      if (s > best[d]) best[d] = s, pick[d] = i;
-    }
+  best[0] = t1.dot(vertices[deepest]);
+  best[1] = t2.dot(vertices[deepest]);
+  best[2] = -best[0];
+  best[3] = -best[1];
+  for (int k = 0; k < count; ++k) {
+    const int i = index ? index[k] : k;
+    if (!index && offset_l - n_l.dot(vertices[i]) < max_depth - band) continue;
+    const Scalar s1 = t1.dot(vertices[i]), s2 = t2.dot(vertices[i]);
+    if (s1 > best[0]) best[0] = s1, pick[0] = i;
+    if (s2 > best[1]) best[1] = s2, pick[1] = i;
+    if (-s1 > best[2]) best[2] = -s1, pick[2] = i;
+    if (-s2 > best[3]) best[3] = -s2, pick[3] = i;
   }
   int k = 0;
   for (int d = 0; d < 4; ++d) {
@@ -157,7 +165,7 @@ int vertices_plane(const Mat3& R, const Vec3& p, const Vec3* vertices, int count
   // the ankles chattered at 0.08 rad/s (docs/fidelity.md); with this rule both soles rest
   // (1e-5 rad/s). On a curved surface the deepest vertex may lie inside the 4 points, at most
   // `band` below their plane.
-  return band_extremes(R, p, vertices, count, n, n_l, offset_l, deepest, max_depth, 0.05 * margin, out);
+  return band_extremes(R, p, vertices, nullptr, count, n, n_l, offset_l, deepest, max_depth, 0.05 * margin, out);
 }
 
 namespace {
@@ -184,6 +192,79 @@ int merge_points(ManifoldPoint* pts, int count, Scalar merge) {
   return 1;
 }
 
+// Breadth-first walk over a hull's edges from its deepest vertex below a plane (depth(v) =
+// offset_l - n_l . v, mesh frame) to the vertices at depth >= a floor: on a convex polytope the
+// vertices above any plane are connected by its edges. The order of the vertices found is that of
+// the breadth-first search (the neighbours in the hull's order).
+class HullWalk {
+ public:
+  static constexpr int kMaxFound = 128;
+
+  HullWalk(const ConvexHull& hull, const Vec3& n_l, Scalar offset_l, int deepest)
+      : hull_(hull),
+        n_l_(n_l),
+        offset_l_(offset_l),
+        deepest_(deepest),
+        words_(hull.vertices.size() / 64 + 1),
+        seen_(seen_bits(words_)) {}
+
+  Scalar depth(int i) const { return offset_l_ - n_l_.dot(hull_.vertices[static_cast<std::size_t>(i)]); }
+
+  // The vertices at depth >= floor into found[0, count), the deepest first; stops at `limit`
+  // (<= kMaxFound) of them and returns limit + 1 then, else their number. Every vertex is
+  // looked at once: a vertex below the floor stays below it for the whole walk.
+  int walk(Scalar floor, int limit, int* found) {
+    int count = 0, result = -1;
+    found[count++] = deepest_;
+    test_and_mark(deepest_);
+    for (int head = 0; head < count && result < 0; ++head) {
+      for (const int w : neighbours(found[head])) {
+        if (test_and_mark(w) || depth(w) < floor) continue;
+        if (count == limit) {
+          result = limit + 1;
+          break;
+        }
+        found[count++] = w;
+      }
+    }
+    // unmark: the whole bitmap when small, else the words of the vertices seen (each one found
+    // or a neighbour of one)
+    if (words_ <= 64) {
+      std::fill(seen_, seen_ + words_, 0);
+    } else {
+      for (int k = 0; k < count; ++k) {
+        seen_[static_cast<unsigned>(found[k]) >> 6] = 0;
+        for (const int w : neighbours(found[k])) seen_[static_cast<unsigned>(w) >> 6] = 0;
+      }
+    }
+    return result < 0 ? count : result;
+  }
+
+ private:
+  // One bit per vertex of the hull, all clear between walks: a buffer per thread, grown to the
+  // largest hull it met (no allocation once that size was seen).
+  static std::uint64_t* seen_bits(std::size_t words) {
+    thread_local std::vector<std::uint64_t> bits;
+    if (bits.size() < words) bits.resize(words, 0);
+    return bits.data();
+  }
+  bool test_and_mark(int w) {  // whether w was seen before
+    std::uint64_t& word = seen_[static_cast<unsigned>(w) >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(w) & 63);
+    const bool was = (word & bit) != 0;
+    word |= bit;
+    return was;
+  }
+  const std::vector<int>& neighbours(int v) const { return hull_.neighbours[static_cast<std::size_t>(v)]; }
+
+  const ConvexHull& hull_;
+  const Vec3 n_l_;
+  const Scalar offset_l_;
+  const int deepest_;
+  const std::size_t words_;  // of the bitmap (one bit per vertex)
+  std::uint64_t* const seen_;
+};
+
 }  // namespace
 
 int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec3& n, Scalar offset, Scalar margin,
@@ -192,46 +273,16 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
   const Scalar offset_l = offset - n.dot(p);
   const int deepest = hull.support(-n_l);
   const std::vector<Vec3>& v = hull.vertices;
-  const auto depth = [&](int i) { return offset_l - n_l.dot(v[static_cast<std::size_t>(i)]); };
-  const Scalar max_depth = depth(deepest);
+  const Scalar max_depth = offset_l - n_l.dot(v[static_cast<std::size_t>(deepest)]);
   if (max_depth < -margin) return 0;
-  // Walks from the deepest vertex over the hull's edges to the vertices at depth >= `floor` (on a
-  // convex polytope they are connected), stopping at `limit` of them; returns their number.
-  constexpr int kMaxWalk = 128;
-  int found[kMaxWalk];
-  // (the vertices seen are kept in a small open-addressing set: a flat face may bring a hundred)
-  constexpr unsigned kSlots = 256;
-  int slots[kSlots];
-  const auto insert = [&](int w) {  // false when already there
-    unsigned h = (static_cast<unsigned>(w) * 2654435761u) >> 24;
-    while (slots[h] >= 0) {
-      if (slots[h] == w) return false;
-      h = (h + 1) & (kSlots - 1);
-    }
-    slots[h] = w;
-    return true;
-  };
-  const auto walk = [&](Scalar floor, int limit) {
-    std::fill(slots, slots + kSlots, -1);
-    int count = 0;
-    found[count++] = deepest;
-    insert(deepest);
-    for (int head = 0; head < count; ++head) {
-      for (const int w : hull.neighbours[static_cast<std::size_t>(found[head])]) {
-        if (depth(w) < floor || !insert(w)) continue;
-        if (count == limit) return limit + 1;
-        found[count++] = w;
-      }
-    }
-    return count;
-  };
+  HullWalk walker(hull, n_l, offset_l, deepest);
   // A rounded part (a foot) touches the plane on a small cap: its points lie within a few
   // millimetres and give the solver no lever arm worth a contact, so a patch smaller than half
   // the hull's thickness becomes one point. A face of the hull lying on the plane is no cap: when
   // the vertices of the patch (found[0, count)) all belong to one face of the deepest vertex
   // within 3 degrees of the plane, they keep their points however close, else a body standing
   // on a small flat face would stand on one point. (A cap's vertices span several small faces.)
-  const auto merge_distance = [&](int count) {
+  const auto merge_distance = [&](const int* found, int count) {
     constexpr Scalar kFlatCos = 0.99863;  // cos(3 degrees)
     for (const int f : hull.vertex_faces[static_cast<std::size_t>(deepest)]) {
       const std::vector<int>& face = hull.faces[static_cast<std::size_t>(f)];
@@ -242,23 +293,33 @@ int convex_plane(const Mat3& R, const Vec3& p, const ConvexHull& hull, const Vec
     }
     return 0.5 * hull.thickness;
   };
-  Vec3 points[kMaxWalk];
-  // at most 4 vertices in the margin: all of them (vertices_plane's first case)
-  const int in_margin = walk(-margin, 4);
-  if (in_margin <= 4) {
-    for (int k = 0; k < in_margin; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
-    return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out),
-                        merge_distance(in_margin));
-  }
-  // more: the extremes of the vertices within the band below the deepest (the deepest is found[0])
+  // At most 4 vertices in the margin: all of them (vertices_plane's first case). More: the
+  // extremes of the vertices within the band below the deepest (band_extremes). The band is
+  // walked first when it lies inside the margin (a resting body): more than 4 vertices in it
+  // are more than 4 in the margin, and the margin's vertices need no walk.
   const Scalar band = 0.05 * margin;
-  const int in_band = walk(max_depth - band, kMaxWalk);
-  if (in_band > kMaxWalk) {  // a wide flat face on the plane: every vertex (no cap)
-    return band_extremes(R, p, v.data(), static_cast<int>(v.size()), n, n_l, offset_l, deepest, max_depth, band, out);
+  const Scalar band_floor = max_depth - band;
+  int in_band_found[HullWalk::kMaxFound];
+  int in_band = -1;  // not walked yet
+  if (band_floor >= -margin) in_band = walker.walk(band_floor, HullWalk::kMaxFound, in_band_found);
+  if (in_band <= 4) {
+    int found[5];
+    const int in_margin = walker.walk(-margin, 4, found);
+    if (in_margin <= 4) {
+      Vec3 points[4];
+      for (int k = 0; k < in_margin; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
+      return merge_points(out, vertices_plane(R, p, points, in_margin, n, offset, margin, out),
+                          merge_distance(found, in_margin));
+    }
+    if (in_band < 0) in_band = walker.walk(band_floor, HullWalk::kMaxFound, in_band_found);
   }
-  for (int k = 0; k < in_band; ++k) points[k] = v[static_cast<std::size_t>(found[k])];
-  return merge_points(out, band_extremes(R, p, points, in_band, n, n_l, offset_l, 0, max_depth, band, out),
-                      merge_distance(in_band));
+  if (in_band > HullWalk::kMaxFound) {  // a wide flat face on the plane: every vertex (no cap)
+    return band_extremes(R, p, v.data(), nullptr, static_cast<int>(v.size()), n, n_l, offset_l, deepest, max_depth,
+                         band, out);
+  }
+  return merge_points(
+      out, band_extremes(R, p, v.data(), in_band_found, in_band, n, n_l, offset_l, deepest, max_depth, band, out),
+      merge_distance(in_band_found, in_band));
 }
 
 int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar margin, ManifoldPoint* out) {

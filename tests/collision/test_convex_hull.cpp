@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -180,6 +181,95 @@ TEST_CASE("convex hull of a tessellated sphere: every point, the polyhedron's vo
     for (const Vec3& v : hull.vertices) best = std::max(best, d.dot(v));
     CHECK(d.dot(hull.vertices[static_cast<std::size_t>(hull.support(d))]) == Approx(best).epsilon(1e-14));
   }
+}
+
+TEST_CASE("support from the cube-map start: the true maximum of an irregular hull in every direction") {
+  // an irregular hull (random points in an ellipsoid) and directions of every kind: random, along
+  // the axes and the cube's diagonals (cell borders), near cell borders, and degenerate ones
+  std::mt19937 rng(11);
+  std::normal_distribution<double> n(0, 1);
+  std::vector<Vec3> pts;
+  for (int k = 0; k < 400; ++k) pts.emplace_back(Vec3(0.05 * n(rng), 0.02 * n(rng), 0.08 * n(rng)));
+  const ConvexHull hull = convex_hull(pts, "blob");
+  REQUIRE(hull.support_starts.size() == 6u * ConvexHull::kSupportGrid * ConvexHull::kSupportGrid);
+  std::vector<Vec3> dirs;
+  for (int k = 0; k < 2000; ++k) dirs.emplace_back(n(rng), n(rng), n(rng));
+  for (int x = -1; x <= 1; ++x)
+    for (int y = -1; y <= 1; ++y)
+      for (int z = -1; z <= 1; ++z) {
+        if (x == 0 && y == 0 && z == 0) continue;
+        dirs.emplace_back(x, y, z);
+        dirs.emplace_back(x + 1e-12, y - 1e-12, z);
+        dirs.emplace_back(1e-300 * x, 1e-300 * y, 1e-300 * z);
+      }
+  for (const Vec3& d : dirs) {
+    INFO("direction " << d.transpose());
+    Scalar best = -1e300;
+    for (const Vec3& v : hull.vertices) best = std::max(best, d.dot(v));
+    const int s = hull.support(d);
+    REQUIRE(s >= 0);
+    REQUIRE(s < static_cast<int>(hull.vertices.size()));
+    CHECK(d.dot(hull.vertices[static_cast<std::size_t>(s)]) == best);
+    CHECK(hull.support(d) == s);  // deterministic
+  }
+  // no direction: some vertex, no crash
+  for (const Vec3& d : {Vec3(0, 0, 0), Vec3(std::nan(""), 1, 0), Vec3(1, std::numeric_limits<double>::infinity(), 0)}) {
+    const int s = hull.support(d);
+    CHECK(s >= 0);
+    CHECK(s < static_cast<int>(hull.vertices.size()));
+  }
+}
+
+TEST_CASE("hull-plane manifold: a contact exactly when a vertex is in the margin, at hull vertices") {
+  // random poses of irregular hulls (a blob, a rounded wheel, a box-like one) with their deepest
+  // vertex from 6 mm above the plane to 3 mm below: convex_plane (support from the cube map,
+  // walks over the hull's edges) reports a contact exactly when the deepest vertex found by
+  // visiting every vertex is within the margin (the walks never drop a contact), at
+  // most 4 points, within the margin, no deeper than the deepest vertex and at most the band
+  // (0.25 mm) less deep
+  std::mt19937 rng(13);
+  std::normal_distribution<double> n(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<std::vector<Vec3>> clouds(3);
+  for (int k = 0; k < 300; ++k) clouds[0].emplace_back(0.03 * n(rng), 0.05 * n(rng), 0.02 * n(rng));
+  for (int i = 0; i < 48; ++i)
+    for (int j = 0; j < 5; ++j) {
+      const Scalar a = 2 * M_PI * i / 48;
+      clouds[1].emplace_back(0.016 * std::cos(a) * (1 - 0.1 * (j - 2) * (j - 2) / 4), -0.008 + 0.004 * j,
+                             0.016 * std::sin(a) * (1 - 0.1 * (j - 2) * (j - 2) / 4));
+    }
+  clouds[2] = cube_points(0.05, 30);
+  const Scalar margin = 0.005;
+  int touching = 0;
+  for (const auto& cloud : clouds) {
+    const ConvexHull hull = convex_hull(cloud, "cloud");
+    for (int k = 0; k < 3000; ++k) {
+      Mat3 R = Eigen::Quaterniond(n(rng), n(rng), n(rng), n(rng)).normalized().toRotationMatrix();
+      if (k % 5 == 0) R = Mat3(Eigen::AngleAxisd(M_PI / 2 * (k % 4), Vec3::UnitX()));  // exact ties
+      const Vec3 nrm = k % 3 == 0 ? Vec3(n(rng), n(rng), n(rng)).normalized() : Vec3(Vec3::UnitZ());
+      const Vec3 p(u(rng), u(rng), u(rng));
+      Scalar top = -1e9;
+      for (const Vec3& v : hull.vertices) top = std::max(top, -nrm.dot(R * v + p));
+      const Scalar offset = -top + (u(rng) * 0.009 - 0.006);  // deepest vertex at depth in [-6, 3] mm
+      const Scalar max_depth = offset + top;
+      ManifoldPoint pts[kMaxManifoldPoints];
+      const int c = convex_plane(R, p, hull, nrm, offset, margin, pts);
+      INFO("pose " << k << " max depth " << max_depth);
+      REQUIRE(c == (max_depth >= -margin ? std::max(c, 1) : 0));
+      REQUIRE(c <= 4);
+      touching += c > 0;
+      Scalar deepest = -1e9;
+      for (int i = 0; i < c; ++i) {
+        deepest = std::max(deepest, pts[i].depth);
+        CHECK(pts[i].depth >= -margin - 0.05 * margin);  // (the band of a deepest vertex near -margin)
+        CHECK(pts[i].depth <= max_depth + 1e-12);
+        CHECK(pts[i].normal.isApprox(nrm));
+      }
+      // the deepest point is the deepest vertex, or (extremes of the band) within the band of it
+      if (c > 0) CHECK(deepest >= max_depth - 0.05 * margin - 1e-12);
+    }
+  }
+  CHECK(touching > 3000);
 }
 
 TEST_CASE("convex hull of flat or too few points: a ModelError naming the mesh") {

@@ -6,7 +6,6 @@
 // graph) and its faces (manifold.hpp, convex_plane).
 #pragma once
 
-#include <array>
 #include <string>
 #include <vector>
 
@@ -20,15 +19,20 @@ struct ConvexHull {
   std::vector<Vec3> normals;                 // per face: outward unit normal
   std::vector<std::vector<int>> neighbours;  // per vertex: the vertices joined to it by a hull edge
   std::vector<std::vector<int>> vertex_faces;  // per vertex: the faces it belongs to
-  // start vertices of the support search: the vertex farthest along each of the 26 directions
-  // (+-x, +-y, +-z, the 12 edge and the 8 corner diagonals of a cube)
-  std::array<int, 26> starts{};
+  // Start vertices of the support search, a cube map of directions: the 6 faces of the cube
+  // [-1, 1]^3, each cut into kSupportGrid x kSupportGrid cells; per cell, the vertex farthest
+  // along the direction of the cell's centre. Face 2 a + (1 if the direction's component a is
+  // negative), a the axis of its largest component; cells (i, j) along the axes a + 1, a + 2.
+  static constexpr int kSupportGrid = 8;
+  std::vector<int> support_starts;  // 6 kSupportGrid^2 vertices
   Scalar volume = 0;
   Scalar thickness = 0;  // smallest side of the vertices' bounding box (mesh frame)
 
-  // Index of a vertex v maximising dir . v: hill climbing on the vertex graph from the start
-  // vertex whose direction is closest to `dir` (a linear function has no other local maximum on
-  // a convex polytope). Deterministic: the same dir gives the same vertex.
+  // Index of a vertex v maximising dir . v: hill climbing on the vertex graph (a linear function
+  // has no other local maximum on a convex polytope) from the start vertex of the cube-map cell
+  // of `dir`, which is the answer or a few edges from it (so a support costs about one vertex's
+  // neighbours, not a pass over the vertices). Deterministic: the same dir gives the same vertex.
+  // A zero or non-finite dir gives a vertex of the hull.
   int support(const Vec3& dir) const;
 };
 
