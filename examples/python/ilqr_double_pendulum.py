@@ -5,9 +5,9 @@ The model is models/double_pendulum.urdf (two 1 kg balls on 1 m rods, both joint
 with the joint limits off so that the pendulum can pass through the upright. The dynamics are the
 engine's own step, x+ = step(x, tau) with x = (q, u): iLQR (Li and Todorov 2004; the
 Levenberg-Marquardt regularization and line search of Tassa, Erez and Todorov 2012) linearizes it
-along the trajectory with World.transition_derivatives (A = dx+/dx, B = dx+/dtau by centred
-differences of whole steps, impulse.TransitionDifferentiator), and rolls the new controls out on
-the same World. Cost: sum_t 1/2 (x_t - x*)' Q (x_t - x*) + 1/2 r |tau_t|^2, terminal weight Qf.
+along the trajectory with impulse.TransitionDifferentiator (A = dx+/dx, B = dx+/dtau of the
+step, analytic by default, --method fd for centred differences of whole steps), and rolls the new
+controls out on the same World. Cost: sum_t 1/2 (x_t - x*)' Q (x_t - x*) + 1/2 r |tau_t|^2, terminal weight Qf.
 
 After the swing-up, the time-varying gains K_t of the last backward pass track the trajectory,
 and the infinite-horizon LQR gain of the upright (the Riccati recursion on its step Jacobians)
@@ -41,7 +41,9 @@ def parse_args(argv=None):
     p.add_argument("--tolerance", type=float, default=1e-6, help="stop when the relative cost decrease is below")
     p.add_argument("--hold", type=float, default=2.0, help="seconds of LQR at the top after the swing-up")
     p.add_argument("--perturb", type=float, default=0.05, help="rad added to both joints of the start")
-    p.add_argument("--eps", type=float, default=1e-6, help="finite-difference step of the Jacobians")
+    p.add_argument("--method", choices=["analytic", "fd"], default="analytic",
+                   help="step Jacobians through the step's equations (analytic) or by centred differences (fd)")
+    p.add_argument("--eps", type=float, default=1e-6, help="finite-difference step of the Jacobians (fd)")
     p.add_argument("--threads", type=int, default=1, help="threads of the Jacobians' columns")
     p.add_argument("--json", default="", help="write the results to this file")
     return p.parse_args(argv)
@@ -60,11 +62,11 @@ def make_world(dt: float) -> impulse.World:
 class Problem:
     """The step, its Jacobians and the cost on one World."""
 
-    def __init__(self, world: impulse.World, eps: float, threads: int):
+    def __init__(self, world: impulse.World, eps: float, threads: int, method: str = "analytic"):
         self.w = world
         self.s = world.system(0)
         self.nx, self.nu = 2 * self.s.nv, self.s.nv
-        self.diff = impulse.TransitionDifferentiator(world, eps=eps, centered=True, num_threads=threads)
+        self.diff = impulse.TransitionDifferentiator(world, eps=eps, centered=True, num_threads=threads, method=method)
         self.goal = np.array([np.pi, 0.0, 0.0, 0.0])  # upright, at rest
         self.Q = np.diag([1.0, 1.0, 0.1, 0.1])
         self.Qf = np.diag([2000.0, 2000.0, 200.0, 200.0])
@@ -184,7 +186,7 @@ def lqr_gain(p: Problem, x, tau, iterations=2000):
 def main(argv=None, log=print):
     args = parse_args(argv)
     world = make_world(args.dt)
-    p = Problem(world, args.eps, args.threads)
+    p = Problem(world, args.eps, args.threads, args.method)
     T = int(round(args.horizon / args.dt))
     x0 = np.zeros(p.nx)  # hanging at rest
     t0 = time.time()
@@ -210,7 +212,7 @@ def main(argv=None, log=print):
     result = {"iterations": len(history) - 1, "cost_first": history[0], "cost_final": history[-1],
               "final_error_open_loop": err_nominal, "final_error_closed_loop": err_closed,
               "perturbation_rad": args.perturb, "hold_s": args.hold, "peak_torque": peak,
-              "solve_seconds": solve_s, "steps": T, "dt": args.dt}
+              "solve_seconds": solve_s, "steps": T, "dt": args.dt, "method": args.method}
     log(f"swing-up: {result['iterations']} iterations, cost {history[0]:.3f} -> {history[-1]:.5f}, "
         f"|x_T - x*| = {err_nominal:.2e} ({solve_s:.1f} s)")
     log(f"closed loop from a start pushed by {args.perturb} rad, then {args.hold} s of LQR at the top: "

@@ -18,12 +18,17 @@ def quiet(*_):
 
 
 def test_ilqr_swings_the_double_pendulum_up_and_lqr_holds_it():
-    r = ilqr_double_pendulum.main(["--iterations", "40", "--hold", "1.0"], log=quiet)
-    assert r["cost_final"] < 0.1 * r["cost_first"]
-    assert r["final_error_open_loop"] < 0.1
-    # from a start 0.05 rad off, the iLQR gains and then LQR bring it to the upright at rest
-    assert r["final_error_closed_loop"] < 1e-2
-    assert r["peak_torque"] < 100  # the URDF's effort limit
+    results = {}
+    for method in ("analytic", "fd"):
+        r = ilqr_double_pendulum.main(["--iterations", "40", "--hold", "1.0", "--method", method], log=quiet)
+        assert r["cost_final"] < 0.1 * r["cost_first"]
+        assert r["final_error_open_loop"] < 0.1
+        # from a start 0.05 rad off, the iLQR gains and then LQR bring it to the upright at rest
+        assert r["final_error_closed_loop"] < 1e-2
+        assert r["peak_torque"] < 100  # the URDF's effort limit
+        results[method] = r
+    # the two Jacobians agree to the differences' accuracy: the same optimum
+    assert abs(results["analytic"]["cost_final"] - results["fd"]["cost_final"]) < 1e-3 * results["fd"]["cost_final"]
 
 
 def test_sysid_recovers_masses_damping_and_friction():

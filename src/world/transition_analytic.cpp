@@ -237,16 +237,16 @@ TransitionJacobians World::analytic_transition_derivatives() {
     // witness point of side A: the contact sits halfway between it and B's surface
     Vec3 w = ct.position - 0.5 * ct.depth * n;
     Index sys_a = -1;
-    if (ct.object_a >= 0 && ct.object_a < static_cast<Index>(object_system_.size())) {
-      sys_a = object_system_[static_cast<std::size_t>(ct.object_a)];
+    if (ct.object_a >= 0 && ct.object_a < static_cast<Index>(model_->object_system.size())) {
+      sys_a = model_->object_system[static_cast<std::size_t>(ct.object_a)];
       const CollisionShape sh = collision_.shape_description(ct.object_a, ct.shape_a);
       if (sh.type == ShapeType::Sphere || sh.type == ShapeType::Capsule) w += sh.size[0] * n;
     }
     const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
     const Index obj[2] = {ct.object_a, ct.object_b}, body[2] = {ct.body_a, ct.body_b};
     for (int side = 0; side < 2; ++side) {
-      if (obj[side] < 0 || obj[side] >= static_cast<Index>(object_system_.size())) continue;
-      const Index s = object_system_[static_cast<std::size_t>(obj[side])];
+      if (obj[side] < 0 || obj[side] >= static_cast<Index>(model_->object_system.size())) continue;
+      const Index s = model_->object_system[static_cast<std::size_t>(obj[side])];
       if (s < 0 || body[side] < 0) continue;
       const Model& m = systems_[static_cast<std::size_t>(s)]->model();
       const Mat6X& Ss = S[static_cast<std::size_t>(s)];
