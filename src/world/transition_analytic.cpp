@@ -416,10 +416,13 @@ TransitionJacobians World::analytic_transition_derivatives() {
     JEt.col(eslot[static_cast<std::size_t>(3 * i + 2)]) -= mu * (Jt.transpose() * sl.s);
   }
   const Eigen::LLT<MatX> Hf(H);
-  const MatX HiR = Hf.solve(Rt), HiJ = Hf.solve(JEt);
-  MatX dLE = MatX::Zero(ne, 3 * NV);
-  if (ne > 0) dLE = solve_schur(JE * HiJ, RE - JE * HiR, slides.empty());
-  MatX dU = HiR + HiJ * dLE;  // du+ (u_free on a Heun system)
+  const MatX HiR = Hf.solve(Rt);
+  MatX dU = HiR;  // du+ (u_free on a Heun system)
+  if (ne > 0) {  // (Eigen's triangular solve reads the data pointer of an empty right-hand side)
+    const MatX HiJ = Hf.solve(JEt);
+    const MatX dLE = solve_schur(JE * HiJ, RE - JE * HiR, slides.empty());
+    dU += HiJ * dLE;
+  }
   MatX dUq = dU;  // d u_q: the velocity that moves q
 
   // split position correction: lambda_p on the unilateral rows where it is positive
