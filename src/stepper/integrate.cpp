@@ -4,26 +4,26 @@
 
 namespace impulse {
 
-void euler_position(const StepperSystem& s, const VecX& v, Scalar dt) { s.model_->integrate(*s.q_, v, dt, *s.q_next_); }
+void euler_position(const StepperSystem& s, const VecX& v, Scalar dt) { s.model_->integrate(s.state_->q, v, dt, s.scratch_->q_next); }
 
 void midpoint_position(const StepperSystem& s, const VecX& u_next, bool separate, Scalar dt, VecX& u_pos) {
   if (separate) {
-    u_pos -= Scalar(0.5) * (*s.u_free_ - *s.u_);
+    u_pos -= Scalar(0.5) * (s.scratch_->u_free - s.state_->u);
   } else {  // no weighted rows on it: u_pos = (u + u+) / 2
-    u_pos = Scalar(0.5) * (*s.u_ + u_next);
+    u_pos = Scalar(0.5) * (s.state_->u + u_next);
   }
-  s.model_->integrate(*s.q_, u_pos, dt, *s.q_next_);
+  s.model_->integrate(s.state_->q, u_pos, dt, s.scratch_->q_next);
 }
 
 void heun_velocity(const StepperSystem& s, const VecX& u_pos, Scalar dt, VecX& u_next) {
-  VecX& tau = *s.rhs_;  // (the dynamics stage's scratch; free here)
-  report_applied_torque(s, *s.tau_clamp_, *s.clamped_, tau);  // (no PD: tau, or its clamp)
-  const VecX& a1 = aba(*s.model_, *s.data_, *s.q_next_, *s.u_free_, tau, *s.has_f_ext_ ? s.f_ext_ : nullptr);
+  VecX& tau = s.scratch_->rhs;  // (the dynamics stage's scratch; free here)
+  report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, tau);  // (no PD: tau, or its clamp)
+  const VecX& a1 = aba(*s.model_, *s.data_, s.scratch_->q_next, s.scratch_->u_free, tau, s.state_->has_f_ext ? &s.state_->f_ext : nullptr);
   u_next = u_pos + Scalar(0.5) * dt * a1;
 }
 
 bool damping_free(const StepperSystem& s) {
-  return (s.kd_->array() == 0).all() && (s.model_->damping.array() == 0).all();
+  return (s.state_->kd.array() == 0).all() && (s.model_->damping.array() == 0).all();
 }
 
 // Actuator torque of the step just taken (q, u: the new state), see dynamics_stage.

@@ -203,8 +203,9 @@ Scalar swept_margin(const Model& m, const Data& d, const VecX& u_free, Scalar re
 // many robots each one's memory is cold when its turn comes. 100 ANYmals in one World: 6-9 %
 // less time per robot (in-process A/B, 200 alternations of 5 steps; docs/benchmarks.md).
 void prefetch_system(const StepperSystem& s) {
-  for (const VecX* v : std::initializer_list<const VecX*>{s.q_, s.u_, s.tau_, s.kp_, s.kd_, s.q_target_, s.u_target_,
-                                                          s.u_free_, s.rhs_, s.tau_clamp_})
+  const SystemState& x = *s.state_;
+  for (const VecX* v : std::initializer_list<const VecX*>{&x.q, &x.u, &x.tau, &x.kp, &x.kd, &x.q_target, &x.u_target,
+                                                          &s.scratch_->u_free, &s.scratch_->rhs, &s.scratch_->tau_clamp})
     prefetch_data(*v);
   s.data_->prefetch_step();
   const Model& m = *s.model_;
@@ -304,15 +305,15 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     // (not for a free body: its closed form reads a few lines of a small Data, and the prefetch of
     // the general passes' arrays cost more than it saved in piles)
     if (i + 1 < systems.size() && !systems[i + 1].model_->is_free_body()) prefetch_system(systems[i + 1]);
-    dynamics_stage(s, st.dt, *s.rhs_, *s.f_ext_, *s.has_f_ext_, *s.data_, *s.u_free_, *s.tau_clamp_, *s.clamped_);
+    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped);
     const PositionUpdate pu = st.contact.position_update;
     const bool articulated = !s.model_->is_free_body();
-    bool euler = pu == PositionUpdate::Euler || (s.kp_->array() != 0).any();
+    bool euler = pu == PositionUpdate::Euler || (s.state_->kp.array() != 0).any();
     // Bodies: an articulated system with implicit damping (PD or joint damping in M~) stays on
     // Euler; one without takes the midpoint update with Heun's velocity update in flight
     if (!euler && pu == PositionUpdate::Bodies && articulated) euler = !damping_free(s);
     const bool flight_only = pu == PositionUpdate::Bodies && articulated;
-    views_[i] = SystemView{s.model_, s.data_, s.q_, s.u_, s.u_free_, euler, flight_only};
+    views_[i] = SystemView{s.model_, s.data_, &s.state_->q, &s.state_->u, &s.scratch_->u_free, euler, flight_only};
   }
   state.stats.times.dynamics = clock.lap();
 
@@ -321,7 +322,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     // speculative margin of the object: how far its geometry can move this step (grows, then kept)
     if (spec_twist_.size() < static_cast<std::size_t>(s.model_->nb)) spec_twist_.resize(s.model_->nb);
     collision.set_speculative_margin(
-        s.object_, swept_margin(*s.model_, *s.data_, *s.u_free_, collision.reach(s.object_), st.dt, spec_twist_));
+        s.object_, swept_margin(*s.model_, *s.data_, s.scratch_->u_free, collision.reach(s.object_), st.dt, spec_twist_));
     collision.update(s.object_, s.data_->oMi);
   }
   collision.detect(state.contacts);
@@ -443,7 +444,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     // among speculative contacts next to an impact elsewhere in its island; on Euler it lost
     // m g^2 dt^2 / 2 per step)
     const bool mid = plan_.midpoint(static_cast<Index>(i)) ||
-                     (!views_[i].euler && !views_[i].flight_only && u_next_[i] == *s.u_free_);
+                     (!views_[i].euler && !views_[i].flight_only && u_next_[i] == s.scratch_->u_free);
     if (mid) {
       midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
       // free flight (no rows) of a system without implicit terms: Heun's velocity update
@@ -454,20 +455,20 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
       position_mode_[i] = 0;
     }
-    finite = finite && u_next_[i].allFinite() && s.q_next_->allFinite();
+    finite = finite && u_next_[i].allFinite() && s.scratch_->q_next.allFinite();
   }
   if (finite) {
     for (std::size_t i = 0; i < systems.size(); ++i) {
       const StepperSystem& s = systems[i];
-      s.q_->swap(*s.q_next_);
-      s.u_->swap(u_next_[i]);
-      report_applied_torque(s, *s.tau_clamp_, *s.clamped_, *s.tau_applied_);
-      if (s.tau_friction_) s.tau_friction_->setZero();
+      s.state_->q.swap(s.scratch_->q_next);
+      s.state_->u.swap(u_next_[i]);
+      report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, s.out_->tau_applied);
+      s.out_->tau_friction.setZero();
     }
     for (const ConstraintRow& r : assembler_.rows()) {  // joint friction torque = impulse / dt
       if (r.kind != ConstraintRow::Kind::Friction) continue;
       const StepperSystem& s = systems[static_cast<std::size_t>(r.system)];
-      if (s.tau_friction_) (*s.tau_friction_)[r.index] = lambda[r.row] / st.dt;
+      s.out_->tau_friction[r.index] = lambda[r.row] / st.dt;
     }
     remember(state);
   } else {
@@ -860,7 +861,7 @@ void Stepper::remember(StepperState& state) {
 }
 
 void Stepper::report_impulses(const std::vector<StepperSystem>& systems, StepperState& state) {
-  for (const StepperSystem& s : systems) s.contact_impulses_->clear();
+  for (const StepperSystem& s : systems) s.out_->contact_impulses.clear();
   const ContactSet& contacts = state.contacts;
   Vec3* const impulses = state.contact_impulses.data();  // (sized in prepare())
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
@@ -873,7 +874,7 @@ void Stepper::report_impulses(const std::vector<StepperSystem>& systems, Stepper
       if (obj < 0 || obj >= static_cast<Index>(object_system_.size())) continue;
       const Index sys = object_system_[static_cast<std::size_t>(obj)];
       if (sys < 0) continue;
-      auto& list = *systems[static_cast<std::size_t>(sys)].contact_impulses_;
+      auto& list = systems[static_cast<std::size_t>(sys)].out_->contact_impulses;
       list.push_back({sides[side][1], c.position, side == 0 ? p : Vec3(-p), i});
     }
   }

@@ -24,53 +24,13 @@ void check_input(const VecXcref& x, Index n, const std::string& system, const ch
 }  // namespace
 
 ArticulatedSystem::ArticulatedSystem(std::string name, std::shared_ptr<const Model> model)
-    : name_(std::move(name)), model_(std::move(model)), gravity_(model_->gravity) {
-  const Index nq = model_->nq, nv = model_->nv;
-  q_ = model_->neutral_configuration();
-  q_target_ = q_;
-  u_.setZero(nv);
-  tau_.setZero(nv);
-  kp_.setZero(nv);
-  kd_.setZero(nv);
-  u_target_.setZero(nv);
-  f_ext_.assign(static_cast<std::size_t>(model_->nb), Vec6::Zero());
-  u_free_.setZero(nv);
-  tau_applied_.setZero(nv);
-  tau_friction_.setZero(nv);
-  tau_clamp_.setZero(nv);
-  clamped_.assign(static_cast<std::size_t>(nv), 0);
-  u_next_.setZero(nv);
-  q_next_.setZero(nq);
-  rhs_.setZero(nv);
-  zero_.setZero(nv);
-  contact_impulses_.reserve(8);  // (then grows by doubling)
-}
+    : name_(std::move(name)), model_(std::move(model)), gravity_(model_->gravity), scratch_(*model_) {}
 
 ArticulatedSystem::ArticulatedSystem(const ArticulatedSystem& o)
-    : name_(o.name_),
-      model_(o.model_),
-      q_(o.q_),
-      u_(o.u_),
-      tau_(o.tau_),
-      kp_(o.kp_),
-      kd_(o.kd_),
-      q_target_(o.q_target_),
-      u_target_(o.u_target_),
-      f_ext_(o.f_ext_),
-      has_f_ext_(o.has_f_ext_),
-      gravity_(o.gravity_),
-      u_free_(o.u_free_),
-      u_next_(o.u_next_),
-      q_next_(o.q_next_),
-      rhs_(o.rhs_),
-      zero_(o.zero_),
-      tau_applied_(o.tau_applied_),
-      tau_friction_(o.tau_friction_),
-      tau_clamp_(o.tau_clamp_),
-      clamped_(o.clamped_),
-      contact_impulses_(o.contact_impulses_),
-      object_(o.object_) {
-  contact_impulses_.reserve(std::max<std::size_t>(8, o.contact_impulses_.capacity()));
+    : name_(o.name_), model_(o.model_), gravity_(o.gravity_), scratch_(o.scratch_), object_(o.object_) {}
+
+void ArticulatedSystem::changed() const {
+  if (world_) world_->prepared_ = false;
 }
 
 Data& ArticulatedSystem::query() const {
@@ -81,12 +41,15 @@ Data& ArticulatedSystem::query() const {
 
 void ArticulatedSystem::prefetch_step(bool with_data) const {
   prefetch_bytes(this, sizeof(ArticulatedSystem));
-  for (const VecX* v : {&q_, &u_, &tau_, &kp_, &kd_, &q_target_, &u_target_, &u_free_, &u_next_, &q_next_, &rhs_,
-                        &tau_applied_, &tau_friction_, &tau_clamp_})
+  prefetch_bytes(st_, sizeof(SystemState));
+  prefetch_bytes(out_, sizeof(SystemOutputs));
+  for (const VecX* v : std::initializer_list<const VecX*>{&st_->q, &st_->u, &st_->tau, &st_->kp, &st_->kd, &st_->q_target, &st_->u_target,
+                        &out_->tau_applied, &out_->tau_friction, &scratch_.u_free, &scratch_.q_next, &scratch_.rhs,
+                        &scratch_.tau_clamp})
     prefetch_data(*v);
-  prefetch_data(f_ext_);
-  prefetch_data(clamped_);
-  prefetch_data(contact_impulses_);
+  prefetch_data(st_->f_ext);
+  prefetch_data(scratch_.clamped);
+  prefetch_data(out_->contact_impulses);
   if (with_data && data_) data_->prefetch_step();
 }
 
@@ -96,24 +59,10 @@ StepperSystem ArticulatedSystem::stepper_system() {
   StepperSystem v;
   v.model_ = model_.get();
   v.object_ = object_;
-  v.q_ = &q_;
-  v.u_ = &u_;
-  v.tau_ = &tau_;
-  v.kp_ = &kp_;
-  v.kd_ = &kd_;
-  v.q_target_ = &q_target_;
-  v.u_target_ = &u_target_;
-  v.f_ext_ = &f_ext_;
-  v.has_f_ext_ = &has_f_ext_;
+  v.state_ = st_;
+  v.out_ = out_;
+  v.scratch_ = &scratch_;
   v.data_ = data_.get();
-  v.u_free_ = &u_free_;
-  v.q_next_ = &q_next_;
-  v.rhs_ = &rhs_;
-  v.tau_clamp_ = &tau_clamp_;
-  v.clamped_ = &clamped_;
-  v.tau_applied_ = &tau_applied_;
-  v.tau_friction_ = &tau_friction_;
-  v.contact_impulses_ = &contact_impulses_;
   return v;
 }
 
@@ -146,33 +95,33 @@ void normalise(const Model& m, VecX& q) {
 void ArticulatedSystem::set_q(const VecXcref& q) {
   const auto in_use = use("set_q");
   check_q(q, "q");
-  q_ = q;
-  normalise(*model_, q_);
-  if (world_) world_->prepared_ = false;
+  st_->q = q;
+  normalise(*model_, st_->q);
+  changed();
 }
 
 void ArticulatedSystem::set_u(const VecXcref& u) {
   const auto in_use = use("set_u");
   check_input(u, model_->nv, name_, "u");
-  u_ = u;
-  if (world_) world_->prepared_ = false;
+  st_->u = u;
+  changed();
 }
 
 void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
   const auto in_use = use("set_state");
   check_q(q, "q");
   check_input(u, model_->nv, name_, "u");
-  q_ = q;
-  normalise(*model_, q_);
-  u_ = u;
-  if (world_) world_->prepared_ = false;
+  st_->q = q;
+  normalise(*model_, st_->q);
+  st_->u = u;
+  changed();
 }
 
 void ArticulatedSystem::set_generalized_force(const VecXcref& tau) {
   const auto in_use = use("set_generalized_force");
   check_input(tau, model_->nv, name_, "generalized force");
-  tau_ = tau;
-  if (world_) world_->prepared_ = false;
+  st_->tau = tau;
+  changed();
 }
 
 void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
@@ -187,18 +136,18 @@ void ArticulatedSystem::set_pd_gains(const VecXcref& kp, const VecXcref& kd) {
                     model_->joint_names[i], "' (dof ", k, "); only 1-dof joints are PD-controlled");
     }
   }
-  kp_ = kp;
-  kd_ = kd;
-  if (world_) world_->prepared_ = false;
+  st_->kp = kp;
+  st_->kd = kd;
+  changed();
 }
 
 void ArticulatedSystem::set_pd_targets(const VecXcref& q_target, const VecXcref& u_target) {
   const auto in_use = use("set_pd_targets");
   check_input(q_target, model_->nq, name_, "q_target");
   check_input(u_target, model_->nv, name_, "u_target");
-  q_target_ = q_target;
-  u_target_ = u_target;
-  if (world_) world_->prepared_ = false;
+  st_->q_target = q_target;
+  st_->u_target = u_target;
+  changed();
 }
 
 void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, const Vec3& point_W) {
@@ -207,14 +156,14 @@ void ArticulatedSystem::set_external_force(Index body, const Vec3& force_W, cons
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(force_W.allFinite() && point_W.allFinite(), "system '", name_, "': external force on body '",
                 model_->body_names[body], "' is not finite");
-  forward_kinematics(*model_, Q, q_);
+  forward_kinematics(*model_, Q, st_->q);
   const SE3& X = Q.oMi[body];
   const Vec3 f_B = X.R.transpose() * force_W;
   const Vec3 r_B = X.R.transpose() * (point_W - X.p);
-  f_ext_[body].head<3>() += f_B;
-  f_ext_[body].tail<3>() += r_B.cross(f_B);
-  has_f_ext_ = true;
-  if (world_) world_->prepared_ = false;
+  st_->f_ext[body].head<3>() += f_B;
+  st_->f_ext[body].tail<3>() += r_B.cross(f_B);
+  st_->has_f_ext = true;
+  changed();
 }
 
 void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
@@ -223,22 +172,22 @@ void ArticulatedSystem::set_external_torque(Index body, const Vec3& torque_W) {
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   IMPULSE_CHECK(torque_W.allFinite(), "system '", name_, "': external torque on body '", model_->body_names[body],
                 "' is not finite");
-  forward_kinematics(*model_, Q, q_);
-  f_ext_[body].tail<3>() += Q.oMi[body].R.transpose() * torque_W;
-  has_f_ext_ = true;
-  if (world_) world_->prepared_ = false;
+  forward_kinematics(*model_, Q, st_->q);
+  st_->f_ext[body].tail<3>() += Q.oMi[body].R.transpose() * torque_W;
+  st_->has_f_ext = true;
+  changed();
 }
 
 void ArticulatedSystem::clear_external_forces() {
   const auto in_use = use("clear_external_forces");
-  for (Vec6& f : f_ext_) f.setZero();
-  has_f_ext_ = false;
+  for (Vec6& f : st_->f_ext) f.setZero();
+  st_->has_f_ext = false;
 }
 
 const MatX& ArticulatedSystem::mass_matrix() const {
   const auto in_use = use("mass_matrix");
   Data& Q = query();
-  crba(*model_, Q, q_);
+  crba(*model_, Q, st_->q);
   Q.M.triangularView<Eigen::StrictlyLower>() = Q.M.transpose();
   return Q.M;
 }
@@ -246,14 +195,14 @@ const MatX& ArticulatedSystem::mass_matrix() const {
 const VecX& ArticulatedSystem::nonlinear_effects() const {
   const auto in_use = use("nonlinear_effects");
   Data& Q = query();
-  return impulse::nonlinear_effects(*model_, Q, q_, u_);
+  return impulse::nonlinear_effects(*model_, Q, st_->q, st_->u);
 }
 
 SE3 ArticulatedSystem::body_pose(Index body) const {
   const auto in_use = use("body_pose");
   Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
-  forward_kinematics(*model_, Q, q_);
+  forward_kinematics(*model_, Q, st_->q);
   return Q.oMi[body];
 }
 
@@ -261,7 +210,7 @@ SE3 ArticulatedSystem::frame_pose(const std::string& frame) const {
   const auto in_use = use("frame_pose");
   Data& Q = query();
   const Index f = model_->frame_id(frame);
-  forward_kinematics(*model_, Q, q_);
+  forward_kinematics(*model_, Q, st_->q);
   return frame_placement(*model_, Q, f);
 }
 
@@ -271,7 +220,7 @@ void ArticulatedSystem::frame_poses(const std::vector<Index>& frames, Scalar* ou
   for (Index f : frames)
     IMPULSE_CHECK(f >= 0 && f < static_cast<Index>(model_->frames.size()), "system '", name_, "': frame index ", f,
                   " out of range");
-  forward_kinematics(*model_, Q, q_);
+  forward_kinematics(*model_, Q, st_->q);
   for (std::size_t k = 0; k < frames.size(); ++k) {
     const SE3 X = frame_placement(*model_, Q, frames[k]);
     const Quat r(X.R);
@@ -292,7 +241,7 @@ void ArticulatedSystem::frame_velocities(const std::vector<Index>& frames, Scala
   for (Index f : frames)
     IMPULSE_CHECK(f >= 0 && f < static_cast<Index>(model_->frames.size()), "system '", name_, "': frame index ", f,
                   " out of range");
-  forward_kinematics(*model_, Q, q_, u_);
+  forward_kinematics(*model_, Q, st_->q, st_->u);
   for (std::size_t k = 0; k < frames.size(); ++k) {
     const Frame& f = model_->frames[static_cast<std::size_t>(frames[k])];
     Scalar* o = out + 6 * k;
@@ -310,7 +259,7 @@ Vec3 ArticulatedSystem::frame_linear_velocity(const std::string& frame) const {
   Data& Q = query();
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(*model_, Q, q_, u_);
+  forward_kinematics(*model_, Q, st_->q, st_->u);
   return point_velocity(Q, f.body, f.X_BF.p);
 }
 
@@ -319,7 +268,7 @@ Vec3 ArticulatedSystem::frame_angular_velocity(const std::string& frame) const {
   Data& Q = query();
   const Frame& f = model_->frames[model_->frame_id(frame)];
   if (f.body < 0) return Vec3::Zero();
-  forward_kinematics(*model_, Q, q_, u_);
+  forward_kinematics(*model_, Q, st_->q, st_->u);
   return body_angular_velocity(Q, f.body);
 }
 
@@ -329,7 +278,7 @@ MatX ArticulatedSystem::frame_jacobian(const std::string& frame) const {
   const Index f = model_->frame_id(frame);
   MatX J = MatX::Zero(6, model_->nv);
   if (model_->frames[f].body < 0) return J;
-  compute_joint_jacobians(*model_, Q, q_);
+  compute_joint_jacobians(*model_, Q, st_->q);
   impulse::frame_jacobian(*model_, Q, f, J);
   return J;
 }
@@ -339,7 +288,7 @@ MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
   Data& Q = query();
   IMPULSE_CHECK(body >= 0 && body < model_->nb, "system '", name_, "': body index ", body, " out of range");
   MatX J = MatX::Zero(3, model_->nv);
-  compute_joint_jacobians(*model_, Q, q_);
+  compute_joint_jacobians(*model_, Q, st_->q);
   impulse::point_jacobian(*model_, Q, body, p_B, J);
   return J;
 }
@@ -347,17 +296,17 @@ MatX ArticulatedSystem::point_jacobian(Index body, const Vec3& p_B) const {
 Scalar ArticulatedSystem::kinetic_energy() const {
   const auto in_use = use("kinetic_energy");
   Data& Q = query();
-  return impulse::kinetic_energy(*model_, Q, q_, u_);
+  return impulse::kinetic_energy(*model_, Q, st_->q, st_->u);
 }
 Scalar ArticulatedSystem::potential_energy() const {
   const auto in_use = use("potential_energy");
   Data& Q = query();
-  return impulse::potential_energy(*model_, Q, q_);
+  return impulse::potential_energy(*model_, Q, st_->q);
 }
 Vec3 ArticulatedSystem::center_of_mass() const {
   const auto in_use = use("center_of_mass");
   Data& Q = query();
-  return impulse::center_of_mass(*model_, Q, q_);
+  return impulse::center_of_mass(*model_, Q, st_->q);
 }
 
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {

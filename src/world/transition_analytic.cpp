@@ -153,8 +153,8 @@ TransitionJacobians World::analytic_transition_derivatives() {
     q[s] = sys.q();
     u[s] = sys.u();
     tau[s] = sys.generalized_force();
-    has_f[s] = sys.has_f_ext_;
-    if (sys.has_f_ext_) fext[s] = sys.f_ext_;
+    has_f[s] = sys.st_->has_f_ext;
+    if (sys.st_->has_f_ext) fext[s] = sys.st_->f_ext;
   }
   const StepReport report = integrate();
   if (!report.stepped) {
@@ -179,7 +179,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
   const std::vector<unsigned char>& modes = stepper.position_modes();
   // u+ of the first linear system: the post-solve velocity (u_free on a Heun system)
   for (std::size_t s = 0; s < ns; ++s) {
-    if (modes[s] == 2) U.segment(v0[s], uplus[s].size()) = *step_systems_[s].u_free_;
+    if (modes[s] == 2) U.segment(v0[s], uplus[s].size()) = step_systems_[s].scratch_->u_free;
   }
 
   // smooth dynamics: rnea derivatives at a+ = (u+ - u) / dt, M~ and the PD terms
@@ -207,7 +207,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
     Fq.block(o, o, m.nv, m.nv) = dt * Rq;
     Fu.block(o, o, m.nv, m.nv) = dt * Ru - d.M;
     const ArticulatedSystem& sys = *systems_[s];
-    const std::vector<unsigned char>& clamped = *step_systems_[s].clamped_;
+    const std::vector<unsigned char>& clamped = step_systems_[s].scratch_->clamped;
     for (Index k = 0; k < m.nv; ++k) Ftau(o + k, o + k) = -dt;
     for (Index b = 0; b < m.nb; ++b) {
       if (m.nv_joint[b] != 1) {
@@ -500,7 +500,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
     MatX du_plus = dU.middleRows(o, nv);
     if (modes[s] == 2) {  // u+ = u_q + dt/2 aba(q+, u_free, tau)
       MatX Aq(nv, nv), Au(nv, nv), At(nv, nv);
-      aba_derivatives(m, *data[s], qplus[s], *step_systems_[s].u_free_, tau[s], Aq, Au, At, has_f[s] ? &fext[s] : nullptr);
+      aba_derivatives(m, *data[s], qplus[s], step_systems_[s].scratch_->u_free, tau[s], Aq, Au, At, has_f[s] ? &fext[s] : nullptr);
       du_plus = duq + 0.5 * dt * (Aq * dq_plus + Au * dU.middleRows(o, nv));
       du_plus.middleCols(2 * NV + o, nv) += 0.5 * dt * At;
     }

@@ -224,7 +224,7 @@ ArticulatedSystem& World::add_articulated_system(const Model& model, const Syste
 ArticulatedSystem& World::add_articulated_system(std::shared_ptr<const Model> model, const SystemOptions& options) {
   IMPULSE_CHECK(model != nullptr, "add_articulated_system: the Model is null");
   const std::string name = unique_name(options.name.empty() ? model->name : options.name);
-  auto sys = std::make_unique<ArticulatedSystem>(name, std::move(model));
+  std::unique_ptr<ArticulatedSystem> sys(new ArticulatedSystem(name, std::move(model)));
   return add_system(std::move(sys), options);
 }
 
@@ -237,7 +237,8 @@ ArticulatedSystem& World::add_system(std::unique_ptr<ArticulatedSystem> sys, con
   co.self_collision = options.self_collision;
   const Index object = collision_.add_object(*sys->model_, co);
   sys->object_ = object;
-  sys->world_ = this;
+  data_.systems.emplace_back(sys->name_, *sys->model_);
+  data_.outputs.emplace_back(*sys->model_);
   std::vector<Index>& object_system = edit_model().object_system;
   if (static_cast<Index>(object_system.size()) <= object) object_system.resize(object + 1, -1);
   object_system[object] = static_cast<Index>(systems_.size());
@@ -417,6 +418,8 @@ void World::reserve() {
 // The step's views of the systems, its scratch and what the last step left (warm start, contacts,
 // statistics), which named the old objects, made anew for the current objects.
 void World::refresh_step() {
+  // (the systems' state and outputs live in data_, whose vectors an added system may have moved)
+  for (std::size_t i = 0; i < systems_.size(); ++i) systems_[i]->bind(this, &data_.systems[i], &data_.outputs[i]);
   step_systems_.clear();
   for (ArticulatedSystem* s : system_ptrs_) step_systems_.push_back(s->stepper_system());
   workspace_data_.assign(step_systems_.size(), {0, nullptr});
@@ -527,7 +530,7 @@ StepReport World::solve_and_integrate() {
     // the stepper kept q and u; name the first system whose candidate state was not finite
     r.stepped = false;
     for (std::size_t i = 0; i < systems_.size(); ++i) {
-      if (!systems_[i]->q_next_.allFinite() || !systems_[i]->u_free_.allFinite()) {
+      if (!systems_[i]->scratch_.q_next.allFinite() || !systems_[i]->scratch_.u_free.allFinite()) {
         r.system = static_cast<Index>(i);
         break;
       }
@@ -646,24 +649,7 @@ WorldState World::save_state() const {
 void World::save_state_into(WorldState& st) const {
   st.time = data_.time;
   st.num_objects = collision_.num_objects();
-  st.systems.resize(systems_.size());
-  for (std::size_t i = 0; i < systems_.size(); ++i) {
-    const ArticulatedSystem& s = *systems_[i];
-    SystemState& x = st.systems[i];
-    x.name = s.name_;
-    x.nq = s.model_->nq;
-    x.nv = s.model_->nv;
-    x.nb = s.model_->nb;
-    x.q = s.q_;
-    x.u = s.u_;
-    x.tau = s.tau_;
-    x.kp = s.kp_;
-    x.kd = s.kd_;
-    x.q_target = s.q_target_;
-    x.u_target = s.u_target_;
-    x.f_ext.assign(s.f_ext_.begin(), s.f_ext_.end());
-    x.has_f_ext = s.has_f_ext_;
-  }
+  st.systems = data_.systems;  // (element by element into buffers of the same sizes: no allocation)
   const StepperCache& c = data_.state.cache;
   st.cache.contacts.assign(c.contacts.begin(), c.contacts.end());
   st.cache.limits.assign(c.limits.begin(), c.limits.end());
@@ -732,20 +718,8 @@ void World::restore_state(const WorldState& st) {
   // Everything below only copies into buffers of the right size (no throwing path but a
   // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
   data_.state.cache = st.cache;
-  for (std::size_t i = 0; i < systems_.size(); ++i) {
-    const SystemState& x = st.systems[i];
-    ArticulatedSystem& s = *systems_[i];
-    s.q_ = x.q;
-    s.u_ = x.u;
-    s.tau_ = x.tau;
-    s.kp_ = x.kp;
-    s.kd_ = x.kd;
-    s.q_target_ = x.q_target;
-    s.u_target_ = x.u_target;
-    std::copy(x.f_ext.begin(), x.f_ext.end(), s.f_ext_.begin());
-    s.has_f_ext_ = x.has_f_ext;
-    s.contact_impulses_.clear();
-  }
+  data_.systems = st.systems;  // (same sizes, checked above: element by element, no allocation)
+  for (SystemOutputs& o : data_.outputs) o.contact_impulses.clear();
   data_.time = st.time;
   prepared_ = false;
 }
@@ -787,9 +761,10 @@ std::unique_ptr<World> World::clone() const {
   // written; the collision objects, the systems and the data are copied.
   std::unique_ptr<World> w(new World(model_, collision_.clone(), make_contact_solver(solver_settings_of(*solver_))));
   for (const auto& s : systems_) {
-    w->systems_.push_back(std::make_unique<ArticulatedSystem>(*s));
-    w->systems_.back()->world_ = w.get();
+    w->systems_.push_back(std::unique_ptr<ArticulatedSystem>(new ArticulatedSystem(*s)));
     w->system_ptrs_.push_back(w->systems_.back().get());
+    w->data_.systems.emplace_back(s->name_, *s->model_);
+    w->data_.outputs.emplace_back(*s->model_);
   }
   w->refresh_step();
   w->prepare_initial_state();  // (sizes the initial state's buffers as for a World built here)

@@ -214,3 +214,39 @@ TEST_CASE("a clone shares the collision geometry and keeps objects added through
   CHECK(clone_test::steps(w, 300) == clone_test::steps(*c, 300));
   CHECK(w.system(0).q()[2] > 0.3);  // resting on the shelf, not on the ground
 }
+
+TEST_CASE("the systems' state is the World's data: save_state copies it, a clone has its own", "[world][clone]") {
+  World w;
+  w.add_ground();
+  ArticulatedSystem& a = w.add_box("a", Vec3(0.2, 0.2, 0.2), 1.0);
+  // a second and third system move the data's per-system vectors: the first system follows
+  w.add_sphere("b", 0.1, 1.0);
+  ArticulatedSystem& r = w.add_articulated_system(clone_test::kAnymalUrdf);
+  REQUIRE(w.data().systems.size() == 3);
+  REQUIRE(w.data().outputs.size() == 3);
+  CHECK(&a.q() == &w.data().systems[0].q);
+  CHECK(&r.u() == &w.data().systems[2].u);
+  CHECK(&r.applied_torque() == &w.data().outputs[2].tau_applied);
+  CHECK(w.data().systems[2].name == r.name());
+  CHECK(w.data().systems[2].nq == r.nq());
+  VecX q = a.q();
+  q[2] = 1.0;
+  a.set_q(q);
+  CHECK(w.data().systems[0].q[2] == 1.0);
+  w.integrate();
+  const WorldState s = w.save_state();
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(s.systems[i].q == w.data().systems[i].q);
+    CHECK(s.systems[i].u == w.data().systems[i].u);
+  }
+  // the clone's systems read and write the clone's data, not the source's
+  const auto c = w.clone();
+  CHECK(&c->system(0).q() == &c->data().systems[0].q);
+  CHECK(&c->system(0).q() != &a.q());
+  q[2] = 2.0;
+  c->system(0).set_q(q);
+  CHECK(a.q()[2] < 1.0);
+  CHECK(c->system(0).q()[2] == 2.0);
+  c->integrate();
+  CHECK(w.data().systems[0].q[2] < 1.0);
+}

@@ -1,9 +1,11 @@
-// StepperSystem: what the stepper reads and writes of a system (docs/architecture.md, "Module layering": the
-// stepper does not know world/). The owner of the system (world/ArticulatedSystem) fills the
-// pointers with its state, inputs and workspace; the stepper advances q and u, clears the external
-// wrenches after the step and reports the contact impulses on the system's bodies.
+// What the stepper reads and writes of a system (docs/architecture.md, "Module layering": the
+// stepper does not know world/): its state and inputs (SystemState), the step's outputs
+// (SystemOutputs) and per-dof scratch (SystemScratch), joined by StepperSystem. The World owns the
+// first two in its WorldData and the scratch in each ArticulatedSystem; the stepper advances q
+// and u, clears the external wrenches after the step and reports the contact impulses.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "impulse/core/types.hpp"
@@ -28,50 +30,68 @@ struct BodyContactImpulse {
   bool touching() const { return impulse.squaredNorm() > kTouchImpulse * kTouchImpulse; }
 };
 
-// Pointers (named as the owner's members) and read accessors named as ArticulatedSystem's, so the
-// stage functions read the same for both.
+// The state and inputs of one system: everything of it that determines its next steps. A
+// World keeps one per system in its WorldData (world/world.hpp); a WorldState is a copy of them.
+struct SystemState {
+  std::string name;          // the system's name (a saved state names the system it belongs to)
+  Index nq = 0, nv = 0, nb = 0;
+  VecX q, u;                 // configuration (unit quaternions) and velocity
+  VecX tau;                  // generalized force (layout of u), held until changed
+  VecX kp, kd;               // implicit joint PD gains (layout of u)
+  VecX q_target, u_target;   // PD targets (layouts of q and u)
+  Vec6Vector f_ext;          // pending external wrench per body (body frame), nb entries
+  bool has_f_ext = false;    // whether any entry of f_ext is non-zero (cleared after the step)
+
+  SystemState() = default;
+  // At rest in the Model's neutral configuration, without inputs.
+  SystemState(std::string system_name, const Model& model);
+};
+
+// What the last step reports of one system (beside its new q and u); a part of WorldData.
+struct SystemOutputs {
+  VecX tau_applied;   // per dof: actuator torque of the last step (within its limits)
+  VecX tau_friction;  // per dof: joint Coulomb friction torque (box row impulse / dt)
+  std::vector<BodyContactImpulse> contact_impulses;  // on the system's bodies
+
+  SystemOutputs() = default;
+  explicit SystemOutputs(const Model& model);
+};
+
+// Per-dof buffers of one system's step, rewritten by every step before they are read.
+struct SystemScratch {
+  VecX u_free;                        // velocity without constraint impulses
+  VecX q_next;                        // q+ before it is accepted
+  VecX rhs;                           // the dynamics stage's right-hand side
+  VecX tau_clamp;                     // per dof: the bound the actuator torque was clamped to
+  std::vector<unsigned char> clamped; // per dof: 1 when clamped (explicit, no implicit PD)
+
+  SystemScratch() = default;
+  explicit SystemScratch(const Model& model);
+};
+
+// The stepper's view of one system: its Model and collision object, and where its state, outputs
+// and scratch are. Read accessors are named as ArticulatedSystem's, so the stage functions read
+// the same for both.
 struct StepperSystem {
   const Model* model_ = nullptr;
-  Index object_ = -1;  // collision-world object of the system
-  // state, advanced by Stepper::finish()
-  VecX* q_ = nullptr;
-  VecX* u_ = nullptr;
-  // inputs: generalized force, implicit PD (gains, targets), external wrenches (body frame, per
-  // body; cleared after the step)
-  const VecX* tau_ = nullptr;
-  const VecX* kp_ = nullptr;
-  const VecX* kd_ = nullptr;
-  const VecX* q_target_ = nullptr;
-  const VecX* u_target_ = nullptr;
-  Vec6Vector* f_ext_ = nullptr;
-  bool* has_f_ext_ = nullptr;
-  // workspace: dynamics data at q, u_free, q+, right-hand side
-  Data* data_ = nullptr;
-  VecX* u_free_ = nullptr;
-  VecX* q_next_ = nullptr;
-  VecX* rhs_ = nullptr;
-  // actuator limits: per dof, the bound a clamped torque took, whether it was clamped, and the
-  // actuator torque applied in the last step (output)
-  VecX* tau_clamp_ = nullptr;
-  std::vector<unsigned char>* clamped_ = nullptr;
-  VecX* tau_applied_ = nullptr;
-  // output: joint Coulomb friction torque of the last step (box row impulse / dt), per dof
-  VecX* tau_friction_ = nullptr;
-  // output: contact impulses on the system's bodies in the last step
-  std::vector<BodyContactImpulse>* contact_impulses_ = nullptr;
+  Index object_ = -1;              // collision-world object of the system
+  SystemState* state_ = nullptr;   // advanced by Stepper::finish(); f_ext cleared after the step
+  SystemOutputs* out_ = nullptr;   // written by the step
+  SystemScratch* scratch_ = nullptr;
+  Data* data_ = nullptr;           // dynamics data at q (the World's own or a workspace's)
 
   const Model& model() const { return *model_; }
   Index nv() const { return model_->nv; }
-  const VecX& q() const { return *q_; }
-  const VecX& u() const { return *u_; }
-  const VecX& generalized_force() const { return *tau_; }
-  const VecX& kp() const { return *kp_; }
-  const VecX& kd() const { return *kd_; }
-  const VecX& q_target() const { return *q_target_; }
-  const VecX& u_target() const { return *u_target_; }
+  const VecX& q() const { return state_->q; }
+  const VecX& u() const { return state_->u; }
+  const VecX& generalized_force() const { return state_->tau; }
+  const VecX& kp() const { return state_->kp; }
+  const VecX& kd() const { return state_->kd; }
+  const VecX& q_target() const { return state_->q_target; }
+  const VecX& u_target() const { return state_->u_target; }
   void clear_external_forces() const {
-    for (Vec6& f : *f_ext_) f.setZero();
-    *has_f_ext_ = false;
+    for (Vec6& f : state_->f_ext) f.setZero();
+    state_->has_f_ext = false;
   }
 };
 

@@ -24,12 +24,9 @@ class World;
 
 class ArticulatedSystem {
  public:
-  // The Model is immutable and may be shared by the systems of many Worlds (batched
-  // environments, World::clone): one copy in memory and in the cache, whatever their number.
-  ArticulatedSystem(std::string name, std::shared_ptr<const Model> model);
-  // A copy (World::clone): the same name and Model (shared), state, inputs and the last step's
-  // outputs; outside any World, with no scratch (made on first use, as for a new system).
-  ArticulatedSystem(const ArticulatedSystem& other);
+  // Made by the World (add_articulated_system, add_free_body, ...). The Model is immutable and
+  // may be shared by the systems of many Worlds (batched environments, World::clone): one copy in
+  // memory and in the cache, whatever their number.
   ArticulatedSystem& operator=(const ArticulatedSystem&) = delete;
 
   const std::string& name() const { return name_; }
@@ -40,14 +37,14 @@ class ArticulatedSystem {
   Index nv() const { return model_->nv; }
 
   // state
-  const VecX& q() const { return q_; }
-  const VecX& u() const { return u_; }
+  const VecX& q() const { return st_->q; }
+  const VecX& u() const { return st_->u; }
   void set_q(const VecXcref& q);
   void set_u(const VecXcref& u);
   void set_state(const VecXcref& q, const VecXcref& u);
 
   // explicit generalized force tau (layout of u), held until changed
-  const VecX& generalized_force() const { return tau_; }
+  const VecX& generalized_force() const { return st_->tau; }
   void set_generalized_force(const VecXcref& tau);
 
   // Joint PD, applied implicitly (M + dt Kd + dt^2 Kp): tau_pd = Kp (q_target - q) + Kd (u_target - u)
@@ -55,10 +52,10 @@ class ArticulatedSystem {
   // floating base and on spherical joints; q_target has the layout of q, u_target that of u.
   void set_pd_gains(const VecXcref& kp, const VecXcref& kd);
   void set_pd_targets(const VecXcref& q_target, const VecXcref& u_target);
-  const VecX& kp() const { return kp_; }
-  const VecX& kd() const { return kd_; }
-  const VecX& q_target() const { return q_target_; }
-  const VecX& u_target() const { return u_target_; }
+  const VecX& kp() const { return st_->kp; }
+  const VecX& kd() const { return st_->kd; }
+  const VecX& q_target() const { return st_->q_target; }
+  const VecX& u_target() const { return st_->u_target; }
 
   // External force (world frame, applied at the world point p) or torque on a body, for the
   // next step only (cleared after it; a step rejected as non-finite keeps them).
@@ -88,14 +85,14 @@ class ArticulatedSystem {
   // motion beyond the velocity limit); damping, friction and constraint forces not included.
   // (This is what the motor delivers: what a torque sensor on the actuator reads, and what a
   // policy trained on it may command. The joint's own friction acts beside it, below.)
-  const VecX& applied_torque() const { return tau_applied_; }
+  const VecX& applied_torque() const { return out_->tau_applied; }
   // Joint Coulomb friction torque of the last step, per dof (URDF <dynamics friction>): the box
   // row's impulse / dt, |tau_f| <= friction; 0 on dofs without friction. The net joint torque
   // is applied_torque() + joint_friction_torque() - damping * u (+ limit and contact forces).
-  const VecX& joint_friction_torque() const { return tau_friction_; }
+  const VecX& joint_friction_torque() const { return out_->tau_friction; }
 
   // contact impulses on this system's bodies in the last step
-  const std::vector<BodyContactImpulse>& contact_impulses() const { return contact_impulses_; }
+  const std::vector<BodyContactImpulse>& contact_impulses() const { return out_->contact_impulses; }
 
   // collision filtering (RaiSim group/mask), for the whole system or one body
   void set_collision_filter(std::uint32_t group, std::uint32_t mask);
@@ -114,33 +111,40 @@ class ArticulatedSystem {
 
  private:
   friend class World;
-  // The stepper's view of this system (pointers into the members below), for World.
+  // Made by World only: a system always belongs to one World, whose data holds its state.
+  ArticulatedSystem(std::string name, std::shared_ptr<const Model> model);
+  // A copy for World::clone(): the same name and Model (shared) and the scratch; the clone's
+  // World points it at its own copy of the state (bind).
+  ArticulatedSystem(const ArticulatedSystem& other);
+  // Points the system at its state and outputs in its World's data (moved when the World's
+  // systems are added or the World is cloned).
+  void bind(World* world, SystemState* state, SystemOutputs* outputs) {
+    world_ = world;
+    st_ = state;
+    out_ = outputs;
+  }
+  // The stepper's view of this system (its state, outputs and scratch), for World.
   StepperSystem stepper_system();
   void check_q(const VecXcref& q, const char* what) const;
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_marker(), "ArticulatedSystem", call); }
+  void changed() const;
 
   std::string name_;
   std::shared_ptr<const Model> model_;  // never null
-  VecX q_, u_, tau_, kp_, kd_, q_target_, u_target_;
-  Vec6Vector f_ext_;     // body frame wrench per body, cleared after each step
-  bool has_f_ext_ = false;
+  SystemState* st_ = nullptr;           // state and inputs: the World's data (WorldData::systems)
+  SystemOutputs* out_ = nullptr;        // the last step's outputs: the World's data
 
   // Gravity of the World (the Model's default outside one): the Data below and a workspace's
   // take it before they are used.
   Vec3 gravity_;
-  // stepper workspace: the Data of a step without a StepWorkspace (made on the first such step:
-  // a system stepped only with workspaces holds none) and the per-dof vectors
+  // step scratch: the Data of a step without a StepWorkspace (made on the first such step: a
+  // system stepped only with workspaces holds none) and the per-dof buffers
   std::unique_ptr<Data> data_;
-  VecX u_free_, u_next_, q_next_, rhs_, zero_;
-  VecX tau_applied_;                    // per dof: actuator torque of the last step
-  VecX tau_friction_;                   // per dof: joint friction torque of the last step
-  VecX tau_clamp_;                      // per dof: the bound the actuator torque was clamped to
-  std::vector<unsigned char> clamped_;  // per dof: 1 when clamped (explicit, no implicit PD)
+  SystemScratch scratch_;
 
   // query workspace (made on the first query)
   mutable std::unique_ptr<Data> query_;
   Data& query() const;
-  std::vector<BodyContactImpulse> contact_impulses_;
 
   World* world_ = nullptr;
   UseMarker own_use_;

@@ -108,13 +108,16 @@ struct WorldModel {
   std::vector<Index> same_model_rank;  // per system: earlier systems whose Model equals it but for inertia
 };
 
-// WorldData: what a World's steps change and what is its own, beside each system's state and
-// inputs (ArticulatedSystem) and the collision objects' poses (CollisionWorld): the time, what the
-// last step left for the next (warm start, contacts, impulses, statistics), the last report, the
-// warnings and the initial state. clone() copies it; save_state()/restore_state() copy the part
-// that determines the next steps (WorldState).
+// WorldData: what a World's steps change and what is its own, beside the collision objects' poses
+// (CollisionWorld): the time, each system's state and inputs (SystemState, stepper/system.hpp) and
+// the last step's outputs, what the last step left for the next (warm start, contacts, impulses,
+// statistics), the last report, the warnings and the initial state. clone() copies it;
+// save_state() copies the part that determines the next steps (time, systems, warm start) into a
+// WorldState, restore_state() copies it back.
 struct WorldData {
   Scalar time = 0;
+  std::vector<SystemState> systems;    // per system, in the order of World::systems()
+  std::vector<SystemOutputs> outputs;  // per system: applied and friction torques, contact impulses
   StepperState state;  // warm-start memory, contacts and impulses of the last step, its statistics
   StepReport report;
   std::array<WarningCounter, kNumWarningKinds> warnings{};

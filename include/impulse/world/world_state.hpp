@@ -1,9 +1,10 @@
 // WorldState: everything that determines the next steps of a World, so a user can save a state,
 // step, restore, branch and replay (World::save_state / restore_state / reset / clone).
 //
-// A state holds, per articulated system: q, u, the generalized force tau, PD gains and targets,
-// and the external wrenches still pending for the next step; for the World: the time and the
-// stepper's warm-start memory (StepperCache). Restoring a state and stepping reproduces the
+// A state holds, per articulated system, its SystemState (stepper/system.hpp: q, u, the
+// generalized force tau, PD gains and targets, and the external wrenches still pending for the
+// next step); for the World: the time and the stepper's warm-start memory (StepperCache). It is a
+// copy of those parts of the World's WorldData. Restoring a state and stepping reproduces the
 // trajectory of the World it was saved from bit for bit (tests/world/test_world_state.cpp).
 //
 // Not in the state: the description (objects, models, materials, filters, the time step, gravity,
@@ -25,21 +26,10 @@
 
 namespace impulse {
 
-struct SystemState {
-  std::string name;
-  Index nq = 0, nv = 0, nb = 0;
-  VecX q, u;
-  VecX tau;                  // generalized force (layout of u)
-  VecX kp, kd;               // PD gains (layout of u)
-  VecX q_target, u_target;   // PD targets (layouts of q and u)
-  Vec6Vector f_ext;          // pending external wrench per body (body frame), nb entries
-  bool has_f_ext = false;
-};
-
 struct WorldState {
   Scalar time = 0;
   Index num_objects = 0;  // collision objects of the World (static ones included)
-  std::vector<SystemState> systems;
+  std::vector<SystemState> systems;  // (stepper/system.hpp)
   StepperCache cache;     // warm start of the next step
 };
 

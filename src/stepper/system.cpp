@@ -1,0 +1,34 @@
+// The per-system parts of a World's data and of a step's scratch (stepper/system.hpp).
+#include "impulse/stepper/system.hpp"
+
+#include <utility>
+
+namespace impulse {
+
+SystemState::SystemState(std::string system_name, const Model& model)
+    : name(std::move(system_name)), nq(model.nq), nv(model.nv), nb(model.nb) {
+  q = model.neutral_configuration();
+  q_target = q;
+  u.setZero(nv);
+  tau.setZero(nv);
+  kp.setZero(nv);
+  kd.setZero(nv);
+  u_target.setZero(nv);
+  f_ext.assign(static_cast<std::size_t>(nb), Vec6::Zero());
+}
+
+SystemOutputs::SystemOutputs(const Model& model) {
+  tau_applied.setZero(model.nv);
+  tau_friction.setZero(model.nv);
+  contact_impulses.reserve(8);  // (then grows by doubling)
+}
+
+SystemScratch::SystemScratch(const Model& model) {
+  u_free.setZero(model.nv);
+  q_next.setZero(model.nq);
+  rhs.setZero(model.nv);
+  tau_clamp.setZero(model.nv);
+  clamped.assign(static_cast<std::size_t>(model.nv), 0);
+}
+
+}  // namespace impulse
