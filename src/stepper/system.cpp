@@ -17,6 +17,13 @@ SystemState::SystemState(std::string system_name, const Model& model)
   f_ext.assign(static_cast<std::size_t>(nb), Vec6::Zero());
 }
 
+const SystemState::VectorField SystemState::kVectorFields[7] = {
+    {&SystemState::q, Length::Nq, "q"},         {&SystemState::u, Length::Nv, "u"},
+    {&SystemState::tau, Length::Nv, "tau"},     {&SystemState::kp, Length::Nv, "kp"},
+    {&SystemState::kd, Length::Nv, "kd"},       {&SystemState::q_target, Length::Nq, "q_target"},
+    {&SystemState::u_target, Length::Nv, "u_target"},
+};
+
 SystemOutputs::SystemOutputs(const Model& model) {
   tau_applied.setZero(model.nv);
   tau_friction.setZero(model.nv);

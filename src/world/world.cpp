@@ -685,11 +685,9 @@ void World::check_compatible(const WorldState& st) const {
            std::to_string(x.nb) + " bodies; the system has " + std::to_string(s.nq()) + ", " + std::to_string(s.nv()) +
            ", " + std::to_string(s.model().nb));
     }
-    const std::pair<const VecX*, Index> vectors[] = {{&x.q, x.nq},   {&x.u, x.nv},  {&x.tau, x.nv},
-                                                     {&x.kp, x.nv},  {&x.kd, x.nv}, {&x.q_target, x.nq},
-                                                     {&x.u_target, x.nv}};
-    for (const auto& v : vectors) {
-      if (v.first->size() != v.second || !v.first->allFinite()) fail(who() + ": a state vector has the wrong size or is not finite");
+    for (const SystemState::VectorField& f : SystemState::kVectorFields) {
+      const VecX& v = x.*f.member;
+      if (v.size() != x.length(f) || !v.allFinite()) fail(who() + ": " + f.name + " has the wrong size or is not finite");
     }
     if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who() + ": wrong number of external wrenches");
     for (const Vec6& f : x.f_ext) {

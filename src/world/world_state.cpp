@@ -112,24 +112,15 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-// The per-system vectors of the binary form, in order, with the size each has: one table that
-// both the writer and the reader walk, so that they cannot disagree on the layout.
-enum class Length { Nq, Nv };
-struct VectorField {
-  VecX SystemState::*member;
-  Length length;
-  const char* name;
-};
-constexpr VectorField kVectorFields[] = {
-    {&SystemState::q, Length::Nq, "q"},   {&SystemState::u, Length::Nv, "u"},
-    {&SystemState::tau, Length::Nv, "tau"}, {&SystemState::kp, Length::Nv, "kp"},
-    {&SystemState::kd, Length::Nv, "kd"}, {&SystemState::q_target, Length::Nq, "q_target"},
-    {&SystemState::u_target, Length::Nv, "u_target"},
-};
+// The per-system vectors of the binary form, in order: SystemState's field table
+// (stepper/system.hpp), which both the writer and the reader walk, so that they cannot disagree
+// on the layout, and restore_state checks with.
+using VectorField = SystemState::VectorField;
+constexpr const auto& kVectorFields = SystemState::kVectorFields;
 constexpr int kWrenchDoubles = 6;  // per body: the pending external wrench
 
 std::uint64_t field_length(const VectorField& f, std::uint64_t nq, std::uint64_t nv) {
-  return f.length == Length::Nq ? nq : nv;
+  return f.length == SystemState::Length::Nq ? nq : nv;
 }
 
 // Doubles of one system's record after its sizes: the vectors of the table and the wrenches.

@@ -191,7 +191,10 @@ TEST_CASE("restore_state rejects a state of another description and changes noth
   WorldState bad = saved;
   bad.systems[1].q[0] = std::numeric_limits<Scalar>::quiet_NaN();
   CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);
-  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("not finite"));
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("q has the wrong size or is not finite"));
+  bad = saved;
+  bad.systems[1].u_target.resize(2);
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("u_target has the wrong size"));
   bad = saved;
   bad.cache.limits.push_back({0, 999, 1, 0});
   CHECK_THROWS_AS(w.restore_state(bad), InvalidArgument);

@@ -45,6 +45,18 @@ struct SystemState {
   SystemState() = default;
   // At rest in the Model's neutral configuration, without inputs.
   SystemState(std::string system_name, const Model& model);
+
+  // The vectors above with the length each has (nq or nv), in the order of the binary form
+  // (docs/state-format.md): the serializer, its reader and restore_state's checks walk this one
+  // table.
+  enum class Length { Nq, Nv };
+  struct VectorField {
+    VecX SystemState::*member;
+    Length length;
+    const char* name;
+  };
+  static const VectorField kVectorFields[7];
+  Index length(const VectorField& f) const { return f.length == Length::Nq ? nq : nv; }
 };
 
 // What the last step reports of one system (beside its new q and u); a part of WorldData.
