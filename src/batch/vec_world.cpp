@@ -373,14 +373,15 @@ void VecWorld::set_body_mass(Index s, Index body, const VecXcref& mass, const Ro
 }
 
 void VecWorld::set_joint_damping(Index s, const RowMatXcref& damping) {
-  set_joint_values("set_joint_damping", s, damping, true);
+  set_joint_values("set_joint_damping", s, damping, &World::set_joint_damping);
 }
 
 void VecWorld::set_joint_friction(Index s, const RowMatXcref& friction) {
-  set_joint_values("set_joint_friction", s, friction, false);
+  set_joint_values("set_joint_friction", s, friction, &World::set_joint_friction);
 }
 
-void VecWorld::set_joint_values(const char* what, Index s, const RowMatXcref& values, bool damping) {
+void VecWorld::set_joint_values(const char* what, Index s, const RowMatXcref& values,
+                                void (World::*set)(Index, const VecX&)) {
   const UseMarker::Scope in_use(use_, "VecWorld", what);
   check_rows(what, values.rows(), values.cols(), s, false);
   // every row is checked (as the World would) before any world changes
@@ -388,11 +389,7 @@ void VecWorld::set_joint_values(const char* what, Index s, const RowMatXcref& va
     throw InvalidArgument(std::string("VecWorld::") + what + ": values must be finite and >= 0");
   pool_.parallel_for(size(), [&](Index i) {
     World& w = *worlds_[static_cast<std::size_t>(i)];
-    const VecX row = values.row(i).transpose();
-    if (damping)
-      w.set_joint_damping(s, row);
-    else
-      w.set_joint_friction(s, row);
+    (w.*set)(s, values.row(i).transpose());
   });
 }
 

@@ -113,7 +113,7 @@ class VecWorld {
 
  private:
   void check_rows(const char* what, Index rows, Index cols, Index s, bool position) const;
-  void set_joint_values(const char* what, Index s, const RowMatXcref& values, bool damping);
+  void set_joint_values(const char* what, Index s, const RowMatXcref& values, void (World::*set)(Index, const VecX&));
   void check_frames(const char* what, Index s, const std::vector<Index>& ids, bool bodies, Index rows, Index cols,
                     Index per) const;
 
