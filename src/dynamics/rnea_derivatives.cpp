@@ -1,7 +1,6 @@
 // Analytic RNEA and ABA derivatives (Carpentier & Mansard, RSS 2018, Alg. 1), world frame. See rnea_derivatives.hpp for the equations and conventions.
 #include "impulse/dynamics/rnea_derivatives.hpp"
 
-#include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "joint_ops.hpp"
 
@@ -71,6 +70,158 @@ void inverse_from_factor(const Model& model, Data& data, MatXref Minv) {
   }
 }
 
+// The forward pass of body i (world frame): pose, S_i, v_i, a_i (with udot), I_i, B_i, f_i; the
+// composite sums I^c, B^c and F start as the body's own.
+void forward_body(const Model& model, Data& data, Index i, const VecXcref& q, const VecXcref& u, const VecXcref& udot,
+                  const Vec6& a_world, const Vec6Vector* f_ext) {
+  detail::body_pose(model, data, i, q.data());
+  const SE3& oMi = data.oMi[i];
+  detail::world_subspace(model, i, oMi, data.J);
+  const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
+  Vec6& v = data.ov[i];
+  Vec6& a = data.oa[i];
+  const Vec6 vp = p < 0 ? Vec6::Zero().eval() : data.ov[p];
+  const Vec6& ap = p < 0 ? a_world : data.oa[p];
+  if (model.joint_type[i] == JointType::Floating) {
+    // v_0 = S_0 u = [v + p x w; w], a_0 = a_world + S_0 udot + [v x w; 0]
+    const Vec3 vb = u.segment<3>(k), wb = u.segment<3>(k + 3);
+    const Vec3 vd = udot.segment<3>(k), wd = udot.segment<3>(k + 3);
+    v << vb + oMi.p.cross(wb), wb;
+    a = a_world;
+    a.head<3>() += vd + oMi.p.cross(wd) + vb.cross(wb);
+    a.tail<3>() += wd;
+  } else if (n == 0) {
+    v = vp;
+    a = ap;
+  } else {
+    const Vec6 vJ = data.J.middleCols(k, n) * u.segment(k, n);
+    v = vp + vJ;
+    a = ap + data.J.middleCols(k, n) * udot.segment(k, n) + cross_motion(v, vJ);
+  }
+  WorldInertia& I = data.oinertia[i];
+  detail::world_inertia(model.inertia[i], oMi, I);
+  data.oYcrb[i] = I;
+  const Vec6 h = I.apply(v);
+  Vec6& f = data.of[i];
+  f = I.apply(a) + cross_force(v, h);
+  if (f_ext) f -= oMi.act_force((*f_ext)[i]);
+  data.oBcrb[i].leftCols<3>().setZero();
+  body_variation(I, v, h, data.oBcrb[i]);
+}
+
+// The backward pass of body i, its subtree summed: per dof r of joint i the columns
+// F_r = I^c S_r (as CRBA) and G_r = B^c^T S_r, tau_r = S_r . F_i, and the rows of M over the
+// subtree columns (as crba_backward).
+void body_rows(const Model& model, Data& data, Index i) {
+  const Index k0 = model.idx_v[i], n = model.nv_joint[i];
+  const Index ns = detail::subtree_nv(model, i);
+  const WorldInertia& Ic = data.oYcrb[i];
+  const Mat6& Bc = data.oBcrb[i];
+  const Vec6& Fi = data.of[i];
+  for (Index r = k0; r < k0 + n; ++r) {
+    const Vec6 S = data.J.col(r);
+    Ic.apply_to(S.data(), data.F.col(r).data());
+    data.dG.col(r).head<3>().setZero();  // B^c^T S, B^c's left half zero (body_variation)
+    data.dG.col(r).tail<3>().noalias() = Bc.topRightCorner<3, 3>().transpose() * S.head<3>();
+    data.dG.col(r).tail<3>().noalias() += Bc.bottomRightCorner<3, 3>().transpose() * S.tail<3>();
+    data.tau[r] = S.dot(Fi);
+  }
+  MatX& M = data.M;
+  for (Index r = k0; r < k0 + n; ++r) {
+    for (Index c = r; c < k0 + ns; ++c) {
+      const Scalar Mrc = data.J.col(r).dot(data.F.col(c));
+      M(r, c) = Mrc;
+      M(c, r) = Mrc;
+    }
+  }
+}
+
+// The composite sums of body i added to its parent's.
+void accumulate_into_parent(const Model& model, Data& data, Index i) {
+  const Index p = model.parent[i];
+  if (p < 0) return;
+  data.oYcrb[p] += data.oYcrb[i];
+  data.oBcrb[p].rightCols<3>() += data.oBcrb[i].rightCols<3>();
+  data.of[p] += data.of[i];
+}
+
+// The columns of d tau / dq and d tau / du of the dofs of joint i (rnea_derivatives.hpp), from
+// the summed I^c_i, B^c_i, F_i, the columns F and G of the subtree and a of i and its parent. The
+// entries outside the rows of the subtree and the ancestors are left as they are (zero).
+void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
+                  const Vec6& a_world, MatXref dtau_dq, MatXref dtau_du) {
+  const Index k0 = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
+  const Index ns = detail::subtree_nv(model, i);
+  const WorldInertia& Ic = data.oYcrb[i];
+  const Mat6& Bc = data.oBcrb[i];
+  const Vec6& Fi = data.of[i];
+  const bool floating = model.joint_type[i] == JointType::Floating;
+  const Vec6 vl = p < 0 ? Vec6::Zero().eval() : data.ov[p];
+  const Vec6& al = p < 0 ? a_world : data.oa[p];
+  const Vec6& vi = data.ov[i];
+  for (Index c = 0; c < n; ++c) {
+    const Index j = k0 + c;
+    const Vec6 s = data.J.col(j);
+    Vec6 alpha, beta, gamma, extra = Vec6::Zero();
+    if (floating) {
+      const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
+      const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
+      Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
+      dv0.head<3>() = dv.cross(wb);
+      da0.head<3>() = dv.cross(wd);
+      dc0.head<3>() = c < 3 ? Vec3(Vec3::Unit(c).cross(wb)) : Vec3(vb.cross(Vec3::Unit(c - 3)));
+      beta = dv0 - cross_motion(s, vi);
+      alpha = da0 - cross_motion(s, data.oa[i]) + cross_motion(vi, beta);
+      gamma = dc0 - cross_motion(s, vi);
+      // the root's own rows: dS_0^T F_0 + S_0^T (xi x* F_0), S_0 = [[1, [p]], [0, 1]] not body-fixed
+      const Vec6 xF = cross_force(s, Fi);
+      extra.head<3>() = xF.head<3>();
+      extra.tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
+    } else {
+      beta = cross_motion(vl, s);
+      alpha = cross_motion(al, s) + cross_motion(vl, beta);
+      gamma = cross_motion(vl + vi, s);
+    }
+    // rows of the subtree (this joint included): F_r . alpha + G_r . beta
+    for (Index r = k0; r < k0 + ns; ++r) {
+      const Scalar* Fr = data.F.data() + 6 * r;
+      const Scalar* Gr = data.dG.data() + 6 * r;
+      dtau_dq(r, j) = detail::dot6(Fr, alpha.data()) + detail::dot6(Gr, beta.data());
+      dtau_du(r, j) = detail::dot6(Fr, gamma.data()) + detail::dot6(Gr, s.data());
+    }
+    if (floating) dtau_dq.block<6, 1>(k0, j) += extra;
+    // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
+    const Index first = model.dof_parent[k0];
+    if (first < 0) continue;
+    Vec6 psi_q = cross_force(s, Fi) + Ic.apply(alpha);
+    psi_q.noalias() += Bc.rightCols<3>() * beta.tail<3>();
+    Vec6 psi_u = Ic.apply(gamma);
+    psi_u.noalias() += Bc.rightCols<3>() * s.tail<3>();
+    for (Index r = first; r >= 0; r = model.dof_parent[r]) {
+      const Scalar* Sr = data.J.data() + 6 * r;
+      dtau_dq(r, j) = detail::dot6(Sr, psi_q.data());
+      dtau_du(r, j) = detail::dot6(Sr, psi_u.data());
+    }
+  }
+}
+
+// X <- -M^-1 X for X with the branch sparsity of M (d tau / dq, d tau / du): column j is nonzero
+// only on the ancestors of dof j and its subtree j .. end_j - 1 (Data::dof_subtree_end), so it is
+// a product with those columns of M^-1 (the subtree's contiguous, as one matrix-vector product;
+// ANYmal: 9 of 18 columns for a leg dof), each column copied out first.
+void minus_minv_times(const Data& data, const MatXref& Minv, MatXref X, VecX& x) {
+  const Index n = X.rows();
+  const Index* anc = data.anc.data();
+  const Index* begin = data.anc_begin.data();
+  for (Index j = 0; j < n; ++j) {
+    const Index e = data.dof_subtree_end[static_cast<std::size_t>(j)];
+    x = -X.col(j);
+    auto out = X.col(j);
+    out.noalias() = Minv.middleCols(j, e - j) * x.segment(j, e - j);
+    for (Index a = begin[j]; a < begin[j + 1]; ++a) out += x[anc[a]] * Minv.col(anc[a]);
+  }
+}
+
 }  // namespace
 
 void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const VecXcref& u, const VecXcref& udot,
@@ -78,129 +229,19 @@ void rnea_derivatives(const Model& model, Data& data, const VecXcref& q, const V
   check_sizes(model, q, u, "u", udot, "udot", f_ext);
   check_square(model, dtau_dq, "dtau_dq");
   check_square(model, dtau_du, "dtau_du");
-  const Index nb = model.nb;
   const Vec6 a_world(-data.gravity[0], -data.gravity[1], -data.gravity[2], 0, 0, 0);  // a_0 = -g
-
-  // forward pass: poses, S_i, v_i, a_i, I_i, B_i, f_i (world frame)
-  for (Index i = 0; i < nb; ++i) {
-    detail::body_pose(model, data, i, q.data());
-    const SE3& oMi = data.oMi[i];
-    detail::world_subspace(model, i, oMi, data.J);
-    const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
-    Vec6& v = data.ov[i];
-    Vec6& a = data.oa[i];
-    const Vec6 vp = p < 0 ? Vec6::Zero().eval() : data.ov[p];
-    const Vec6& ap = p < 0 ? a_world : data.oa[p];
-    if (model.joint_type[i] == JointType::Floating) {
-      // v_0 = S_0 u = [v + p x w; w], a_0 = a_world + S_0 udot + [v x w; 0]
-      const Vec3 vb = u.segment<3>(k), wb = u.segment<3>(k + 3);
-      const Vec3 vd = udot.segment<3>(k), wd = udot.segment<3>(k + 3);
-      v << vb + oMi.p.cross(wb), wb;
-      a = a_world;
-      a.head<3>() += vd + oMi.p.cross(wd) + vb.cross(wb);
-      a.tail<3>() += wd;
-    } else if (n == 0) {
-      v = vp;
-      a = ap;
-    } else {
-      const Vec6 vJ = data.J.middleCols(k, n) * u.segment(k, n);
-      v = vp + vJ;
-      a = ap + data.J.middleCols(k, n) * udot.segment(k, n) + cross_motion(v, vJ);
-    }
-    WorldInertia& I = data.oinertia[i];
-    detail::world_inertia(model.inertia[i], oMi, I);
-    data.oYcrb[i] = I;
-    const Vec6 h = I.apply(v);
-    Vec6& f = data.of[i];
-    f = I.apply(a) + cross_force(v, h);
-    if (f_ext) f -= oMi.act_force((*f_ext)[i]);
-    data.oBcrb[i].leftCols<3>().setZero();
-    body_variation(I, v, h, data.oBcrb[i]);
-  }
-
+  for (Index i = 0; i < model.nb; ++i) forward_body(model, data, i, q, u, udot, a_world, f_ext);
   // backward pass: I^c, B^c, F accumulated leaves to root; the columns of each joint's dofs
   dtau_dq.setZero();
   dtau_du.setZero();
-  MatX& M = data.M;
-  for (Index i = nb - 1; i >= 0; --i) {
-    const Index k0 = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
-    if (n > 0) {
-      const Index ns = detail::subtree_nv(model, i);
-      const WorldInertia& Ic = data.oYcrb[i];
-      const Mat6& Bc = data.oBcrb[i];
-      const Vec6& Fi = data.of[i];
-      for (Index r = k0; r < k0 + n; ++r) {
-        const Vec6 S = data.J.col(r);
-        data.F.col(r) = Ic.apply(S);
-        data.dG.col(r).head<3>().setZero();  // B^c^T S, B^c's left half zero (body_variation)
-        data.dG.col(r).tail<3>().noalias() = Bc.topRightCorner<3, 3>().transpose() * S.head<3>();
-        data.dG.col(r).tail<3>().noalias() += Bc.bottomRightCorner<3, 3>().transpose() * S.tail<3>();
-        data.tau[r] = S.dot(Fi);
-      }
-      // d tau / d udot = M: row block i over the subtree columns (as crba_backward)
-      for (Index r = k0; r < k0 + n; ++r) {
-        for (Index c = r; c < k0 + ns; ++c) {
-          const Scalar Mrc = data.J.col(r).dot(data.F.col(c));
-          M(r, c) = Mrc;
-          M(c, r) = Mrc;
-        }
-      }
-      const bool floating = model.joint_type[i] == JointType::Floating;
-      const Vec6 vl = p < 0 ? Vec6::Zero().eval() : data.ov[p];
-      const Vec6& al = p < 0 ? a_world : data.oa[p];
-      const Vec6& vi = data.ov[i];
-      for (Index c = 0; c < n; ++c) {
-        const Index j = k0 + c;
-        const Vec6 s = data.J.col(j);
-        Vec6 alpha, beta, gamma, extra = Vec6::Zero();
-        if (floating) {
-          const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
-          const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
-          Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
-          dv0.head<3>() = dv.cross(wb);
-          da0.head<3>() = dv.cross(wd);
-          dc0.head<3>() = c < 3 ? Vec3(Vec3::Unit(c).cross(wb)) : Vec3(vb.cross(Vec3::Unit(c - 3)));
-          beta = dv0 - cross_motion(s, vi);
-          alpha = da0 - cross_motion(s, data.oa[i]) + cross_motion(vi, beta);
-          gamma = dc0 - cross_motion(s, vi);
-          // the root's own rows: dS_0^T F_0 + S_0^T (xi x* F_0), S_0 = [[1, [p]], [0, 1]] not body-fixed
-          const Vec6 xF = cross_force(s, Fi);
-          extra.head<3>() = xF.head<3>();
-          extra.tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
-        } else {
-          beta = cross_motion(vl, s);
-          alpha = cross_motion(al, s) + cross_motion(vl, beta);
-          gamma = cross_motion(vl + vi, s);
-        }
-        // rows of the subtree (this joint included): F_r . alpha + G_r . beta
-        for (Index r = k0; r < k0 + ns; ++r) {
-          const Scalar* Fr = data.F.data() + 6 * r;
-          const Scalar* Gr = data.dG.data() + 6 * r;
-          dtau_dq(r, j) = detail::dot6(Fr, alpha.data()) + detail::dot6(Gr, beta.data());
-          dtau_du(r, j) = detail::dot6(Fr, gamma.data()) + detail::dot6(Gr, s.data());
-        }
-        if (floating) dtau_dq.block<6, 1>(k0, j) += extra;
-        // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
-        const Index first = model.dof_parent[k0];
-        if (first < 0) continue;
-        Vec6 psi_q = cross_force(s, Fi) + Ic.apply(alpha);
-        psi_q.noalias() += Bc.rightCols<3>() * beta.tail<3>();
-        Vec6 psi_u = Ic.apply(gamma);
-        psi_u.noalias() += Bc.rightCols<3>() * s.tail<3>();
-        for (Index r = first; r >= 0; r = model.dof_parent[r]) {
-          const Scalar* Sr = data.J.data() + 6 * r;
-          dtau_dq(r, j) = detail::dot6(Sr, psi_q.data());
-          dtau_du(r, j) = detail::dot6(Sr, psi_u.data());
-        }
-      }
+  for (Index i = model.nb - 1; i >= 0; --i) {
+    if (model.nv_joint[i] > 0) {
+      body_rows(model, data, i);
+      body_columns(model, data, i, u, udot, a_world, dtau_dq, dtau_du);
     }
-    if (p >= 0) {
-      data.oYcrb[p] += data.oYcrb[i];
-      data.oBcrb[p].rightCols<3>() += data.oBcrb[i].rightCols<3>();
-      data.of[p] += data.of[i];
-    }
+    accumulate_into_parent(model, data, i);
   }
-  M.diagonal() += model.armature;
+  data.M.diagonal() += model.armature;
   data.tau.array() += model.armature.array() * udot.array();
 }
 
@@ -210,20 +251,47 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
   check_square(model, dudot_dq, "dudot_dq");
   check_square(model, dudot_du, "dudot_du");
   check_square(model, dudot_dtau, "dudot_dtau");
-  aba(model, data, q, u, tau, f_ext);
-  // tau(q, u, udot) = tau at udot = aba(...): d udot = -M^-1 (d tau/dq dq + d tau/du du) + M^-1 dtau
-  rnea_derivatives(model, data, q, u, data.udot, dudot_dq, dudot_du, f_ext);
-  IMPULSE_CHECK(ltdl_factor(model, data), "aba_derivatives: the mass matrix M(q) is not positive definite");
-  // M^-1 once, then d udot/dq = -M^-1 d tau/dq and d udot/du = -M^-1 d tau/du column by column
-  // (in place: each column copied out first), as dense products with M^-1 held in cache
-  inverse_from_factor(model, data, dudot_dtau);
-  VecX& x = data.ltdl_tmp;
-  for (MatXref* X : {&dudot_dq, &dudot_du}) {
-    for (Index j = 0; j < model.nv; ++j) {
-      x = X->col(j);
-      X->col(j).noalias() = -dudot_dtau * x;
-    }
+  const Index nb = model.nb;
+  const Vec6 a_world(-data.gravity[0], -data.gravity[1], -data.gravity[2], 0, 0, 0);
+  data.u_aba = tau;  // (tau may be a field of data that the passes below write, e.g. data.tau)
+  // 1. the passes of rnea_derivatives at udot = 0: the bias accelerations a^0 and composite
+  //    forces F^0, I^c, B^c, F, G, M, and tau^0 = h(q, u) (the nonlinear effects)
+  VecX& udot = data.udot;
+  udot.setZero();
+  for (Index i = 0; i < nb; ++i) forward_body(model, data, i, q, u, udot, a_world, f_ext);
+  for (Index i = nb - 1; i >= 0; --i) {
+    if (model.nv_joint[i] > 0) body_rows(model, data, i);
+    accumulate_into_parent(model, data, i);
   }
+  data.M.diagonal() += model.armature;
+  // 2. udot = M^-1 (tau - h), the forward dynamics, by the tree-sparse factor (ltdl.hpp)
+  IMPULSE_CHECK(ltdl_factor(model, data), "aba_derivatives: the mass matrix M(q) is not positive definite");
+  udot = data.u_aba - data.tau;
+  ltdl_solve(model, data, udot);
+  // 3. a_i = a^0_i + da_i with da_i = da_lambda + S_i udot_i (a is linear in udot), and
+  //    F_i = F^0_i + sum over subtree(i) of I_k da_k (opA as scratch), summed leaves to root just
+  //    before the columns of body i read it; then the columns of d tau / dq, d tau / du at udot
+  for (Index i = 0; i < nb; ++i) {
+    const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
+    Vec6& da = data.oc[i];
+    if (p < 0) da.setZero(); else da = data.oc[p];
+    if (n > 0) da.noalias() += data.J.middleCols(k, n) * udot.segment(k, n);
+    data.oa[i] += da;
+    data.opA[i] = data.oinertia[i].apply(da);
+  }
+  dudot_dq.setZero();
+  dudot_du.setZero();
+  for (Index i = nb - 1; i >= 0; --i) {
+    data.of[i] += data.opA[i];
+    const Index p = model.parent[i];
+    if (p >= 0) data.opA[p] += data.opA[i];
+    if (model.nv_joint[i] > 0) body_columns(model, data, i, u, udot, a_world, dudot_dq, dudot_du);
+  }
+  data.tau = data.u_aba;
+  // 4. d udot / d tau = M^-1, d udot / dq = -M^-1 d tau / dq, d udot / du = -M^-1 d tau / du
+  inverse_from_factor(model, data, dudot_dtau);
+  minus_minv_times(data, dudot_dtau, dudot_dq, data.ltdl_tmp);
+  minus_minv_times(data, dudot_dtau, dudot_du, data.ltdl_tmp);
 }
 
 }  // namespace impulse

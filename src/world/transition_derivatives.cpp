@@ -24,34 +24,19 @@ void check_options(const TransitionOptions& options) {
                 options.num_threads);
 }
 
-}  // namespace
-
-TransitionDifferentiator::TransitionDifferentiator(const World& world, const TransitionOptions& options)
-    : options_(options) {
-  check_options(options);
-  int threads = options.num_threads;
-  if (options.method == TransitionMethod::Analytic) threads = 1;  // (one nominal step)
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int t = 0; t < threads; ++t) worlds_.push_back(world.clone());
-  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
+int thread_count(const TransitionOptions& options) {
+  if (options.method == TransitionMethod::Analytic) return 1;  // (one nominal step)
+  if (options.num_threads == 0) return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return options.num_threads;
 }
 
-TransitionDifferentiator::~TransitionDifferentiator() = default;
-
-TransitionJacobians World::transition_derivatives(const TransitionOptions& options) const {
-  const auto in_use = use("transition_derivatives");
-  TransitionDifferentiator d(*this, options);
-  return d.compute(*this);
-}
-
-TransitionJacobians TransitionDifferentiator::compute(const World& world) {
-  const TransitionOptions& options = options_;
+// The finite-difference columns (transition_derivatives.hpp) at the current state of `world`,
+// on `worlds` (clones of it, one per thread of `pool`, or one without a pool), each stepping with
+// its thread's workspace when `workspaces` is given (integrate(ws): the same bits as integrate()).
+TransitionJacobians finite_differences(const World& world, const TransitionOptions& options,
+                                       const std::vector<World*>& worlds, ThreadPool* pool,
+                                       const std::vector<StepWorkspace*>* workspaces) {
   const WorldState base = world.save_state();
-  if (options.method == TransitionMethod::Analytic) {
-    World& w = *worlds_[0];
-    w.restore_state(base);
-    return w.analytic_transition_derivatives();
-  }
   const Index ns = world.num_systems();
   // per system: first dof in the stacked NV, first coordinate in the stacked NQ
   std::vector<Index> v0(static_cast<std::size_t>(ns) + 1, 0), q0(static_cast<std::size_t>(ns) + 1, 0);
@@ -92,7 +77,8 @@ TransitionJacobians TransitionDifferentiator::compute(const World& world) {
     w.restore_state(st);
   };
   const auto run_item = [&](Index item) {
-    World& w = *worlds_[pool_ ? static_cast<std::size_t>(ThreadPool::thread_index()) : 0];
+    const std::size_t t = pool ? static_cast<std::size_t>(ThreadPool::thread_index()) : 0;
+    World& w = *worlds[t];
     w.restore_state(base);
     if (item < ncols * per_col) {
       const Index c = item / per_col;
@@ -114,15 +100,15 @@ TransitionJacobians TransitionDifferentiator::compute(const World& world) {
         sys.set_generalized_force(tau);
       }
     }
-    reports[static_cast<std::size_t>(item)] = w.integrate();
+    reports[static_cast<std::size_t>(item)] = workspaces ? w.integrate(*(*workspaces)[t]) : w.integrate();
     for (Index s = 0; s < ns; ++s) {
       const ArticulatedSystem& sys = w.system(s);
       Qp.col(item).segment(q0[static_cast<std::size_t>(s)], sys.model().nq) = sys.q();
       Up.col(item).segment(v0[static_cast<std::size_t>(s)], sys.model().nv) = sys.u();
     }
   };
-  if (pool_) {
-    pool_->parallel_for(nitems, run_item);
+  if (pool) {
+    pool->parallel_for(nitems, run_item);
   } else {
     for (Index item = 0; item < nitems; ++item) run_item(item);
   }
@@ -157,6 +143,78 @@ TransitionJacobians TransitionDifferentiator::compute(const World& world) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+TransitionDifferentiator::TransitionDifferentiator(const World& world, const TransitionOptions& options)
+    : options_(options) {
+  check_options(options);
+  const int threads = thread_count(options);
+  for (int t = 0; t < threads; ++t) worlds_.push_back(world.clone());
+  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
+}
+
+TransitionDifferentiator::~TransitionDifferentiator() = default;
+
+TransitionJacobians TransitionDifferentiator::compute(const World& world) {
+  if (options_.method == TransitionMethod::Analytic) {
+    World& w = *worlds_[0];
+    w.restore_state(world.save_state());
+    return w.analytic_transition_derivatives();
+  }
+  std::vector<World*> worlds;
+  for (const auto& w : worlds_) worlds.push_back(w.get());
+  return finite_differences(world, options_, worlds, pool_.get(), nullptr);
+}
+
+namespace {
+
+// The scratch of the one-shot World::transition_derivatives, kept between calls by the calling
+// thread. A differentiator kept for a World would have to follow every change of it (settings,
+// objects, materials, filters, solver settings: all that clone() copies), so each call makes its
+// clones anew, the cheap part; what costs is a clone's first step (its stepper and Data sized and
+// allocated) and starting the threads, and those are kept: the clones step with these workspaces
+// (integrate(ws), the same bits; a workspace keys its stepper and Data by the Models and the
+// layout it steps, so any World's clones may use it) on this pool. Made anew when the thread count
+// or the layout changes (not to hold the steppers and Models of every layout seen); freed when
+// the thread ends.
+struct OneShotScratch {
+  int threads = 0;
+  std::unique_ptr<ThreadPool> pool;  // null for one thread
+  std::vector<std::unique_ptr<StepWorkspace>> workspaces;
+  std::vector<std::shared_ptr<const Model>> layout;  // the layout they were made for
+  std::vector<Index> object_system;
+};
+
+}  // namespace
+
+TransitionJacobians World::transition_derivatives(const TransitionOptions& options) const {
+  const auto in_use = use("transition_derivatives");
+  check_options(options);
+  if (options.method == TransitionMethod::Analytic) {
+    TransitionDifferentiator d(*this, options);
+    return d.compute(*this);
+  }
+  const int threads = thread_count(options);
+  std::vector<std::unique_ptr<World>> clones;
+  for (int t = 0; t < threads; ++t) clones.push_back(clone());
+  thread_local OneShotScratch s;
+  if (s.threads != threads || s.layout != model_->layout || s.object_system != model_->object_system) {
+    s = OneShotScratch();  // (first: the old pool's threads end before new ones start)
+    if (threads > 1) s.pool = std::make_unique<ThreadPool>(threads);
+    for (int t = 0; t < threads; ++t) s.workspaces.push_back(std::make_unique<StepWorkspace>());
+    s.threads = threads;
+    s.layout = model_->layout;
+    s.object_system = model_->object_system;
+  }
+  std::vector<World*> worlds;
+  std::vector<StepWorkspace*> workspaces;
+  for (int t = 0; t < threads; ++t) {
+    worlds.push_back(clones[static_cast<std::size_t>(t)].get());
+    workspaces.push_back(s.workspaces[static_cast<std::size_t>(t)].get());
+  }
+  return finite_differences(*this, options, worlds, s.pool.get(), &workspaces);
 }
 
 }  // namespace impulse

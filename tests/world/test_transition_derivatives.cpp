@@ -134,6 +134,48 @@ TEST_CASE("transition_derivatives: ANYmal standing, forward and centred, any thr
   CHECK(eb < 1e-4);
 }
 
+TEST_CASE("transition_derivatives: repeated one-shot calls follow the World's changes", "[world]") {
+  // The one-shot call keeps its threads and step scratch between calls (on the calling thread): a
+  // call after a change of the World must see that change, as a differentiator made afresh does.
+  std::unique_ptr<World> world = load_world(impulse_test::source_path("models/worlds/anymal_stand.xml"));
+  for (int k = 0; k < 20; ++k) world->integrate();
+  const WorldState early = world->save_state();
+  for (int k = 0; k < 20; ++k) world->integrate();
+  TransitionOptions o;
+  o.num_threads = 2;
+  const auto fresh = [&] { return TransitionDifferentiator(*world, o).compute(*world); };
+  const TransitionJacobians j0 = world->transition_derivatives(o);
+  const TransitionJacobians again = world->transition_derivatives(o);
+  CHECK(again.A == j0.A);  // bit for bit, with the kept scratch
+  CHECK(again.B == j0.B);
+
+  world->set_time_step(world->time_step() / 2);
+  const TransitionJacobians dt = world->transition_derivatives(o), dt_fresh = fresh();
+  CHECK(dt.A == dt_fresh.A);
+  CHECK(dt.B == dt_fresh.B);
+  CHECK(rel_frob(dt.B, j0.B) > 0.1);  // B ~ dt M^-1: the half step moves it
+
+  world->restore_state(early);
+  const TransitionJacobians back = world->transition_derivatives(o), back_fresh = fresh();
+  CHECK(back.A == back_fresh.A);
+  CHECK(back.B == back_fresh.B);
+  CHECK(back.A != dt.A);
+
+  // a box falling beside the robot: six more dofs, the robot's block as before
+  ArticulatedSystem& box = world->add_box("box", Vec3(0.2, 0.2, 0.2), 1.0);
+  VecX q = box.q();
+  q.head<3>() = Vec3(3, 3, 1);
+  box.set_q(q);
+  const TransitionJacobians grown = world->transition_derivatives(o), grown_fresh = fresh();
+  REQUIRE(grown.A.rows() == 2 * 24);
+  REQUIRE(grown.B.cols() == 24);
+  CHECK(grown.A == grown_fresh.A);
+  CHECK(grown.B == grown_fresh.B);
+  // (one thread: the scratch is made anew for the count, the same bits)
+  o.num_threads = 1;
+  CHECK(world->transition_derivatives(o).A == grown.A);
+}
+
 TEST_CASE("transition_derivatives: bad options throw a one-line error and change nothing", "[world]") {
   World world;
   world.add_articulated_system(double_pendulum());

@@ -36,10 +36,16 @@
 // F_k . alpha + G_k . beta, the ancestor rows S_k . (...), O(nv * depth) entries of 6-dot products.
 //
 // ABA derivatives (differentiating tau(q, u, aba(q, u, tau)) = tau): at udot = aba(q, u, tau),
-//   d udot / dq = -M^-1 d tau/dq ,  d udot / du = -M^-1 d tau/du ,  d udot / d tau = M^-1,
-// with M from the backward pass above (d tau / d udot) and its tree-sparse L^T D L factor
-// (ltdl.hpp): M^-1 = Y D^-1 Y^T with the tree-sparse Y = L^-1 is formed once (~nv^3 / 6
-// multiply-adds), then the two products are dense matrix-vector products with it.
+//   d udot / dq = -M^-1 d tau/dq ,  d udot / du = -M^-1 d tau/du ,  d udot / d tau = M^-1
+// (as in the paper). udot is not taken from a separate ABA: every quantity of the passes
+// above but a_k and f_k is independent of udot, and those are affine in it. So the passes run
+// once at udot = 0, which gives the bias forces, I^c, B^c, the columns F and G, M and
+// tau^0 = h(q, u); then udot = M^-1 (tau - h) by M's tree-sparse L^T D L factor (ltdl.hpp),
+// a_k += da_k with da_k = da_lambda + S_k udot_k, F_k += sum over subtree(k) of I da (both in one
+// pass each), and the columns of d tau / dq, d tau / du at that udot. M^-1 = Y D^-1 Y^T with the
+// tree-sparse Y = L^-1 is formed once (~nv^3 / 6 multiply-adds); the two products with it use
+// the branch sparsity of d tau / dq and d tau / du (column j nonzero only on the ancestors and
+// the subtree of dof j).
 //
 // Mimic joints (Model::mimic) are not coupled by the dynamics passes (model.hpp): like rnea and
 // aba, the derivatives treat every coordinate as independent. For a coupling q_m = r q_s + o, the
@@ -50,8 +56,9 @@
 //
 // Writes: data.liMi, data.oMi, data.J, data.ov, data.oa, data.oinertia, data.oYcrb (I^c),
 //         data.oBcrb (B^c), data.of (F), data.F, data.dG, data.M (= d tau / d udot, both
-//         triangles, with the armature), data.tau (= rnea(q, u, udot, f_ext)); aba_derivatives also
-//         data.udot (= aba), the aba scratch and data.ltdl_tmp, and factors data.M in place (ltdl.hpp).
+//         triangles, with the armature), data.tau (= rnea(q, u, udot, f_ext)); aba_derivatives
+//         also data.udot (= aba), data.oc, data.opA and data.u_aba as scratch, data.ltdl_tmp, and
+//         factors data.M in place (ltdl.hpp); it leaves data.tau = tau.
 #pragma once
 
 #include "impulse/dynamics/data.hpp"

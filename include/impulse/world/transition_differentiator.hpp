@@ -1,8 +1,10 @@
 // TransitionDifferentiator: the reusable form of World::transition_derivatives
 // (transition_derivatives.hpp), for a controller that asks for the step Jacobians at every
 // control step: it keeps its clones of the World (with their step scratch, whose first step costs
-// about a hundred steps) and its thread pool between calls; World::transition_derivatives makes
-// one per call. The same Jacobians, bit for bit.
+// about a hundred steps) and its thread pool between calls. World::transition_derivatives clones
+// the World anew on each call (so that it follows every change of the World) and keeps only the
+// threads and the step scratch, on the calling thread (transition_derivatives.cpp). The same
+// Jacobians, bit for bit.
 #pragma once
 
 #include <memory>
