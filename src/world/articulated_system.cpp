@@ -30,7 +30,7 @@ ArticulatedSystem::ArticulatedSystem(const ArticulatedSystem& o)
     : name_(o.name_), model_(o.model_), gravity_(o.gravity_), scratch_(o.scratch_), object_(o.object_) {}
 
 void ArticulatedSystem::changed() const {
-  if (world_) world_->prepared_ = false;
+  world_->prepared_ = false;
 }
 
 Data& ArticulatedSystem::query() const {
@@ -53,7 +53,7 @@ void ArticulatedSystem::prefetch_step(bool with_data) const {
   if (with_data && data_) data_->prefetch_step();
 }
 
-const UseMarker& ArticulatedSystem::use_marker() const { return world_ ? world_->use_marker() : own_use_; }
+const UseMarker& ArticulatedSystem::use_marker() const { return world_->use_marker(); }
 
 StepperSystem ArticulatedSystem::stepper_system() {
   StepperSystem v;
@@ -311,19 +311,16 @@ Vec3 ArticulatedSystem::center_of_mass() const {
 
 void ArticulatedSystem::set_collision_filter(std::uint32_t group, std::uint32_t mask) {
   const auto in_use = use("set_collision_filter");
-  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_object_filter(object_, CollisionFilter{group, mask});
 }
 
 void ArticulatedSystem::set_body_collision_filter(const std::string& body, std::uint32_t group, std::uint32_t mask) {
   const auto in_use = use("set_body_collision_filter");
-  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_body_filter(object_, model_->body_id(body), CollisionFilter{group, mask});
 }
 
 void ArticulatedSystem::set_self_collision(bool enabled) {
   const auto in_use = use("set_self_collision");
-  IMPULSE_CHECK(world_ != nullptr, "system '", name_, "' is not in a world");
   world_->collision_.set_self_collision(object_, enabled);
 }
 

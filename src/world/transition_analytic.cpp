@@ -149,12 +149,12 @@ TransitionJacobians World::analytic_transition_derivatives() {
   std::vector<Vec6Vector> fext(ns);
   std::vector<unsigned char> has_f(ns, 0);
   for (std::size_t s = 0; s < ns; ++s) {
-    const ArticulatedSystem& sys = *systems_[s];
-    q[s] = sys.q();
-    u[s] = sys.u();
-    tau[s] = sys.generalized_force();
-    has_f[s] = sys.st_->has_f_ext;
-    if (sys.st_->has_f_ext) fext[s] = sys.st_->f_ext;
+    const SystemState& x = data_.systems[s];
+    q[s] = x.q;
+    u[s] = x.u;
+    tau[s] = x.tau;
+    has_f[s] = x.has_f_ext;
+    if (x.has_f_ext) fext[s] = x.f_ext;
   }
   const StepReport report = integrate();
   if (!report.stepped) {

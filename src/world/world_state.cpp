@@ -119,14 +119,10 @@ using VectorField = SystemState::VectorField;
 constexpr const auto& kVectorFields = SystemState::kVectorFields;
 constexpr int kWrenchDoubles = 6;  // per body: the pending external wrench
 
-std::uint64_t field_length(const VectorField& f, std::uint64_t nq, std::uint64_t nv) {
-  return f.length == SystemState::Length::Nq ? nq : nv;
-}
-
 // Doubles of one system's record after its sizes: the vectors of the table and the wrenches.
 std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb) {
   std::uint64_t n = kWrenchDoubles * nb;
-  for (const VectorField& f : kVectorFields) n += field_length(f, nq, nv);
+  for (const VectorField& f : kVectorFields) n += f.length == SystemState::Length::Nq ? nq : nv;
   return n;
 }
 
@@ -140,7 +136,7 @@ void check_writable(const SystemState& s) {
     fail("sizes out of range");
   }
   for (const VectorField& f : kVectorFields) {
-    const Index want = static_cast<Index>(field_length(f, static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv)));
+    const Index want = s.length(f);
     if ((s.*f.member).size() != want) {
       fail(std::string(f.name) + " has " + std::to_string((s.*f.member).size()) + " entries, expected " +
            std::to_string(want));
@@ -221,7 +217,7 @@ WorldState deserialize_state(const std::string& bytes) {
                            static_cast<std::uint64_t>(s.nb)),
             8, "state size");
     for (const VectorField& f : kVectorFields) {
-      s.*f.member = r.vec(static_cast<Index>(field_length(f, static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv))));
+      s.*f.member = r.vec(s.length(f));
     }
     const std::uint8_t has_f_ext = r.u8();
     if (has_f_ext > 1) r.fail("external-wrench flag " + std::to_string(has_f_ext) + " is not 0 or 1");

@@ -102,7 +102,7 @@ class ArticulatedSystem {
   Index collision_object() const { return object_; }
 
   // The World's use marker (docs/threading.md): the setters and queries hold it, so a call made
-  // while another thread steps the World is refused (ConcurrentUseError); its own outside a World.
+  // while another thread steps the World is refused (ConcurrentUseError).
   const UseMarker& use_marker() const;
 
   // Prefetches the memory a step of this system uses (World::prefetch); with_data = false leaves
@@ -127,7 +127,7 @@ class ArticulatedSystem {
   StepperSystem stepper_system();
   void check_q(const VecXcref& q, const char* what) const;
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_marker(), "ArticulatedSystem", call); }
-  void changed() const;
+  void changed() const;  // an input or the state changed: the World prepares its next step anew
 
   std::string name_;
   std::shared_ptr<const Model> model_;  // never null
@@ -146,8 +146,7 @@ class ArticulatedSystem {
   mutable std::unique_ptr<Data> query_;
   Data& query() const;
 
-  World* world_ = nullptr;
-  UseMarker own_use_;
+  World* world_ = nullptr;  // set by bind() before the World hands the system out
   Index object_ = -1;
 };
 
