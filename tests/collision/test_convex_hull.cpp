@@ -483,6 +483,31 @@ TEST_CASE("a frustum-shaped mesh standing on its small face comes to rest on its
   CHECK(std::abs(r.q()[2]) < 1e-3);  // still standing where it was put
 }
 
+TEST_CASE("polytope manifold: a hull cube on a box of the same width keeps its 4 corners under round-off") {
+  // the hull cube's side faces coplanar with the box's up to sub-micrometre offsets: no
+  // near-duplicate cut points beside the corners
+  const ConvexHull hull = convex_hull(cube_points(0.05, 30), "cube");
+  Polytope box;
+  box.h = Vec3::Constant(0.05);
+  box.p = Vec3(0, 0, -0.05);
+  Polytope cube;
+  cube.hull = &hull;
+  ManifoldPoint pts[kMaxManifoldPoints];
+  for (const Scalar dx : {0.0, 1e-15, -3e-9, 2e-8})
+    for (const Scalar dy : {0.0, -1e-15, 4e-9})
+      for (const Scalar yaw : {0.0, 1e-12, -5e-9}) {
+        INFO("dx " << dx << " dy " << dy << " yaw " << yaw);
+        cube.R = Eigen::AngleAxisd(yaw, Vec3::UnitZ()).toRotationMatrix();
+        cube.p = Vec3(dx, dy, 0.05 - 1e-6);
+        const int n = polytope_manifold(cube, box, Vec3::UnitZ(), 0.005, pts);
+        REQUIRE(n == 4);
+        for (int k = 0; k < n; ++k) {
+          CHECK(std::abs(std::abs(pts[k].position.x()) - 0.05) < 1e-7);
+          CHECK(std::abs(std::abs(pts[k].position.y()) - 0.05) < 1e-7);
+        }
+      }
+}
+
 TEST_CASE("polytope manifold: a hull cube on a box face, flat or slightly tilted: 4 points; on an edge: 2") {
   const ConvexHull hull = convex_hull(cube_points(0.05, 30), "cube");
   Polytope table;  // a box, its top face at z = 0

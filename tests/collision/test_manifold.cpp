@@ -164,6 +164,25 @@ TEST_CASE("box on box: stacked gives 4 face points, rotated 45 degrees gives the
   }
 }
 
+TEST_CASE("box on box of the same width: 4 corners whatever the round-off of the coplanar sides", "[collision]") {
+  // Equal cubes stacked, the upper one moved by sub-micrometre amounts and turned by nanoradians:
+  // its side faces are coplanar with the lower one's up to that, and each corner lies on, just
+  // inside or just outside a side plane of the reference face. The manifold keeps the 4 corners
+  // (no near-duplicate cut points), each within the offset of the lower cube's top corners.
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const Vec3 h = Vec3::Constant(0.05);
+  for (const Scalar dx : {0.0, 1e-15, -1e-15, 3e-9, -3e-9, 2e-8})
+    for (const Scalar dy : {0.0, 1e-15, -2e-9, 4e-8})
+      for (const Scalar yaw : {0.0, 1e-12, -5e-9}) {
+        INFO("dx " << dx << " dy " << dy << " yaw " << yaw);
+        const Vec3 pa(dx, dy, 0.15 - 1e-6);
+        const int n = box_box(rot(kUp, yaw), pa, h, Mat3::Identity(), Vec3(0, 0, 0.05), h, kMargin, pts);
+        REQUIRE(n == 4);
+        for (Scalar sx : {-1.0, 1.0})
+          for (Scalar sy : {-1.0, 1.0}) CHECK(has_point(pts, 4, Vec3(0.05 * sx, 0.05 * sy, 0.1 - 0.5e-6), kUp, 1e-6, 1e-7));
+      }
+}
+
 TEST_CASE("sphere on sphere and on box", "[collision]") {
   ManifoldPoint pts[kMaxManifoldPoints];
   REQUIRE(sphere_sphere(Vec3(0, 0, 1.9), 1.0, Vec3::Zero(), 1.0, kMargin, pts) == 1);
