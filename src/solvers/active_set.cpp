@@ -167,6 +167,87 @@ void ActiveSetStage::build_G(const ContactProblem& problem) {
     }
 }
 
+// The lower triangle of (2) in compressed columns (header). Slot column s: its diagonal 1, then
+// Yh(s, r) = D_s^-1/2 Y(s, r) for the rows r of the groups whose pieces pass through s (the two
+// sides of a contact on one system add up in a slot, as in G = Y^T D^-1 Y); D^-1/2 Y is
+// sign(Y) sqrt(Y D^-1 Y) from the stored Y and D^-1 Y. Row columns: their diagonal only (its
+// value is set by factor_values). The pattern depends on the contacts only.
+void ActiveSetStage::build_kkt(const ContactProblem& problem) {
+  const FactoredG& F = *problem.factored;
+  const Index n = problem.size(), nc = problem.nc, nz = F.nz, ngroups = nc + problem.nl + problem.nb;
+  const std::size_t un = static_cast<std::size_t>(n), uz = static_cast<std::size_t>(nz);
+  nz_ = nz;
+  gd_.resize(un);
+  for (Index r = 0; r < n; ++r) gd_[static_cast<std::size_t>(r)] = problem.diagonal(r);
+  // entries per slot column: the rows of each group once, however many of its pieces pass
+  mark_.assign(uz, -1);
+  gp_.assign(uz + un + 1, 0);
+  for (Index g = 0; g < ngroups; ++g) {
+    const int rows = g < nc ? 3 : 1;
+    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+      const FactoredPiece& p = F.piece[k];
+      for (Index t = 0; t < p.len; ++t) {
+        const std::size_t slot = static_cast<std::size_t>(p.z + F.dofs[p.y + t]);
+        if (mark_[slot] == g) continue;
+        mark_[slot] = static_cast<int>(g);
+        gp_[slot + 1] += rows;
+      }
+    }
+  }
+  for (std::size_t s = 0; s < uz; ++s) gp_[s + 1] += gp_[s] + 1;  // (+1: the diagonal)
+  for (std::size_t r = 0; r < un; ++r) gp_[uz + r + 1] = gp_[uz + r] + 1;
+  const std::size_t nnz = static_cast<std::size_t>(gp_[uz + un]);
+  gi_.resize(nnz);
+  gx_.assign(nnz, 0);
+  touched_.resize(uz);
+  group_at_.resize(uz);
+  for (std::size_t s = 0; s < uz; ++s) {
+    const std::size_t d = static_cast<std::size_t>(gp_[s]);
+    gi_[d] = static_cast<int>(s);
+    gx_[d] = 1;
+    touched_[s] = static_cast<int>(d) + 1;  // (the fill position)
+  }
+  for (std::size_t r = 0; r < un; ++r) gi_[static_cast<std::size_t>(gp_[uz + r])] = static_cast<int>(uz + r);
+  mark_.assign(uz, -1);
+  for (Index g = 0; g < ngroups; ++g) {
+    const Index row0 = g < nc ? 3 * g : g + 2 * nc;
+    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+      const FactoredPiece& p = F.piece[k];
+      for (Index t = 0; t < p.len; ++t) {
+        const std::size_t slot = static_cast<std::size_t>(p.z + F.dofs[p.y + t]);
+        if (mark_[slot] != g) {
+          mark_[slot] = static_cast<int>(g);
+          group_at_[slot] = touched_[slot];
+          for (Index r = 0; r < p.nrows; ++r)
+            gi_[static_cast<std::size_t>(touched_[slot]++)] = static_cast<int>(nz + row0 + r);
+        }
+        for (Index r = 0; r < p.nrows; ++r) {
+          const Scalar y = F.Y[3 * (p.y + t) + r], dy = F.DY[3 * (p.y + t) + r];
+          gx_[static_cast<std::size_t>(group_at_[slot] + r)] += std::copysign(std::sqrt(std::max<Scalar>(y * dy, 0)), y);
+        }
+      }
+    }
+  }
+}
+
+// y = G x: the stored G, or in body space Yh^T (Yh x), slot by slot
+void ActiveSetStage::multiply(const VecXcref& x, VecXref y) const {
+  if (!kkt_) {
+    const Index n = x.size();
+    const Eigen::Map<const SpMat> G(static_cast<int>(n), static_cast<int>(n), static_cast<int>(gi_.size()), gp_.data(),
+                                    gi_.data(), gx_.data());
+    y.noalias() = G * x;
+    return;
+  }
+  y.setZero();
+  for (Index s = 0; s < nz_; ++s) {
+    const int e0 = gp_[static_cast<std::size_t>(s)] + 1, e1 = gp_[static_cast<std::size_t>(s) + 1];
+    Scalar w = 0;
+    for (int e = e0; e < e1; ++e) w += gx_[static_cast<std::size_t>(e)] * x[gi_[static_cast<std::size_t>(e)] - nz_];
+    for (int e = e0; e < e1; ++e) y[gi_[static_cast<std::size_t>(e)] - nz_] += gx_[static_cast<std::size_t>(e)] * w;
+  }
+}
+
 bool ActiveSetStage::same_pattern() const { return analyzed_ && outer_ == gp_ && inner_ == gi_; }
 
 // A new pattern: its ordering (approximate minimum degree, Amestoy, Davis, Duff 1996, as Eigen's
@@ -234,6 +315,24 @@ void ActiveSetStage::analyze() {
 void ActiveSetStage::factor_values() {
   Scalar* values = A_.valuePtr();
   const Index nnz = A_.nonZeros();
+  if (kkt_) {
+    // (2): slots 1 on the diagonal; a free row -eps, a fixed row -max(G_rr, eps) (its equation
+    // -s lambda_r = -s lambda_fixed); Yh in the columns of the free rows only
+    for (Index e = 0; e < nnz; ++e) {
+      const std::size_t ue = static_cast<std::size_t>(e);
+      const int k = src_[ue], j = col_[ue], i = gi_[static_cast<std::size_t>(k)];
+      if (i < nz_) {
+        values[e] = 1;
+      } else if (i == j) {
+        const std::size_t r = static_cast<std::size_t>(i - nz_);
+        values[e] = cls_[r] ? -eps_ : -std::max(gd_[r], eps_);
+      } else {
+        values[e] = cls_[static_cast<std::size_t>(i - nz_)] ? gx_[static_cast<std::size_t>(k)] : Scalar(0);
+      }
+    }
+    ldlt_.factor_ordered(A_);
+    return;
+  }
   for (Index e = 0; e < nnz; ++e) {
     const std::size_t ue = static_cast<std::size_t>(e);
     const int k = src_[ue], j = col_[ue], i = gi_[static_cast<std::size_t>(k)];
@@ -249,12 +348,15 @@ void ActiveSetStage::factor_values() {
 }
 
 void ActiveSetStage::solve_ordered(const VecXcref& rhs, VecXref x) {
-  const Index n = rhs.size();
-  auto py = py_.head(n);
-  auto pz = pz_.head(n);
-  for (Index r = 0; r < n; ++r) py[perm_[static_cast<std::size_t>(r)]] = rhs[r];
+  const Index n = rhs.size(), off = kkt_ ? nz_ : 0, N = n + off;
+  auto py = py_.head(N);
+  auto pz = pz_.head(N);
+  // body space: (2) with the slots' right side 0 and the rows' -rhs
+  for (Index s = 0; s < off; ++s) py[perm_[static_cast<std::size_t>(s)]] = 0;
+  const Scalar sign = kkt_ ? -1 : 1;
+  for (Index r = 0; r < n; ++r) py[perm_[static_cast<std::size_t>(off + r)]] = sign * rhs[r];
   pz = ldlt_.solve(py);
-  for (Index r = 0; r < n; ++r) x[r] = pz[perm_[static_cast<std::size_t>(r)]];
+  for (Index r = 0; r < n; ++r) x[r] = pz[perm_[static_cast<std::size_t>(off + r)]];
 }
 
 ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
@@ -265,15 +367,23 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     report.converged = true;
     return report;
   }
-  build_G(problem);
+  const bool kkt = problem.is_factored() && n > settings.body_space_rows;
+  if (kkt != kkt_) analyzed_ = false;
+  kkt_ = kkt;
+  if (kkt_) {
+    build_kkt(problem);
+  } else {
+    nz_ = 0;
+    build_G(problem);
+  }
   if (!same_pattern()) analyze();
-  const Eigen::Map<const SpMat> G(static_cast<int>(n), static_cast<int>(n), static_cast<int>(gi_.size()), gp_.data(),
-                                  gi_.data(), gx_.data());
   Scalar max_diag = 0;
   for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, g_diag(r));
   eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
-  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_})
+  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
     if (x->size() < n) x->resize(n);
+  for (VecX* x : {&py_, &pz_})
+    if (x->size() < n + nz_) x->resize(n + nz_);
   cls_.assign(static_cast<std::size_t>(n), 1);
   state_.assign(static_cast<std::size_t>(nc + n1), kStick);
   dir_.assign(static_cast<std::size_t>(2 * nc), 0);
@@ -284,7 +394,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
 
   // v = G lambda + c
   auto velocity = [&](const VecXcref& l) {
-    v.noalias() = G * l;
+    multiply(l, v);
     v += problem.c;
   };
   auto diag = [&](Index r) {
@@ -446,7 +556,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     }
     // free rows: -c - G_FX lambda_X; fixed rows: s lambda_X
     auto Gx = Gx_.head(n);
-    Gx.noalias() = G * fixed;
+    multiply(fixed, Gx);
     auto rhs = rhs_.head(n);
     for (Index r = 0; r < n; ++r)
       rhs[r] = cls_[static_cast<std::size_t>(r)] ? -problem.c[r] - Gx[r] : std::max(g_diag(r), eps_) * fixed[r];

@@ -66,3 +66,27 @@ TEST_CASE("a box stack finished by the active-set stage allocates nothing in ste
     CHECK(allocations == 0);
   }
 }
+
+TEST_CASE("the active-set stage in body space finishes a box stack as in contact space", "[stepper][active_set]") {
+  // the stack's one factored island (132 rows) solved through the quasi-definite body-space
+  // system (ActiveSetSettings::body_space_rows = 0) and through G, the stage at every step
+  for (Index body_space_rows : {Index(0), Index(600)}) {
+    INFO("body_space_rows " << body_space_rows);
+    World w;
+    build_stack(w, 10);
+    BisectionSettings bs;
+    bs.active_set_start = 1;
+    bs.active_set.body_space_rows = body_space_rows;
+    w.set_contact_solver(std::make_unique<BisectionSolver>(bs));
+    const Vec3 top0 = w.system(9).q().head<3>();
+    Index not_converged = 0, active_set = 0;
+    for (int step = 0; step < 200; ++step) {
+      w.integrate();
+      not_converged += w.stats().islands_not_converged;
+      active_set += w.stats().islands_active_set;
+    }
+    CHECK(not_converged == 0);
+    CHECK(active_set > 0);
+    CHECK((w.system(9).q().head<3>() - top0).norm() < 1e-5);
+  }
+}

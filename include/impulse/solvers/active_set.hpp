@@ -29,6 +29,20 @@
 // the same while the classification changes, and from one step to the next while the island's
 // contacts do (island memory). G is assembled into the stored pattern and the factor updated in
 // place: a solve of an island of the shape seen before allocates nothing.
+//
+// Body space (large factored islands). With Yh = D^-1/2 Y (G = Yh^T Yh, one column per row of
+// the island, one row per velocity slot of its systems), (1) is the Schur complement of the
+// slot block of the symmetric quasi-definite system
+//     [ I      Yh_F   ] [ w        ]   [  0 ]
+//     [ Yh_F^T -eps I ] [ lambda_F ] = [ -b ]                             (2)
+// (w = -Yh_F lambda_F, the scaled velocity change of the slots; b the right side of (1)). A
+// symmetric quasi-definite matrix has an LDL^T factorization for every symmetric ordering
+// (Vanderbei, SIAM J. Optim. 5(1), 1995, Theorem 2.1), so the approximate minimum degree order
+// is used as is: it eliminates the constraint rows first (degree: the slots of their bodies)
+// and leaves the body-adjacency pattern of Yh_F Yh_F^T in the slot block. Its fill follows the
+// contact graph between bodies, not the contacts on each body. The pattern of (2) is that of
+// Y, every structural entry kept with the fixed rows' entries zeroed, so it is analyzed once
+// for the island's contacts as in contact space. Products with G are Yh^T (Yh x).
 #pragma once
 
 #include <Eigen/SparseCholesky>
@@ -44,8 +58,17 @@ struct ActiveSetSettings {
   Scalar regularization = 1e-9;  // eps of (1), relative to the largest diagonal entry of G
   Index max_solves = 60;         // linear solves with (1) (each one or no factorization)
   Index max_factorizations = 30; // classifications tried
-  // Larger islands are left to the sweeps: the fill of the sparse factor grows faster than the
-  // island (a 102-block tower, 2 763 rows, took over a second a step).
+  // A factored island (G = Y^T D^-1 Y, contact_problem.hpp) of more rows than this is solved in
+  // body space, through the quasi-definite system (2), whose factor stays as sparse as the
+  // contact graph; G itself has a dense block for every pair of contacts on a common body, and
+  // the fill of its factor grows faster than the island (a 102-block tower, 2 763 rows: over a
+  // second a step in contact space).
+  Index body_space_rows = 600;
+  // Larger islands are left to the sweeps. Body space is therefore opt-in (raise max_rows): on
+  // SimBenchmark's Kapla layout (one island of 2 600-2 800 rows) a factorization of (2) takes
+  // about 7 ms and the first step's island converges in 3, but on the following steps the
+  // classification cycles through all max_factorizations (corners that gain and lose contact),
+  // 0.2 s a step against the sweeps' 20 ms.
   Index max_rows = 600;
 };
 
@@ -82,6 +105,8 @@ class ActiveSetStage {
     void factor_ordered(const SpMat& upper) { factorize_preordered<true>(upper); }
   };
   void build_G(const ContactProblem& problem);
+  void build_kkt(const ContactProblem& problem);
+  void multiply(const VecXcref& x, VecXref y) const;  // y = G x (stored G, or Yh^T Yh in body space)
   void analyze();
   void factor_values();
   void solve_ordered(const VecXcref& rhs, VecXref x);  // x = A^-1 rhs
@@ -108,6 +133,11 @@ class ActiveSetStage {
   std::vector<unsigned char> state_;  // per contact / one-row constraint: its class
   VecX v_, rhs_, fixed_, x_, best_, Gx_, py_, pz_;
   Scalar eps_ = 0;
+  // body space: the stored matrix is the lower triangle of (2), slots 0 .. nz_ - 1 first (a slot
+  // column: its diagonal 1, then the entries of Yh in its row), then the island's rows
+  bool kkt_ = false;
+  Index nz_ = 0;
+  std::vector<int> group_at_;  // per slot: where the entries of the last group written start
 };
 
 }  // namespace impulse
