@@ -38,7 +38,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
                 "bench scenes: Anderson acceleration memory of the bisection and PGS solvers (0: off; default: the solvers' own, 5 for bisection, 0 for PGS)")
       ->check(CLI::Range(0, static_cast<int>(AndersonAcceleration::kMaxMemory)));
   c->add_option("--active-set-start", o->active_set_start,
-                "bench scenes: sweeps of the bisection solver before its active-set stage (0, the default: never; e.g. 50 for stacks)")
+                "bench scenes: sweeps of the bisection solver before its active-set stage (0: never; default: the solver's, 50)")
+      ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--active-set-rows", o->active_set_rows,
+                "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
   std::vector<std::string> solvers;
   for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);

@@ -299,13 +299,15 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-void set_up(World& w, const Scene& sc, int anderson, const std::string& solver, long active_set_start = -1) {
+void set_up(World& w, const Scene& sc, int anderson, const std::string& solver, long active_set_start = -1,
+            long active_set_rows = -1) {
   w.set_time_step(sc.dt);
-  if (anderson >= 0 || !solver.empty() || active_set_start >= 0) {
+  if (anderson >= 0 || !solver.empty() || active_set_start >= 0 || active_set_rows >= 0) {
     SolverSettings s;
     s.name = solver.empty() ? "bisection" : solver;
     if (anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = anderson;
     if (active_set_start >= 0) s.bisection.active_set_start = active_set_start;
+    if (active_set_rows >= 0) s.bisection.active_set.max_rows = active_set_rows;
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
@@ -338,9 +340,10 @@ json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, 
           {"q3", r[3 * kRounds / 4]}};
 }
 
-json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver, long active_set_start) {
+json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver, long active_set_start,
+               long active_set_rows) {
   World w;
-  set_up(w, sc, anderson, solver, active_set_start);
+  set_up(w, sc, anderson, solver, active_set_start, active_set_rows);
   w.set_stage_timing(true);  // the per-stage times of the report
   // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
   const SolverSettings used = solver_settings_of(w.contact_solver());
@@ -453,7 +456,7 @@ int run_bench_scenes(const BenchOptions& o) {
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
     json j;
     try {
-      j = run_scene(sc, steps, o.anderson, o.solver, o.active_set_start);
+      j = run_scene(sc, steps, o.anderson, o.solver, o.active_set_start, o.active_set_rows);
     } catch (const ModelError& e) {
       if (!sc.external || o.scene == sc.name) throw;
       std::cerr << sc.name << ": skipped: " << e.what() << "\n";

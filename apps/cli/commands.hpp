@@ -35,6 +35,7 @@ struct BenchOptions {
   bool full = false;  // bench fidelity: the long scene lengths
   int anderson = -1;  // bench scenes: Anderson memory of the bisection solver (-1: its default)
   long active_set_start = -1;  // bench scenes: bisection's active_set_start (-1: its default)
+  long active_set_rows = -1;   // bench scenes: bisection's active_set.max_rows (-1: its default)
   std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp

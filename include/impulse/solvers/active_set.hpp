@@ -64,12 +64,12 @@ struct ActiveSetSettings {
   // the fill of its factor grows faster than the island (a 102-block tower, 2 763 rows: over a
   // second a step in contact space).
   Index body_space_rows = 600;
-  // Larger islands are left to the sweeps. Body space is therefore opt-in (raise max_rows): on
-  // SimBenchmark's Kapla layout (one island of 2 600-2 800 rows) a factorization of (2) takes
-  // about 7 ms and the first step's island converges in 3, but on the following steps the
-  // classification cycles through all max_factorizations (corners that gain and lose contact),
-  // 0.2 s a step against the sweeps' 20 ms.
-  Index max_rows = 600;
+  // Larger islands are left to the sweeps. The bound is one of cost: a factorization of (2) for
+  // SimBenchmark's Kapla layout (one island of 2 600-2 800 rows) takes about 7 ms, so a stage
+  // that cycles through its max_factorizations costs ~0.2 s a step at this size; with a
+  // contact set that persists from step to step (collision/manifold.cpp) it runs on a few steps
+  // only and the warm start carries its answer (docs/solvers.md).
+  Index max_rows = 4000;
 };
 
 struct ActiveSetReport {
