@@ -397,6 +397,10 @@ int clip_polygon(const Vec3* in, int n_in, const Vec3& dir, Scalar limit, Scalar
 // any length a contact's position matters at).
 constexpr Scalar kClipBand = 1e-6;
 
+// A face patch whose points' depths spread less than this fraction of the margin is flat
+// (reduce_face_points; the mesh-plane reduction's 0.25 mm at the default 5 mm margin).
+constexpr Scalar kFlatBand = 0.05;
+
 // The points of a clipped incident polygon below (or within the margin above) the reference face
 // nr . x = face_offset, at most max_out, each halfway between the polygon and the face, with the
 // reported normal; returns their number.
@@ -412,6 +416,39 @@ int points_below_face(const Vec3* poly, int count, const Vec3& nr, Scalar face_o
     ++n_out;
   }
   return n_out;
+}
+
+// More than 4 points of a face contact become 4. A tilted patch (depths spread over more than
+// `band`) keeps reduce_manifold's choice, led by its deepest point. On a flat one the depths are
+// equal up to round-off, and a choice led by the deepest point would jump between corners from
+// step to step (a resting pair would change its contacts, and lose their warm start, every
+// step): it keeps the extremes along two directions of the face instead, a fixed angle off the
+// face's axes (so that neither an aligned nor a 45-degree turn ties two corners), which move
+// continuously with the pose. Their quadrilateral holds at least half the patch's area.
+int reduce_face_points(ManifoldPoint* pts, int count, const Vec3& a, const Vec3& b, Scalar band) {
+  if (count <= 4) return count;
+  Scalar lo = pts[0].depth, hi = pts[0].depth;
+  for (int i = 1; i < count; ++i) lo = std::min(lo, pts[i].depth), hi = std::max(hi, pts[i].depth);
+  if (hi - lo > band) return reduce_manifold(pts, count);
+  constexpr Scalar kAngle = 0.4;  // rad
+  const Vec3 t1 = std::cos(kAngle) * a + std::sin(kAngle) * b, t2 = -std::sin(kAngle) * a + std::cos(kAngle) * b;
+  int pick[4] = {0, 0, 0, 0};
+  for (int i = 1; i < count; ++i) {
+    const Scalar x = t1.dot(pts[i].position), y = t2.dot(pts[i].position);
+    if (x > t1.dot(pts[pick[0]].position)) pick[0] = i;
+    if (y > t2.dot(pts[pick[1]].position)) pick[1] = i;
+    if (x < t1.dot(pts[pick[2]].position)) pick[2] = i;
+    if (y < t2.dot(pts[pick[3]].position)) pick[3] = i;
+  }
+  ManifoldPoint kept[4];
+  int n = 0;
+  for (int k = 0; k < 4; ++k) {
+    bool seen = false;
+    for (int j = 0; j < k; ++j) seen = seen || pick[j] == pick[k];
+    if (!seen) kept[n++] = pts[pick[k]];
+  }
+  std::copy(kept, kept + n, pts);
+  return n;
 }
 
 // Face contact: reference face k of box (Rr, pr, hr) with outward normal nr (pointing at the
@@ -444,8 +481,9 @@ int face_contact(const Mat3& Rr, const Vec3& pr, const Vec3& hr, int k, const Ve
   count = clip_polygon(poly_b, count, -s1, -s1.dot(pr) + hr[k1], band, poly_a);
   count = clip_polygon(poly_a, count, s2, s2.dot(pr) + hr[k2], band, poly_b);
   count = clip_polygon(poly_b, count, -s2, -s2.dot(pr) + hr[k2], band, poly_a);
-  // keep the points below (or within the margin above) the reference face
-  return points_below_face(poly_a, count, nr, nr.dot(pr) + hr[k], normal_sign * nr, margin, kMaxManifoldPoints, out);
+  // keep the points below (or within the margin above) the reference face, at most 4
+  const int n = points_below_face(poly_a, count, nr, nr.dot(pr) + hr[k], normal_sign * nr, margin, kMaxManifoldPoints, out);
+  return reduce_face_points(out, n, s1, s2, kFlatBand * margin);
 }
 
 }  // namespace
@@ -599,7 +637,8 @@ int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scala
   ManifoldPoint pts[kMaxClip];
   const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
   int k = points_below_face(poly_a, count, nr, nr.dot(ref[0]), normal, margin, kMaxClip, pts);
-  k = reduce_manifold(pts, k);
+  const Vec3 e0 = (ref[1] - ref[0]).normalized();
+  k = reduce_face_points(pts, k, e0, nr.cross(e0), kFlatBand * margin);
   std::copy(pts, pts + k, out);
   return k;
 }

@@ -126,18 +126,26 @@ TEST_CASE("box on box: stacked gives 4 face points, rotated 45 degrees gives the
       CHECK(pts[k].position.z() == Approx(0.995).margin(kTol));
     }
   }
-  SECTION("equal cubes, the upper one turned 45 degrees about z") {
-    // intersection of the two squares: vertices (+-0.5, +-(sqrt(2)/2 - 0.5)) and swapped
+  SECTION("equal cubes, the upper one turned 45 degrees about z: 4 of the octagon's corners") {
+    // intersection of the two squares: the octagon (+-0.5, +-(sqrt(2)/2 - 0.5)) and swapped; a
+    // flat patch keeps 4 of its corners, spread over both axes
     const Mat3 Ra = rot(kUp, M_PI / 4);
     const int n = box_box(Ra, Vec3(0, 0, 1.49), Vec3::Constant(0.5), Mat3::Identity(), Vec3(0, 0, 0.5),
                           Vec3::Constant(0.5), kMargin, pts);
-    REQUIRE(n == 8);
+    REQUIRE(n == 4);
     const Scalar a = 0.5, b = std::sqrt(0.5) - 0.5;
-    for (Scalar s1 : {-1.0, 1.0})
-      for (Scalar s2 : {-1.0, 1.0}) {
-        CHECK(has_point(pts, 8, Vec3(s1 * a, s2 * b, 0.995), kUp, 0.01, 1e-9));
-        CHECK(has_point(pts, 8, Vec3(s1 * b, s2 * a, 0.995), kUp, 0.01, 1e-9));
-      }
+    Vec3 lo = pts[0].position, hi = pts[0].position;
+    for (int k = 0; k < n; ++k) {
+      bool corner = false;
+      for (Scalar s1 : {-1.0, 1.0})
+        for (Scalar s2 : {-1.0, 1.0})
+          corner = corner || (pts[k].position - Vec3(s1 * a, s2 * b, 0.995)).norm() < 1e-9 ||
+                   (pts[k].position - Vec3(s1 * b, s2 * a, 0.995)).norm() < 1e-9;
+      CHECK(corner);
+      CHECK(pts[k].depth == Approx(0.01).margin(kTol));
+      lo = lo.cwiseMin(pts[k].position), hi = hi.cwiseMax(pts[k].position);
+    }
+    CHECK((hi - lo).head<2>().minCoeff() > 0.5);  // spread over the patch, not on one side
   }
   SECTION("side by side along x, gap 3 mm: within the margin, negative depth") {
     const int n = box_box(Mat3::Identity(), Vec3(1.003, 0, 0), Vec3::Constant(0.5), Mat3::Identity(), Vec3::Zero(),
@@ -181,6 +189,25 @@ TEST_CASE("box on box of the same width: 4 corners whatever the round-off of the
         for (Scalar sx : {-1.0, 1.0})
           for (Scalar sy : {-1.0, 1.0}) CHECK(has_point(pts, 4, Vec3(0.05 * sx, 0.05 * sy, 0.1 - 0.5e-6), kUp, 1e-6, 1e-7));
       }
+}
+
+TEST_CASE("box on a turned box: the same 4 points whatever the round-off of a flat patch", "[collision]") {
+  // Equal cubes stacked, the upper one turned by 0.3 rad: an octagonal patch whose 8 corners
+  // are equally deep up to round-off. Tilts of 1e-12 rad about several axes (depth differences
+  // of 1e-13 m) must not change which corners are kept.
+  ManifoldPoint ref[kMaxManifoldPoints], pts[kMaxManifoldPoints];
+  const Vec3 h = Vec3::Constant(0.05);
+  const Mat3 Ra = rot(kUp, 0.3);
+  const int n0 = box_box(Ra, Vec3(0, 0, 0.15 - 1e-6), h, Mat3::Identity(), Vec3(0, 0, 0.05), h, kMargin, ref);
+  REQUIRE(n0 == 4);
+  for (const Vec3& axis : {Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(1, 1, 0), Vec3(1, -2, 0), Vec3(-3, 1, 0)})
+    for (const Scalar tilt : {1e-12, -1e-12}) {
+      INFO("axis " << axis.transpose() << " tilt " << tilt);
+      const int n = box_box(rot(axis, tilt) * Ra, Vec3(0, 0, 0.15 - 1e-6), h, Mat3::Identity(), Vec3(0, 0, 0.05), h,
+                            kMargin, pts);
+      REQUIRE(n == 4);
+      for (int k = 0; k < 4; ++k) CHECK(has_point(pts, 4, ref[k].position, kUp, ref[k].depth, 1e-9));
+    }
 }
 
 TEST_CASE("sphere on sphere and on box", "[collision]") {

@@ -58,9 +58,11 @@ int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar m
 // Sphere A against box B (max 1).
 int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3& h, Scalar margin,
                ManifoldPoint* out);
-// Box A against box B (max 8): separating-axis test over the 15 axes, then for a face axis the
-// incident face is clipped against the side planes of the reference face (Sutherland-Hodgman);
-// for an edge-edge axis one point between the closest points of the two edges.
+// Box A against box B (max 4): separating-axis test over the 15 axes, then for a face axis the
+// incident face is clipped against the side planes of the reference face (Sutherland-Hodgman)
+// and more than 4 points are reduced to 4 (a tilted patch by reduce_manifold, a flat one by its
+// extremes along two fixed directions of the face: docs/collision.md, "Reduction of a face
+// patch"); for an edge-edge axis one point between the closest points of the two edges.
 int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, const Vec3& pb, const Vec3& hb,
             Scalar margin, ManifoldPoint* out);
 
@@ -77,7 +79,7 @@ struct Polytope {
 // deepest point (max 4): when a face of one of them is within about 11 degrees of n (a face
 // contact), the other's face most opposed to it (the incident face) is clipped against the side
 // planes of that reference face (Sutherland-Hodgman, as in box_box) and its points within the
-// margin of the reference plane are kept, reduced to 4 by reduce_manifold; the normal is the
+// margin of the reference plane are kept, reduced to 4 as box_box's; the normal is the
 // reference face's. The faces are those of the support vertices along -n (A) and n (B). Returns 0
 // when there is no face contact (edge on edge, a vertex) or a face has more than
 // kMaxPolytopeFace vertices: the caller keeps its single point then.
