@@ -22,6 +22,10 @@ void heun_velocity(const StepperSystem& s, const VecX& u_pos, Scalar dt, VecX& u
   u_next = u_pos + Scalar(0.5) * dt * a1;
 }
 
+void ab2_velocity(const VecX& u_pos, const VecX& du, const VecX& a_prev, Scalar dt, VecX& u_next) {
+  u_next = u_pos + du - Scalar(0.5) * dt * a_prev;
+}
+
 bool damping_free(const StepperSystem& s) {
   return (s.state_->kd.array() == 0).all() && (s.model_->damping.array() == 0).all();
 }

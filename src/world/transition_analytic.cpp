@@ -18,7 +18,9 @@
 // u_q = u+ + M~^-1 J^T lambda_p, the push-out impulses of the rows where lambda_p > 0 solving
 // J_P (u_q - u+) = erp max(0, depth - slop) / dt: a second linear system of the same form. Free
 // bodies in flight move q by the midpoint (u + u+) / 2, and a damping-free articulated system in
-// flight takes Heun's velocity update u+ = u_q + dt/2 aba(q+, u_free, tau).
+// flight takes Heun's velocity update u+ = u_q + dt/2 aba(q+, u_free, tau), or with a free-flight
+// history (FlightMemory) the two-step update u+ = u_q + (u_free - u) - dt/2 a_prev, whose Jacobian
+// holds the history a_prev fixed (as the finite differences do).
 //
 // The q-derivatives of J enter as d(J^T lambda)/dq and d(J v)/dq at fixed lambda and v. A contact
 // point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
@@ -179,7 +181,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
   const std::vector<unsigned char>& modes = stepper.position_modes();
   // u+ of the first linear system: the post-solve velocity (u_free on a Heun system)
   for (std::size_t s = 0; s < ns; ++s) {
-    if (modes[s] == 2) U.segment(v0[s], uplus[s].size()) = step_systems_[s].scratch_->u_free;
+    if (modes[s] >= 2) U.segment(v0[s], uplus[s].size()) = step_systems_[s].scratch_->u_free;
   }
 
   // smooth dynamics: rnea derivatives at a+ = (u+ - u) / dt, M~ and the PD terms
@@ -503,6 +505,9 @@ TransitionJacobians World::analytic_transition_derivatives() {
       aba_derivatives(m, *data[s], qplus[s], step_systems_[s].scratch_->u_free, tau[s], Aq, Au, At, has_f[s] ? &fext[s] : nullptr);
       du_plus = duq + 0.5 * dt * (Aq * dq_plus + Au * dU.middleRows(o, nv));
       du_plus.middleCols(2 * NV + o, nv) += 0.5 * dt * At;
+    } else if (modes[s] == 3) {  // u+ = u_q + (u_free - u) - dt/2 a_prev (a_prev: history, held)
+      du_plus = duq + dU.middleRows(o, nv);
+      du_plus.middleCols(NV + o, nv).diagonal().array() -= 1;
     }
     A.block(o, 0, nv, 2 * NV) = dq_plus.leftCols(2 * NV);
     B.block(o, 0, nv, NV) = dq_plus.rightCols(NV);

@@ -60,6 +60,22 @@ TransitionJacobians finite_differences(const World& world, const TransitionOptio
   MatX Qp(NQ, nitems), Up(NV, nitems);
   std::vector<StepReport> reports(static_cast<std::size_t>(nitems));
 
+  // A perturbed state keeps the free-flight history of the base state (FlightMemory: the step's
+  // Jacobian at a fixed history; stepped from set_state() alone, a perturbed system would fall
+  // back to Heun's update): the perturbed state is restored with its history's state moved along.
+  const auto restore_perturbed = [&](World& w, Index s, const VecX& q, const VecX& u) {
+    WorldState st = base;
+    st.systems[static_cast<std::size_t>(s)].q = q;
+    st.systems[static_cast<std::size_t>(s)].u = u;
+    if (static_cast<std::size_t>(s) < st.cache.flight.size()) {
+      FlightMemory& f = st.cache.flight[static_cast<std::size_t>(s)];
+      if (f.q.size() == q.size() && f.u.size() == u.size() && f.q == base.systems[static_cast<std::size_t>(s)].q && f.u == base.systems[static_cast<std::size_t>(s)].u) {
+        f.q = q;
+        f.u = u;
+      }
+    }
+    w.restore_state(st);
+  };
   const auto run_item = [&](Index item) {
     const std::size_t t = pool ? static_cast<std::size_t>(ThreadPool::thread_index()) : 0;
     World& w = *worlds[t];
@@ -73,11 +89,11 @@ TransitionJacobians finite_differences(const World& world, const TransitionOptio
       if (c < NV) {
         VecX q(st.nq);
         sys.model().integrate(st.q, VecX::Unit(st.nv, j), h, q);
-        sys.set_state(q, st.u);
+        restore_perturbed(w, s, q, st.u);
       } else if (c < 2 * NV) {
         VecX u = st.u;
         u[j] += h;
-        sys.set_state(st.q, u);
+        restore_perturbed(w, s, st.q, u);
       } else {
         VecX tau = st.tau;
         tau[j] += h;

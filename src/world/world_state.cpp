@@ -3,6 +3,7 @@
 // bytes are the same on every platform and a restored state is bit-identical.
 #include "impulse/world/world_state.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace impulse {
@@ -149,8 +150,19 @@ void check_writable(const SystemState& s) {
 
 }  // namespace
 
+// A system's free-flight history is written when it applies to the state written with it: the
+// state the step left (q, u) is the system's, so it is not written itself.
+bool flight_applies(const FlightMemory& f, const SystemState& s) {
+  return f.dt > 0 && f.accel.size() == s.nv && f.q.size() == s.q.size() && f.u.size() == s.u.size() && f.q == s.q &&
+         f.u == s.u;
+}
+
 std::string serialize_state(const WorldState& st) {
   for (const SystemState& s : st.systems) check_writable(s);
+  if (!st.cache.flight.empty() && st.cache.flight.size() != st.systems.size()) {
+    throw StateFormatError("world state: cannot write a free-flight history of " + std::to_string(st.cache.flight.size()) +
+                           " entries for " + std::to_string(st.systems.size()) + " systems");
+  }
   Writer w;
   for (char c : kMagic) w.u8(static_cast<std::uint8_t>(c));
   w.u32(kWorldStateVersion);
@@ -181,6 +193,13 @@ std::string serialize_state(const WorldState& st) {
     w.f64(m.sign);
     w.f64(m.lambda);
   }
+  w.u32(static_cast<std::uint32_t>(st.cache.flight.size()));
+  for (std::size_t i = 0; i < st.cache.flight.size(); ++i) {
+    const FlightMemory& f = st.cache.flight[i];
+    const bool applies = flight_applies(f, st.systems[i]);
+    w.f64(applies ? f.dt : 0.0);
+    if (applies) w.vec(f.accel);
+  }
   const std::string& b = w.bytes();
   w.u64(fnv1a(b.data(), b.size()));
   return std::move(w.bytes());
@@ -199,9 +218,9 @@ WorldState deserialize_state(const std::string& bytes) {
   Reader r(bytes, end);
   for (int k = 0; k < 4; ++k) r.u8();
   const std::uint32_t version = r.u32();
-  if (version != kWorldStateVersion) {
+  if (version != kWorldStateVersion && version != 1) {  // (version 1: no free-flight history)
     r.fail("version " + std::to_string(version) + " is not supported (this build reads version " +
-           std::to_string(kWorldStateVersion) + ")");
+           std::to_string(kWorldStateVersion) + " and 1)");
   }
   WorldState st;
   st.time = r.f64();
@@ -242,6 +261,22 @@ WorldState deserialize_state(const std::string& bytes) {
     m.dof = r.i64();
     m.sign = r.f64();
     m.lambda = r.f64();
+  }
+  if (version >= 2) {
+    const std::uint64_t nf = r.count(r.u32(), 8, "free-flight history");
+    if (nf != 0 && nf != ns) {
+      r.fail("free-flight history of " + std::to_string(nf) + " entries for " + std::to_string(ns) + " systems");
+    }
+    st.cache.flight.resize(nf);
+    for (std::size_t i = 0; i < nf; ++i) {
+      FlightMemory& f = st.cache.flight[i];
+      const SystemState& s = st.systems[i];
+      f.dt = r.f64();
+      if (!(f.dt >= 0) || !std::isfinite(f.dt)) r.fail("free-flight history dt is negative or not finite");
+      f.accel = f.dt > 0 ? r.vec(s.nv) : VecX::Zero(s.nv);
+      f.q = s.q;  // (the state the step left: the system's)
+      f.u = s.u;
+    }
   }
   if (r.pos() != end) r.fail(std::to_string(end - r.pos()) + " trailing bytes");
   return st;

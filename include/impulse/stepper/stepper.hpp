@@ -188,9 +188,21 @@ struct LimitMemory {
   Index system, dof;
   Scalar sign, lambda;  // sign: +1 lower limit, -1 upper limit, 0 joint friction row, 2 mimic row
 };
+// Free-flight history of one system for the two-step velocity update (stepper/integrate.hpp,
+// ab2_velocity): the smooth acceleration a = M^-1 (tau - h + J^T f_ext) of its last step, when
+// that step was a free-flight step on the midpoint rule, with the step's dt and the state it left
+// (q, u). The next step uses it only while the system is still at that state (q and u equal bit
+// for bit, so set_state() or a restore of another state falls back to Heun's update) and dt is
+// unchanged; dt = 0: no history.
+struct FlightMemory {
+  Scalar dt = 0;
+  VecX accel;  // nv
+  VecX q, u;   // the state the step left (nq, nv)
+};
 struct StepperCache {
   std::vector<ContactMemory> contacts;
   std::vector<LimitMemory> limits;
+  std::vector<FlightMemory> flight;  // per system (empty before the first step)
 };
 
 // What a step leaves for the next one and for the caller, per World (the World's data, not
@@ -208,6 +220,7 @@ struct StepperState {
   void clear() {
     cache.contacts.clear();
     cache.limits.clear();
+    cache.flight.clear();
     contacts.clear();
     contact_impulses.clear();
     stats = StepStats();
@@ -236,7 +249,8 @@ class Stepper {
   const VecX& lambda() const { return lambda_; }
   // How the last finish() moved each system's q (in system order): 0 semi-implicit Euler, with u+
   // or, under the split correction or per-row weights, with u_free + M~^-1 J^T lambda_q; 1 the
-  // midpoint update; 2 the midpoint update with Heun's velocity update (free flight).
+  // midpoint update; 2 the midpoint update with Heun's velocity update (free flight); 3 the
+  // midpoint update with the two-step velocity update (free flight with a history, ab2_velocity).
   const std::vector<unsigned char>& position_modes() const { return position_mode_; }
   // lambda_q of the last finish() (global rows): lambda + lambda_p under the split correction
   // (lambda_p its push-out impulses), w o lambda (+ lambda_p) under per-row position weights;
@@ -296,6 +310,7 @@ class Stepper {
   VecX spec_v_, spec_c_, spec_l_, spec_g_;  // speculative impacts: velocities, problem, answer, G answer
   std::vector<unsigned char> spec_done_;  // per contact of the island: its row took an impact target
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
+  std::vector<VecX> accel_next_;  // per system: the step's smooth acceleration (FlightMemory)
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
   std::vector<ContactMemory> memory_next_;

@@ -39,7 +39,7 @@ class StateFormatError : public Error {
   using Error::Error;
 };
 
-constexpr std::uint32_t kWorldStateVersion = 1;
+constexpr std::uint32_t kWorldStateVersion = 2;  // (reads 1 too: no free-flight history)
 
 // Compact binary form (docs/state-format.md).
 std::string serialize_state(const WorldState& state);
