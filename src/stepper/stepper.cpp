@@ -235,7 +235,9 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
   accel_next_.resize(systems.size());
+  force_next_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) accel_next_[i].setZero(systems[i].nv());
+  for (std::size_t i = 0; i < systems.size(); ++i) force_next_[i].setZero(systems[i].nv());
   plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
@@ -439,8 +441,6 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
   bool finite = true;
-  std::vector<FlightMemory>& flight = state.cache.flight;
-  if (flight.size() != systems.size()) flight.resize(systems.size());  // (the first step)
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
     // A free body whose velocity is its free velocity took no impulse (its rows all inactive)
@@ -452,15 +452,14 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     if (mid) {
       midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
       // free flight (no rows) of a system without implicit terms: the two-step velocity update
-      // when the system's last step was a flight step that left it where it is, else Heun's
+      // when the system's last step was a flight step at this dt (its history), else Heun's
       position_mode_[i] = 1;
       if (plan_.flight(static_cast<Index>(i)) && damping_free(s)) {
         const VecX& du = s.scratch_->rhs;  // dt a_k = u_free - u: the dynamics stage's solve (M~ = M here)
         accel_next_[i] = du / st.dt;  // (before heun_velocity reuses rhs as scratch)
-        const FlightMemory& h = flight[i];
-        if (st.contact.flight_two_step && h.dt == st.dt && h.q.size() == s.q().size() && h.u.size() == s.u().size() && h.q == s.q() &&
-            h.u == s.u()) {
-          ab2_velocity(u_pos_[i], du, h.accel, st.dt, u_next_[i]);
+        flight_input_force(s, force_next_[i]);
+        if (st.contact.flight_two_step && s.state_->flight_dt == st.dt) {
+          ab2_velocity(s, u_pos_[i], du, force_next_[i], st.dt, u_next_[i]);
           position_mode_[i] = 3;
         } else {
           heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
@@ -480,14 +479,13 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       s.state_->u.swap(u_next_[i]);
       report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, s.out_->tau_applied);
       s.out_->tau_friction.setZero();
-      FlightMemory& h = flight[i];  // the history for the next step's velocity update
+      SystemState& x = *s.state_;  // the history for the next step's velocity update
       if (position_mode_[i] >= 2) {
-        h.dt = st.dt;
-        h.accel = accel_next_[i];  // (copies: no allocation once sized)
-        h.q = s.state_->q;
-        h.u = s.state_->u;
+        x.flight_dt = st.dt;
+        x.flight_accel.swap(accel_next_[i]);  // (same sizes: the buffers trade places)
+        x.flight_force.swap(force_next_[i]);
       } else {
-        h.dt = 0;
+        x.drop_flight_history();
       }
     }
     for (const ConstraintRow& r : assembler_.rows()) {  // joint friction torque = impulse / dt

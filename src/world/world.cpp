@@ -60,6 +60,8 @@ void World::set_gravity(const Vec3& g) {
     s->gravity_ = g;
     if (s->data_) s->data_->gravity = g;
   }
+  // (a free-flight history's acceleration has the old gravity in it: the next flight step is Heun's)
+  for (SystemState& x : data_.systems) x.drop_flight_history();
   prepared_ = false;
 }
 
@@ -368,6 +370,7 @@ void World::replace_model(ArticulatedSystem& s, Model model) {
   std::shared_ptr<const Model> shared = shared_model_equal_to(model);
   if (!shared) shared = std::make_shared<const Model>(std::move(model));
   s.model_ = std::move(shared);
+  s.st_->drop_flight_history();  // (its free-flight history is of the old Model's dynamics)
   // the stepper's views, the layout and the shared-Model ranks follow the new Model
   reserve();
 }
@@ -431,7 +434,6 @@ void World::refresh_step() {
   data_.state.contacts.reserve(model_->settings.max_contacts);
   data_.state.cache.contacts.reserve(32);  // then they grow by doubling
   data_.state.cache.limits.reserve(32);
-  size_flight_memory(data_.state.cache);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
@@ -654,20 +656,6 @@ void World::save_state_into(WorldState& st) const {
   const StepperCache& c = data_.state.cache;
   st.cache.contacts.assign(c.contacts.begin(), c.contacts.end());
   st.cache.limits.assign(c.limits.begin(), c.limits.end());
-  st.cache.flight = c.flight;  // (element-wise: no allocation once sized)
-}
-
-// The free-flight history (FlightMemory) of every system, sized for it and empty (dt 0), so that
-// neither a flight step nor a restore of a state saved from this World allocates.
-void World::size_flight_memory(StepperCache& cache) const {
-  cache.flight.resize(systems_.size());
-  for (std::size_t i = 0; i < systems_.size(); ++i) {
-    FlightMemory& f = cache.flight[i];
-    f.dt = 0;
-    f.accel.setZero(systems_[i]->nv());
-    f.q = systems_[i]->q();
-    f.u = systems_[i]->u();
-  }
 }
 
 // Sizes data_.initial for this World so that the first step captures it without allocating
@@ -704,6 +692,7 @@ void World::check_compatible(const WorldState& st) const {
       const VecX& v = x.*f.member;
       if (v.size() != x.length(f) || !v.allFinite()) fail(who() + ": " + f.name + " has the wrong size or is not finite");
     }
+    if (!(x.flight_dt >= 0) || !std::isfinite(x.flight_dt)) fail(who() + ": free-flight dt is negative or not finite");
     if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who() + ": wrong number of external wrenches");
     for (const Vec6& f : x.f_ext) {
       if (!f.allFinite()) fail(who() + ": external wrench is not finite");
@@ -716,20 +705,6 @@ void World::check_compatible(const WorldState& st) const {
     if (!m.position.allFinite() || !m.impulse_W.allFinite()) fail("warm-start memory is not finite");
   }
   if (static_cast<Index>(st.cache.contacts.size()) > model_->settings.max_contacts) fail("warm-start memory exceeds max_contacts");
-  // the free-flight history: none (a state without one), or one entry per system
-  if (!st.cache.flight.empty() && st.cache.flight.size() != systems_.size()) {
-    fail("free-flight history has " + std::to_string(st.cache.flight.size()) + " entries for " +
-         std::to_string(systems_.size()) + " systems");
-  }
-  for (std::size_t i = 0; i < st.cache.flight.size(); ++i) {
-    const FlightMemory& f = st.cache.flight[i];
-    const ArticulatedSystem& s = *systems_[i];
-    if (!(f.dt >= 0) || !std::isfinite(f.dt)) fail("free-flight history of system " + std::to_string(i) + ": dt is negative or not finite");
-    if (f.dt > 0 && (f.accel.size() != s.nv() || f.q.size() != s.nq() || f.u.size() != s.nv() || !f.accel.allFinite() ||
-                     !f.q.allFinite() || !f.u.allFinite())) {
-      fail("free-flight history of system " + std::to_string(i) + " has the wrong size or is not finite");
-    }
-  }
   for (const LimitMemory& m : st.cache.limits) {
     if (m.system < 0 || m.system >= num_systems() || m.dof < 0 || m.dof >= systems_[static_cast<std::size_t>(m.system)]->nv() ||
         !std::isfinite(m.lambda) || !std::isfinite(m.sign)) {
@@ -745,7 +720,6 @@ void World::restore_state(const WorldState& st) {
   // Everything below only copies into buffers of the right size (no throwing path but a
   // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
   data_.state.cache = st.cache;
-  if (data_.state.cache.flight.empty()) size_flight_memory(data_.state.cache);  // (a state without history)
   data_.systems = st.systems;  // (same sizes, checked above: element by element, no allocation)
   for (SystemOutputs& o : data_.outputs) o.contact_impulses.clear();
   data_.time = st.time;

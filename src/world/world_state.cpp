@@ -120,10 +120,13 @@ using VectorField = SystemState::VectorField;
 constexpr const auto& kVectorFields = SystemState::kVectorFields;
 constexpr int kWrenchDoubles = 6;  // per body: the pending external wrench
 
-// Doubles of one system's record after its sizes: the vectors of the table and the wrenches.
-std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb) {
-  std::uint64_t n = kWrenchDoubles * nb;
-  for (const VectorField& f : kVectorFields) n += f.length == SystemState::Length::Nq ? nq : nv;
+// Doubles of one system's record after its sizes in a given format version: the vectors of the
+// table that version has, the wrenches, and (from version 2) the free-flight dt.
+std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb, std::uint32_t version) {
+  std::uint64_t n = kWrenchDoubles * nb + (version >= 2 ? 1 : 0);
+  for (const VectorField& f : kVectorFields) {
+    if (f.since <= version) n += f.length == SystemState::Length::Nq ? nq : nv;
+  }
   return n;
 }
 
@@ -150,19 +153,8 @@ void check_writable(const SystemState& s) {
 
 }  // namespace
 
-// A system's free-flight history is written when it applies to the state written with it: the
-// state the step left (q, u) is the system's, so it is not written itself.
-bool flight_applies(const FlightMemory& f, const SystemState& s) {
-  return f.dt > 0 && f.accel.size() == s.nv && f.q.size() == s.q.size() && f.u.size() == s.u.size() && f.q == s.q &&
-         f.u == s.u;
-}
-
 std::string serialize_state(const WorldState& st) {
   for (const SystemState& s : st.systems) check_writable(s);
-  if (!st.cache.flight.empty() && st.cache.flight.size() != st.systems.size()) {
-    throw StateFormatError("world state: cannot write a free-flight history of " + std::to_string(st.cache.flight.size()) +
-                           " entries for " + std::to_string(st.systems.size()) + " systems");
-  }
   Writer w;
   for (char c : kMagic) w.u8(static_cast<std::uint8_t>(c));
   w.u32(kWorldStateVersion);
@@ -179,6 +171,7 @@ std::string serialize_state(const WorldState& st) {
     for (const Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) w.f64(f[k]);
     }
+    w.f64(s.flight_dt);
   }
   w.u32(static_cast<std::uint32_t>(st.cache.contacts.size()));
   for (const ContactMemory& m : st.cache.contacts) {
@@ -192,13 +185,6 @@ std::string serialize_state(const WorldState& st) {
     w.i64(m.dof);
     w.f64(m.sign);
     w.f64(m.lambda);
-  }
-  w.u32(static_cast<std::uint32_t>(st.cache.flight.size()));
-  for (std::size_t i = 0; i < st.cache.flight.size(); ++i) {
-    const FlightMemory& f = st.cache.flight[i];
-    const bool applies = flight_applies(f, st.systems[i]);
-    w.f64(applies ? f.dt : 0.0);
-    if (applies) w.vec(f.accel);
   }
   const std::string& b = w.bytes();
   w.u64(fnv1a(b.data(), b.size()));
@@ -233,10 +219,10 @@ WorldState deserialize_state(const std::string& bytes) {
     s.nv = r.u32();
     s.nb = r.u32();
     r.count(system_doubles(static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv),
-                           static_cast<std::uint64_t>(s.nb)),
+                           static_cast<std::uint64_t>(s.nb), version),
             8, "state size");
     for (const VectorField& f : kVectorFields) {
-      s.*f.member = r.vec(s.length(f));
+      s.*f.member = f.since <= version ? r.vec(s.length(f)) : VecX::Zero(s.length(f));
     }
     const std::uint8_t has_f_ext = r.u8();
     if (has_f_ext > 1) r.fail("external-wrench flag " + std::to_string(has_f_ext) + " is not 0 or 1");
@@ -244,6 +230,10 @@ WorldState deserialize_state(const std::string& bytes) {
     s.f_ext.assign(static_cast<std::size_t>(s.nb), Vec6::Zero());
     for (Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) f[k] = r.f64();
+    }
+    if (version >= 2) {
+      s.flight_dt = r.f64();
+      if (!(s.flight_dt >= 0) || !std::isfinite(s.flight_dt)) r.fail("free-flight dt is negative or not finite");
     }
   }
   st.cache.contacts.resize(r.count(r.u32(), 80, "contact memory"));
@@ -261,22 +251,6 @@ WorldState deserialize_state(const std::string& bytes) {
     m.dof = r.i64();
     m.sign = r.f64();
     m.lambda = r.f64();
-  }
-  if (version >= 2) {
-    const std::uint64_t nf = r.count(r.u32(), 8, "free-flight history");
-    if (nf != 0 && nf != ns) {
-      r.fail("free-flight history of " + std::to_string(nf) + " entries for " + std::to_string(ns) + " systems");
-    }
-    st.cache.flight.resize(nf);
-    for (std::size_t i = 0; i < nf; ++i) {
-      FlightMemory& f = st.cache.flight[i];
-      const SystemState& s = st.systems[i];
-      f.dt = r.f64();
-      if (!(f.dt >= 0) || !std::isfinite(f.dt)) r.fail("free-flight history dt is negative or not finite");
-      f.accel = f.dt > 0 ? r.vec(s.nv) : VecX::Zero(s.nv);
-      f.q = s.q;  // (the state the step left: the system's)
-      f.u = s.u;
-    }
   }
   if (r.pos() != end) r.fail(std::to_string(end - r.pos()) + " trailing bytes");
   return st;

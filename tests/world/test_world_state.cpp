@@ -1,5 +1,6 @@
 // WorldState: save / restore / reset / clone / serialization reproduce trajectories bit for bit,
 // and a state from another description is rejected with a clear error, changing nothing.
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <limits>
@@ -453,8 +454,7 @@ TEST_CASE("the free-flight history is part of the state: a robot in flight resto
   build_flight(w);
   run(w, 100);
   const WorldState saved = w.save_state();
-  REQUIRE(saved.cache.flight.size() == 1);
-  CHECK(saved.cache.flight[0].dt == w.settings().dt);
+  CHECK(saved.systems[0].flight_dt == w.settings().dt);
   const Trajectory first = run(w, 200);
   w.restore_state(saved);
   CHECK(identical(run(w, 200), first));
@@ -468,21 +468,30 @@ TEST_CASE("the free-flight history is part of the state: a robot in flight resto
   CHECK(identical(run(w2, 200), first));
   // without the history the first step takes Heun's update: another trajectory, as accurate
   WorldState bare = saved;
-  bare.cache.flight.clear();
+  bare.systems[0].flight_dt = 0;
+  bare.systems[0].flight_accel.setZero();
+  bare.systems[0].flight_force.setZero();
   w.restore_state(bare);
   const Trajectory other = run(w, 200);
   CHECK_FALSE(identical(other, first));
   CHECK((other.back() - first.back()).cwiseAbs().maxCoeff() < 1e-6);
-  // a version-1 state (no history) still reads: the same bytes without the history's count
+  // a version-1 state (no history) still reads: the same bytes without the history's vectors
+  // (2 nv doubles after u_target) and its dt (the last double of the system's record)
+  const SystemState& x = bare.systems[0];
   std::string v1 = serialize_state(bare);
-  v1.erase(v1.size() - 12, 4);  // the u32 count 0 before the checksum
-  v1[4] = 1;                    // version 1 (u32, little-endian)
+  v1[4] = 1;  // version 1 (u32, little-endian)
+  const std::size_t record = 28 + 4 + x.name.size() + 12;  // header, name, sizes
+  const std::size_t vectors = 8 * static_cast<std::size_t>(2 * x.nq + 5 * x.nv);  // version 1's
+  const std::size_t dt_at = record + vectors + 16 * static_cast<std::size_t>(x.nv) + 1 + 48 * static_cast<std::size_t>(x.nb);
+  v1.erase(dt_at, 8);
+  v1.erase(record + vectors, 16 * static_cast<std::size_t>(x.nv));
   v1.resize(v1.size() - 8);
   const std::uint64_t h = fnv1a(v1);
   for (int k = 0; k < 8; ++k) v1.push_back(static_cast<char>(h >> (8 * k)));
   WorldState old;
   REQUIRE_NOTHROW(old = deserialize_state(v1));
-  CHECK(old.cache.flight.empty());
+  CHECK(old.systems[0].flight_dt == 0);
+  CHECK(serialize_state(old) == serialize_state(bare));
   w.restore_state(old);
   CHECK(identical(run(w, 200), other));
 }
@@ -493,19 +502,17 @@ TEST_CASE("restore_state rejects a free-flight history that does not fit, changi
   run(w, 10);
   const WorldState saved = w.save_state();
   WorldState bad = saved;
-  bad.cache.flight.emplace_back();
-  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight history has 2 entries for 1 systems"));
+  bad.systems[0].flight_accel.resize(3);
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight acceleration has the wrong size"));
   bad = saved;
-  bad.cache.flight[0].accel.resize(3);
-  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight history of system 0 has the wrong size"));
+  bad.systems[0].flight_force[2] = std::nan("");
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight input force has the wrong size or is not finite"));
   bad = saved;
-  bad.cache.flight[0].dt = -1;
-  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("dt is negative"));
-  CHECK_THROWS_AS(serialize_state([&] {
-                    WorldState s = saved;
-                    s.cache.flight.emplace_back();
-                    return s;
-                  }()),
-                  StateFormatError);
-  CHECK(w.save_state().cache.flight[0].accel == saved.cache.flight[0].accel);  // unchanged
+  bad.systems[0].flight_dt = -1;
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight dt is negative"));
+  CHECK_THROWS_WITH(deserialize_state(serialize_state(bad)), Catch::Contains("free-flight dt is negative"));
+  bad = saved;
+  bad.systems[0].flight_force.resize(2);
+  CHECK_THROWS_AS(serialize_state(bad), StateFormatError);
+  CHECK(w.save_state().systems[0].flight_accel == saved.systems[0].flight_accel);  // unchanged
 }

@@ -188,21 +188,9 @@ struct LimitMemory {
   Index system, dof;
   Scalar sign, lambda;  // sign: +1 lower limit, -1 upper limit, 0 joint friction row, 2 mimic row
 };
-// Free-flight history of one system for the two-step velocity update (stepper/integrate.hpp,
-// ab2_velocity): the smooth acceleration a = M^-1 (tau - h + J^T f_ext) of its last step, when
-// that step was a free-flight step on the midpoint rule, with the step's dt and the state it left
-// (q, u). The next step uses it only while the system is still at that state (q and u equal bit
-// for bit, so set_state() or a restore of another state falls back to Heun's update) and dt is
-// unchanged; dt = 0: no history.
-struct FlightMemory {
-  Scalar dt = 0;
-  VecX accel;  // nv
-  VecX q, u;   // the state the step left (nq, nv)
-};
 struct StepperCache {
   std::vector<ContactMemory> contacts;
   std::vector<LimitMemory> limits;
-  std::vector<FlightMemory> flight;  // per system (empty before the first step)
 };
 
 // What a step leaves for the next one and for the caller, per World (the World's data, not
@@ -220,7 +208,6 @@ struct StepperState {
   void clear() {
     cache.contacts.clear();
     cache.limits.clear();
-    cache.flight.clear();
     contacts.clear();
     contact_impulses.clear();
     stats = StepStats();
@@ -310,7 +297,9 @@ class Stepper {
   VecX spec_v_, spec_c_, spec_l_, spec_g_;  // speculative impacts: velocities, problem, answer, G answer
   std::vector<unsigned char> spec_done_;  // per contact of the island: its row took an impact target
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
-  std::vector<VecX> accel_next_;  // per system: the step's smooth acceleration (FlightMemory)
+  // per system: the step's smooth acceleration and generalized input force (the free-flight
+  // history it leaves, SystemState::flight_accel and flight_force)
+  std::vector<VecX> accel_next_, force_next_;
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
   std::vector<ContactMemory> memory_next_;

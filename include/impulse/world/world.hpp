@@ -321,7 +321,6 @@ class World {
   void reserve();
   void objects_changed();
   void save_state_into(WorldState& st) const;
-  void size_flight_memory(StepperCache& cache) const;
   void prepare_initial_state();
   void check_compatible(const WorldState& state) const;
   void warn(WarningKind k, Index info);
