@@ -342,7 +342,7 @@ TEST_CASE("free flight: an input change acts in full on its own step (two-step u
     const Vec6 L2 = box.mass_matrix() * u2;
     INFO("next step: linear " << (u2.head<3>() - u1.head<3>()).norm() << ", momentum " << (L2 - L1).norm() / L1.norm());
     CHECK((u2.head<3>() - u1.head<3>()).norm() < 1e-12 * u1.head<3>().norm());
-    CHECK((L2 - L1).norm() < 1e-4 * L1.norm());
+    CHECK((L2 - L1).norm() < 1e-6 * L1.norm());  // (measured: 1e-7)
   }
   auto make = [](World& w, bool two_step, Scalar dt) {
     w.set_gravity(Vec3::Zero());
@@ -386,8 +386,8 @@ TEST_CASE("free flight: an input change acts in full on its own step (two-step u
   };
   const Scalar d1 = difference(1e-3, true), d2 = difference(5e-4, false);
   INFO("two-step against Heun, largest q difference over 0.3 s: " << d1 << " at dt 1 ms, " << d2 << " at 0.5 ms");
-  CHECK(d1 < 1e-5);
-  CHECK(d1 > 3 * d2);  // second order (4x); an input taken back in part is first order (2x)
+  CHECK(d1 < 1e-6);        // (measured: 2.4e-7)
+  CHECK(d1 > 3 * d2);  // second order (measured: 3.99x); an input taken back in part is first order (2x)
 }
 
 TEST_CASE("World setters validate input and leave the World unchanged", "[world]") {
