@@ -233,11 +233,12 @@ void elastic666(RestitutionLaw law, double& energy_error, double& final_ratio, d
 // (1, 0.5, 3) m/s, (1, -2, 0.5) rad/s and joint speeds alternating +-2 rad/s: energy error.
 // With `limits` the joints also hit their position limits, inelastic stops that dissipate by
 // design; without, the figure is the integrator's drift alone (RaiSim's "free flight" figure).
-double anymal_flight(const std::string& urdf, bool limits, PositionUpdate update) {
+double anymal_flight(const std::string& urdf, bool limits, PositionUpdate update, bool two_step = true) {
   World w;
   DelassusSettings c = w.settings().contact;
   c.joint_limits = limits;
   c.position_update = update;
+  c.flight_two_step = two_step;
   w.set_contact_settings(c);
   ArticulatedSystem& r = w.add_articulated_system(urdf);
   VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
@@ -414,10 +415,13 @@ int run_bench_fidelity(const BenchOptions& o) {
        }},
       {"flight",
        [&] {
-         // (the default, PositionUpdate::Bodies, moves an articulated robot with Euler)
+         // (the default, PositionUpdate::Bodies: an articulated robot without PD moves by the midpoint
+         // rule in flight, with the two-step velocity update)
          const PositionUpdate D = DelassusSettings().position_update, M = PositionUpdate::Midpoint;
          add("anymal_flight_energy", "ANYmal free flight, 5 s, energy error", "J^2", anymal_flight(o.model, false, D),
              0.012, 0.012);
+         add("anymal_flight_energy_heun", "the same, Heun's velocity update every step (two dynamics evaluations)",
+             "J^2", anymal_flight(o.model, false, D, false), 0.012, 0.012);
          add("anymal_flight_energy_midpoint", "the same, midpoint position update", "J^2",
              anymal_flight(o.model, false, M), 0.012, 0.012);
          add("anymal_flight_limits_energy", "ANYmal free flight hitting its joint limits, 5 s, energy error", "J^2",

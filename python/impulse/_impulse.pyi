@@ -282,6 +282,7 @@ class ContactSettings:
     restitution_law: RestitutionLaw
     position_correction: PositionCorrection
     position_update: PositionUpdate
+    flight_two_step: bool
     restitution_threshold: float  # >= 0 m/s
     erp: float  # [0, 1]
     slop: float  # >= 0 m

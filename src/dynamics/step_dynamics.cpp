@@ -125,4 +125,16 @@ const MatX& recompute_step_mass_matrix(const Model& model, Data& data) {
   return data.M;
 }
 
+void add_external_generalized_force(const Model& model, const Data& data, const Vec6Vector& f_ext, VecXref out) {
+  IMPULSE_ASSERT(static_cast<Index>(f_ext.size()) == model.nb && out.size() == model.nv);
+  for (Index b = 0; b < model.nb; ++b) {
+    const Vec6& f = f_ext[static_cast<std::size_t>(b)];
+    if ((f.array() == 0).all()) continue;
+    const Vec6 fw = data.oMi[b].act_force(f);  // (body frame about the body origin -> world)
+    for (Index i = b; i >= 0; i = model.parent[i]) {
+      for (Index k = model.idx_v[i]; k < model.idx_v[i] + model.nv_joint[i]; ++k) out[k] += data.J.col(k).dot(fw);
+    }
+  }
+}
+
 }  // namespace impulse

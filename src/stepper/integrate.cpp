@@ -1,6 +1,8 @@
 #include "impulse/stepper/integrate.hpp"
 
 #include "impulse/dynamics/aba.hpp"
+#include "impulse/dynamics/ltdl.hpp"
+#include "impulse/dynamics/step_dynamics.hpp"
 
 namespace impulse {
 
@@ -20,6 +22,23 @@ void heun_velocity(const StepperSystem& s, const VecX& u_pos, Scalar dt, VecX& u
   report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, tau);  // (no PD: tau, or its clamp)
   const VecX& a1 = aba(*s.model_, *s.data_, s.scratch_->q_next, s.scratch_->u_free, tau, s.state_->has_f_ext ? &s.state_->f_ext : nullptr);
   u_next = u_pos + Scalar(0.5) * dt * a1;
+}
+
+void ab2_velocity(const StepperSystem& s, const VecX& u_pos, const VecX& du, const VecX& g, Scalar dt, VecX& u_next) {
+  const SystemState& x = *s.state_;
+  VecX& c = u_next;  // (its buffer: M_k^-1 (g_k - g_{k-1}), then u+)
+  c = g - x.flight_force;
+  if ((c.array() == 0).all()) {  // (the inputs held: no solve)
+    u_next = u_pos + du - Scalar(0.5) * dt * x.flight_accel;
+    return;
+  }
+  ltdl_solve(*s.model_, *s.data_, c);  // (the dynamics stage's factor of M~ = M)
+  u_next = u_pos + du - Scalar(0.5) * dt * (x.flight_accel + c);
+}
+
+void flight_input_force(const StepperSystem& s, VecX& g) {
+  report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, g);  // (no PD: tau, or its clamp)
+  if (s.state_->has_f_ext) add_external_generalized_force(*s.model_, *s.data_, s.state_->f_ext, g);
 }
 
 bool damping_free(const StepperSystem& s) {

@@ -234,6 +234,10 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   for (std::size_t i = 0; i < systems.size(); ++i) u_next_[i].setZero(systems[i].nv());
   u_pos_.resize(systems.size());
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
+  accel_next_.resize(systems.size());
+  force_next_.resize(systems.size());
+  for (std::size_t i = 0; i < systems.size(); ++i) accel_next_[i].setZero(systems[i].nv());
+  for (std::size_t i = 0; i < systems.size(); ++i) force_next_[i].setZero(systems[i].nv());
   plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
@@ -447,10 +451,21 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
                      (!views_[i].euler && !views_[i].flight_only && u_next_[i] == s.scratch_->u_free);
     if (mid) {
       midpoint_position(s, u_next_[i], separate, st.dt, u_pos_[i]);
-      // free flight (no rows) of a system without implicit terms: Heun's velocity update
-      const bool heun = plan_.flight(static_cast<Index>(i)) && damping_free(s);
-      if (heun) heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
-      position_mode_[i] = heun ? 2 : 1;
+      // free flight (no rows) of a system without implicit terms: the two-step velocity update
+      // when the system's last step was a flight step at this dt (its history), else Heun's
+      position_mode_[i] = 1;
+      if (plan_.flight(static_cast<Index>(i)) && damping_free(s)) {
+        const VecX& du = s.scratch_->rhs;  // dt a_k = u_free - u: the dynamics stage's solve (M~ = M here)
+        accel_next_[i] = du / st.dt;  // (before heun_velocity reuses rhs as scratch)
+        flight_input_force(s, force_next_[i]);
+        if (st.contact.flight_two_step && s.state_->flight_dt == st.dt) {
+          ab2_velocity(s, u_pos_[i], du, force_next_[i], st.dt, u_next_[i]);
+          position_mode_[i] = 3;
+        } else {
+          heun_velocity(s, u_pos_[i], st.dt, u_next_[i]);
+          position_mode_[i] = 2;
+        }
+      }
     } else {
       euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
       position_mode_[i] = 0;
@@ -464,6 +479,14 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       s.state_->u.swap(u_next_[i]);
       report_applied_torque(s, s.scratch_->tau_clamp, s.scratch_->clamped, s.out_->tau_applied);
       s.out_->tau_friction.setZero();
+      SystemState& x = *s.state_;  // the history for the next step's velocity update
+      if (position_mode_[i] >= 2) {
+        x.flight_dt = st.dt;
+        x.flight_accel.swap(accel_next_[i]);  // (same sizes: the buffers trade places)
+        x.flight_force.swap(force_next_[i]);
+      } else {
+        x.drop_flight_history();
+      }
     }
     for (const ConstraintRow& r : assembler_.rows()) {  // joint friction torque = impulse / dt
       if (r.kind != ConstraintRow::Kind::Friction) continue;

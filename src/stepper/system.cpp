@@ -14,14 +14,21 @@ SystemState::SystemState(std::string system_name, const Model& model)
   kp.setZero(nv);
   kd.setZero(nv);
   u_target.setZero(nv);
+  flight_accel.setZero(nv);
+  flight_force.setZero(nv);
   f_ext.assign(static_cast<std::size_t>(nb), Vec6::Zero());
 }
 
-const SystemState::VectorField SystemState::kVectorFields[7] = {
-    {&SystemState::q, Length::Nq, "q"},         {&SystemState::u, Length::Nv, "u"},
-    {&SystemState::tau, Length::Nv, "tau"},     {&SystemState::kp, Length::Nv, "kp"},
-    {&SystemState::kd, Length::Nv, "kd"},       {&SystemState::q_target, Length::Nq, "q_target"},
-    {&SystemState::u_target, Length::Nv, "u_target"},
+const SystemState::VectorField SystemState::kVectorFields[9] = {
+    {&SystemState::q, Length::Nq, "q", 1},
+    {&SystemState::u, Length::Nv, "u", 1},
+    {&SystemState::tau, Length::Nv, "tau", 1},
+    {&SystemState::kp, Length::Nv, "kp", 1},
+    {&SystemState::kd, Length::Nv, "kd", 1},
+    {&SystemState::q_target, Length::Nq, "q_target", 1},
+    {&SystemState::u_target, Length::Nv, "u_target", 1},
+    {&SystemState::flight_accel, Length::Nv, "free-flight acceleration", 2},
+    {&SystemState::flight_force, Length::Nv, "free-flight input force", 2},
 };
 
 SystemOutputs::SystemOutputs(const Model& model) {

@@ -44,7 +44,7 @@ void ArticulatedSystem::prefetch_step(bool with_data) const {
   prefetch_bytes(st_, sizeof(SystemState));
   prefetch_bytes(out_, sizeof(SystemOutputs));
   for (const VecX* v : std::initializer_list<const VecX*>{&st_->q, &st_->u, &st_->tau, &st_->kp, &st_->kd, &st_->q_target, &st_->u_target,
-                        &out_->tau_applied, &out_->tau_friction, &scratch_.u_free, &scratch_.q_next, &scratch_.rhs,
+                        &st_->flight_accel, &st_->flight_force, &out_->tau_applied, &out_->tau_friction, &scratch_.u_free, &scratch_.q_next, &scratch_.rhs,
                         &scratch_.tau_clamp})
     prefetch_data(*v);
   prefetch_data(st_->f_ext);
@@ -97,6 +97,7 @@ void ArticulatedSystem::set_q(const VecXcref& q) {
   check_q(q, "q");
   st_->q = q;
   normalise(*model_, st_->q);
+  st_->drop_flight_history();  // (the free-flight history is of the state the last step left)
   changed();
 }
 
@@ -104,6 +105,7 @@ void ArticulatedSystem::set_u(const VecXcref& u) {
   const auto in_use = use("set_u");
   check_input(u, model_->nv, name_, "u");
   st_->u = u;
+  st_->drop_flight_history();
   changed();
 }
 
@@ -114,6 +116,7 @@ void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
   st_->q = q;
   normalise(*model_, st_->q);
   st_->u = u;
+  st_->drop_flight_history();
   changed();
 }
 

@@ -18,7 +18,10 @@
 // u_q = u+ + M~^-1 J^T lambda_p, the push-out impulses of the rows where lambda_p > 0 solving
 // J_P (u_q - u+) = erp max(0, depth - slop) / dt: a second linear system of the same form. Free
 // bodies in flight move q by the midpoint (u + u+) / 2, and a damping-free articulated system in
-// flight takes Heun's velocity update u+ = u_q + dt/2 aba(q+, u_free, tau).
+// flight takes Heun's velocity update u+ = u_q + dt/2 aba(q+, u_free, tau), or with a free-flight
+// history (SystemState::flight_*) the two-step update u+ = u_q + (u_free - u) - dt/2 (a_prev +
+// M^-1 (g - g_prev)), whose Jacobian holds the history a_prev, g_prev fixed (as the finite
+// differences do).
 //
 // The q-derivatives of J enter as d(J^T lambda)/dq and d(J v)/dq at fixed lambda and v. A contact
 // point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
@@ -145,7 +148,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
   for (std::size_t s = 0; s < ns; ++s) v0[s + 1] = v0[s] + systems_[s]->model().nv;
   const Index NV = v0[ns];
   // the inputs of the step (the external wrenches are cleared by it)
-  std::vector<VecX> q(ns), u(ns), tau(ns);
+  std::vector<VecX> q(ns), u(ns), tau(ns), force_prev(ns);
   std::vector<Vec6Vector> fext(ns);
   std::vector<unsigned char> has_f(ns, 0);
   for (std::size_t s = 0; s < ns; ++s) {
@@ -153,6 +156,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
     q[s] = x.q;
     u[s] = x.u;
     tau[s] = x.tau;
+    force_prev[s] = x.flight_force;  // (the free-flight history's input, which the step replaces)
     has_f[s] = x.has_f_ext;
     if (x.has_f_ext) fext[s] = x.f_ext;
   }
@@ -179,7 +183,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
   const std::vector<unsigned char>& modes = stepper.position_modes();
   // u+ of the first linear system: the post-solve velocity (u_free on a Heun system)
   for (std::size_t s = 0; s < ns; ++s) {
-    if (modes[s] == 2) U.segment(v0[s], uplus[s].size()) = step_systems_[s].scratch_->u_free;
+    if (modes[s] >= 2) U.segment(v0[s], uplus[s].size()) = step_systems_[s].scratch_->u_free;
   }
 
   // smooth dynamics: rnea derivatives at a+ = (u+ - u) / dt, M~ and the PD terms
@@ -503,6 +507,30 @@ TransitionJacobians World::analytic_transition_derivatives() {
       aba_derivatives(m, *data[s], qplus[s], step_systems_[s].scratch_->u_free, tau[s], Aq, Au, At, has_f[s] ? &fext[s] : nullptr);
       du_plus = duq + 0.5 * dt * (Aq * dq_plus + Au * dU.middleRows(o, nv));
       du_plus.middleCols(2 * NV + o, nv) += 0.5 * dt * At;
+    } else if (modes[s] == 3) {
+      // u+ = u_q + (u_free - u) - dt/2 (a_prev + c), c = M^-1 (g - g_prev) (ab2_velocity) with
+      // the history a_prev, g_prev held and this step's input g = tau (unclamped dofs) + J^T f_ext:
+      // M dc = dg - (dM/dq c) dq, and d(M c - J^T f)/dq is the q-derivative of RNEA at u = 0,
+      // udot = c without gravity
+      du_plus = duq + dU.middleRows(o, nv);
+      du_plus.middleCols(NV + o, nv).diagonal().array() -= 1;
+      const Eigen::LLT<MatX> Mk(Mt.block(o, o, nv, nv));  // (M~ = M in flight)
+      MatX rhs_c = MatX::Zero(nv, 3 * NV);
+      const std::vector<unsigned char>& clamped = step_systems_[s].scratch_->clamped;
+      for (Index k = 0; k < nv; ++k) {
+        if (!clamped[static_cast<std::size_t>(k)]) rhs_c(k, 2 * NV + o + k) = 1;
+      }
+      const VecX c = Mk.solve(data_.systems[s].flight_force - force_prev[s]);
+      if (has_f[s] || (c.array() != 0).any()) {
+        Data& d = *data[s];
+        const Vec3 gravity = d.gravity;
+        d.gravity.setZero();
+        MatX Rq(nv, nv), Ru(nv, nv);
+        rnea_derivatives(m, d, q[s], VecX::Zero(nv), c, Rq, Ru, has_f[s] ? &fext[s] : nullptr);
+        d.gravity = gravity;
+        rhs_c.middleCols(o, nv) -= Rq;
+      }
+      du_plus -= 0.5 * dt * Mk.solve(rhs_c);
     }
     A.block(o, 0, nv, 2 * NV) = dq_plus.leftCols(2 * NV);
     B.block(o, 0, nv, NV) = dq_plus.rightCols(NV);

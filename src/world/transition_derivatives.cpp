@@ -60,28 +60,41 @@ TransitionJacobians finite_differences(const World& world, const TransitionOptio
   MatX Qp(NQ, nitems), Up(NV, nitems);
   std::vector<StepReport> reports(static_cast<std::size_t>(nitems));
 
+  // A perturbed state keeps the base state's free-flight history (SystemState::flight_dt,
+  // flight_accel, flight_force): a hidden input of the step, held for every column like the
+  // other inputs (the setters of q and u drop it, and the perturbed step would take Heun's update
+  // instead of the two-step one). So a perturbed q or u is restored as a whole state, per thread a
+  // copy of the base state with the perturbation in it.
+  std::vector<WorldState> perturbed(worlds.size(), base);
+  const auto restore_perturbed = [&](World& w, std::size_t t, Index s, const VecX& q, const VecX& u) {
+    SystemState& x = perturbed[t].systems[static_cast<std::size_t>(s)];
+    x.q = q;
+    x.u = u;
+    w.restore_state(perturbed[t]);
+    x.q = base.systems[static_cast<std::size_t>(s)].q;
+    x.u = base.systems[static_cast<std::size_t>(s)].u;
+  };
   const auto run_item = [&](Index item) {
     const std::size_t t = pool ? static_cast<std::size_t>(ThreadPool::thread_index()) : 0;
     World& w = *worlds[t];
-    w.restore_state(base);
+    const Index c = item / per_col;
+    if (item >= ncols * per_col || c >= 2 * NV) w.restore_state(base);  // (the nominal step, a tau column)
     if (item < ncols * per_col) {
-      const Index c = item / per_col;
       const Scalar h = (item % per_col == 0) ? options.eps : -options.eps;
       const Index g = c % NV, s = system_of(g), j = g - v0[static_cast<std::size_t>(s)];
-      ArticulatedSystem& sys = w.system(s);
       const SystemState& st = base.systems[static_cast<std::size_t>(s)];
       if (c < NV) {
         VecX q(st.nq);
-        sys.model().integrate(st.q, VecX::Unit(st.nv, j), h, q);
-        sys.set_state(q, st.u);
+        w.system(s).model().integrate(st.q, VecX::Unit(st.nv, j), h, q);
+        restore_perturbed(w, t, s, q, st.u);
       } else if (c < 2 * NV) {
         VecX u = st.u;
         u[j] += h;
-        sys.set_state(st.q, u);
+        restore_perturbed(w, t, s, st.q, u);
       } else {
         VecX tau = st.tau;
         tau[j] += h;
-        sys.set_generalized_force(tau);
+        w.system(s).set_generalized_force(tau);
       }
     }
     reports[static_cast<std::size_t>(item)] = workspaces ? w.integrate(*(*workspaces)[t]) : w.integrate();

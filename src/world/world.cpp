@@ -60,6 +60,8 @@ void World::set_gravity(const Vec3& g) {
     s->gravity_ = g;
     if (s->data_) s->data_->gravity = g;
   }
+  // (a free-flight history's acceleration has the old gravity in it: the next flight step is Heun's)
+  for (SystemState& x : data_.systems) x.drop_flight_history();
   prepared_ = false;
 }
 
@@ -368,6 +370,7 @@ void World::replace_model(ArticulatedSystem& s, Model model) {
   std::shared_ptr<const Model> shared = shared_model_equal_to(model);
   if (!shared) shared = std::make_shared<const Model>(std::move(model));
   s.model_ = std::move(shared);
+  s.st_->drop_flight_history();  // (its free-flight history is of the old Model's dynamics)
   // the stepper's views, the layout and the shared-Model ranks follow the new Model
   reserve();
 }
@@ -689,6 +692,7 @@ void World::check_compatible(const WorldState& st) const {
       const VecX& v = x.*f.member;
       if (v.size() != x.length(f) || !v.allFinite()) fail(who() + ": " + f.name + " has the wrong size or is not finite");
     }
+    if (!(x.flight_dt >= 0) || !std::isfinite(x.flight_dt)) fail(who() + ": free-flight dt is negative or not finite");
     if (static_cast<Index>(x.f_ext.size()) != x.nb) fail(who() + ": wrong number of external wrenches");
     for (const Vec6& f : x.f_ext) {
       if (!f.allFinite()) fail(who() + ": external wrench is not finite");

@@ -3,6 +3,7 @@
 // bytes are the same on every platform and a restored state is bit-identical.
 #include "impulse/world/world_state.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace impulse {
@@ -119,10 +120,13 @@ using VectorField = SystemState::VectorField;
 constexpr const auto& kVectorFields = SystemState::kVectorFields;
 constexpr int kWrenchDoubles = 6;  // per body: the pending external wrench
 
-// Doubles of one system's record after its sizes: the vectors of the table and the wrenches.
-std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb) {
-  std::uint64_t n = kWrenchDoubles * nb;
-  for (const VectorField& f : kVectorFields) n += f.length == SystemState::Length::Nq ? nq : nv;
+// Doubles of one system's record after its sizes in a given format version: the vectors of the
+// table that version has, the wrenches, and (from version 2) the free-flight dt.
+std::uint64_t system_doubles(std::uint64_t nq, std::uint64_t nv, std::uint64_t nb, std::uint32_t version) {
+  std::uint64_t n = kWrenchDoubles * nb + (version >= 2 ? 1 : 0);
+  for (const VectorField& f : kVectorFields) {
+    if (f.since <= version) n += f.length == SystemState::Length::Nq ? nq : nv;
+  }
   return n;
 }
 
@@ -167,6 +171,7 @@ std::string serialize_state(const WorldState& st) {
     for (const Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) w.f64(f[k]);
     }
+    w.f64(s.flight_dt);
   }
   w.u32(static_cast<std::uint32_t>(st.cache.contacts.size()));
   for (const ContactMemory& m : st.cache.contacts) {
@@ -199,9 +204,9 @@ WorldState deserialize_state(const std::string& bytes) {
   Reader r(bytes, end);
   for (int k = 0; k < 4; ++k) r.u8();
   const std::uint32_t version = r.u32();
-  if (version != kWorldStateVersion) {
+  if (version != kWorldStateVersion && version != 1) {  // (version 1: no free-flight history)
     r.fail("version " + std::to_string(version) + " is not supported (this build reads version " +
-           std::to_string(kWorldStateVersion) + ")");
+           std::to_string(kWorldStateVersion) + " and 1)");
   }
   WorldState st;
   st.time = r.f64();
@@ -214,10 +219,10 @@ WorldState deserialize_state(const std::string& bytes) {
     s.nv = r.u32();
     s.nb = r.u32();
     r.count(system_doubles(static_cast<std::uint64_t>(s.nq), static_cast<std::uint64_t>(s.nv),
-                           static_cast<std::uint64_t>(s.nb)),
+                           static_cast<std::uint64_t>(s.nb), version),
             8, "state size");
     for (const VectorField& f : kVectorFields) {
-      s.*f.member = r.vec(s.length(f));
+      s.*f.member = f.since <= version ? r.vec(s.length(f)) : VecX::Zero(s.length(f));
     }
     const std::uint8_t has_f_ext = r.u8();
     if (has_f_ext > 1) r.fail("external-wrench flag " + std::to_string(has_f_ext) + " is not 0 or 1");
@@ -225,6 +230,10 @@ WorldState deserialize_state(const std::string& bytes) {
     s.f_ext.assign(static_cast<std::size_t>(s.nb), Vec6::Zero());
     for (Vec6& f : s.f_ext) {
       for (int k = 0; k < 6; ++k) f[k] = r.f64();
+    }
+    if (version >= 2) {
+      s.flight_dt = r.f64();
+      if (!(s.flight_dt >= 0) || !std::isfinite(s.flight_dt)) r.fail("free-flight dt is negative or not finite");
     }
   }
   st.cache.contacts.resize(r.count(r.u32(), 80, "contact memory"));

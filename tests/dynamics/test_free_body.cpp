@@ -77,3 +77,22 @@ TEST_CASE("free body: M gives the kinetic energy and h the gravity wrench of the
     CHECK_ALL_CLOSE(Vec3(d.h.tail<3>()), Vec3(c.cross(weight)), 1e-13, 1e-13);
   }
 }
+
+TEST_CASE("free body: the closed form leaves what add_external_generalized_force reads", "[dynamics][free_body]") {
+  // J^T f_ext from the closed form's poses and subspace equals its own h without and with f_ext
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 6; ++trial) {
+    const Model model = random_free_body(rng, trial % 2 ? random_placement(rng, 2.0) : SE3(), false);
+    Data d(model);
+    VecX q, u;
+    random_state(model, rng, q, u, 3.0);
+    q.head<3>() = random_vector(3, rng) * 10;
+    const Vec6Vector f_ext(1, random_vector(6, rng));
+    const VecX hf = compute_free_body_dynamics(model, d, q, u, &f_ext);
+    const VecX h0 = compute_free_body_dynamics(model, d, q, u);
+    VecX g = VecX::Zero(6);
+    add_external_generalized_force(model, d, f_ext, g);
+    INFO("trial " << trial);
+    CHECK((g - (h0 - hf)).cwiseAbs().maxCoeff() <= 1e-12 * (1 + (h0 - hf).cwiseAbs().maxCoeff()));
+  }
+}

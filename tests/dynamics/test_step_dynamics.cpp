@@ -45,3 +45,28 @@ TEST_CASE("step_dynamics: fused h, M, J equal the separate calls", "[dynamics]")
     }
   }
 }
+
+TEST_CASE("step_dynamics: the external wrenches' generalized force alone, J^T f_ext", "[dynamics]") {
+  // add_external_generalized_force from the poses and Jacobians of the last step-dynamics call
+  // equals the difference of RNEA without and with the wrenches (h - (h - J^T f_ext)); a body
+  // without a wrench adds nothing, and the free body's closed form leaves what it needs too
+  for (const NamedModel& nm : dynamics_test_models()) {
+    const Model& model = nm.model;
+    Data d(model), sep(model);
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 3; ++trial) {
+      INFO(nm.name << ", trial " << trial);
+      VecX q, u;
+      random_state(model, rng, q, u);
+      Vec6Vector f_ext(model.nb, Vec6::Zero());
+      for (Index b = trial; b < model.nb; b += 2) f_ext[b] = random_vector(6, rng);
+      compute_step_dynamics(model, d, q, u);
+      VecX g = VecX::Constant(model.nv, 0.5);
+      add_external_generalized_force(model, d, f_ext, g);
+      const VecX h0 = rnea(model, sep, q, u, VecX::Zero(model.nv));
+      const VecX hf = rnea(model, sep, q, u, VecX::Zero(model.nv), &f_ext);
+      const VecX want = VecX::Constant(model.nv, 0.5) + (h0 - hf);
+      CHECK((g - want).cwiseAbs().maxCoeff() <= 1e-12 * (1 + want.cwiseAbs().maxCoeff()));
+    }
+  }
+}

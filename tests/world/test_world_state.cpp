@@ -1,5 +1,6 @@
 // WorldState: save / restore / reset / clone / serialization reproduce trajectories bit for bit,
 // and a state from another description is rejected with a clear error, changing nothing.
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <limits>
@@ -418,4 +419,100 @@ TEST_CASE("serialize_state refuses a state whose vectors do not match its declar
   s = w->save_state();
   s.systems[0].f_ext.clear();
   CHECK_THROWS_WITH(serialize_state(s), Catch::Contains("external wrenches"));
+}
+
+namespace {
+
+// ANYmal without PD gains thrown in the air, no ground: every step a free-flight step, which after
+// the first one takes the two-step velocity update from the last step's acceleration.
+void build_flight(World& w) {
+  DelassusSettings cs = w.settings().contact;
+  cs.joint_limits = false;  // (no rows)
+  w.set_contact_settings(cs);
+  ArticulatedSystem& r = w.add_articulated_system(kAnymal);
+  VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
+  q[2] = 5;
+  u.head<6>() << 1, 0.5, 3, 1, -2, 0.5;
+  for (Index k = 6; k < r.nv(); ++k) u[k] = k % 2 ? 2 : -2;
+  r.set_state(q, u);
+}
+
+// FNV-1a 64 of the bytes (the format's checksum, docs/state-format.md)
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("the free-flight history is part of the state: a robot in flight restores bit for bit", "[world][state]") {
+  World w;
+  build_flight(w);
+  run(w, 100);
+  const WorldState saved = w.save_state();
+  CHECK(saved.systems[0].flight_dt == w.settings().dt);
+  const Trajectory first = run(w, 200);
+  w.restore_state(saved);
+  CHECK(identical(run(w, 200), first));
+  // through the binary form, into a second World
+  const std::string bytes = serialize_state(saved);
+  const WorldState back = deserialize_state(bytes);
+  CHECK(serialize_state(back) == bytes);
+  World w2;
+  build_flight(w2);
+  w2.restore_state(back);
+  CHECK(identical(run(w2, 200), first));
+  // without the history the first step takes Heun's update: another trajectory, as accurate
+  WorldState bare = saved;
+  bare.systems[0].flight_dt = 0;
+  bare.systems[0].flight_accel.setZero();
+  bare.systems[0].flight_force.setZero();
+  w.restore_state(bare);
+  const Trajectory other = run(w, 200);
+  CHECK_FALSE(identical(other, first));
+  CHECK((other.back() - first.back()).cwiseAbs().maxCoeff() < 1e-6);
+  // a version-1 state (no history) still reads: the same bytes without the history's vectors
+  // (2 nv doubles after u_target) and its dt (the last double of the system's record)
+  const SystemState& x = bare.systems[0];
+  std::string v1 = serialize_state(bare);
+  v1[4] = 1;  // version 1 (u32, little-endian)
+  const std::size_t record = 28 + 4 + x.name.size() + 12;  // header, name, sizes
+  const std::size_t vectors = 8 * static_cast<std::size_t>(2 * x.nq + 5 * x.nv);  // version 1's
+  const std::size_t dt_at = record + vectors + 16 * static_cast<std::size_t>(x.nv) + 1 + 48 * static_cast<std::size_t>(x.nb);
+  v1.erase(dt_at, 8);
+  v1.erase(record + vectors, 16 * static_cast<std::size_t>(x.nv));
+  v1.resize(v1.size() - 8);
+  const std::uint64_t h = fnv1a(v1);
+  for (int k = 0; k < 8; ++k) v1.push_back(static_cast<char>(h >> (8 * k)));
+  WorldState old;
+  REQUIRE_NOTHROW(old = deserialize_state(v1));
+  CHECK(old.systems[0].flight_dt == 0);
+  CHECK(serialize_state(old) == serialize_state(bare));
+  w.restore_state(old);
+  CHECK(identical(run(w, 200), other));
+}
+
+TEST_CASE("restore_state rejects a free-flight history that does not fit, changing nothing", "[world][state]") {
+  World w;
+  build_flight(w);
+  run(w, 10);
+  const WorldState saved = w.save_state();
+  WorldState bad = saved;
+  bad.systems[0].flight_accel.resize(3);
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight acceleration has the wrong size"));
+  bad = saved;
+  bad.systems[0].flight_force[2] = std::nan("");
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight input force has the wrong size or is not finite"));
+  bad = saved;
+  bad.systems[0].flight_dt = -1;
+  CHECK_THROWS_WITH(w.restore_state(bad), Catch::Contains("free-flight dt is negative"));
+  CHECK_THROWS_WITH(deserialize_state(serialize_state(bad)), Catch::Contains("free-flight dt is negative"));
+  bad = saved;
+  bad.systems[0].flight_force.resize(2);
+  CHECK_THROWS_AS(serialize_state(bad), StateFormatError);
+  CHECK(w.save_state().systems[0].flight_accel == saved.systems[0].flight_accel);  // unchanged
 }

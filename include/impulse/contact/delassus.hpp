@@ -112,6 +112,11 @@ struct DelassusSettings {
   RestitutionLaw restitution_law = RestitutionLaw::Poisson;
   PositionCorrection position_correction = PositionCorrection::Split;
   PositionUpdate position_update = PositionUpdate::Bodies;  // docs/fidelity.md item 7
+  // Free flight on the midpoint rule (systems without implicit terms): the velocity update from
+  // this step's and the last step's accelerations (two-step Adams-Bashforth, one dynamics
+  // evaluation per step; stepper/integrate.hpp ab2_velocity) whenever the last step was a flight
+  // step; false: Heun's update every step (a second evaluation, ABA at q+)
+  bool flight_two_step = true;
   Scalar restitution_threshold = 1e-2;  // m/s: slower approaches do not bounce (resting contact)
   // Position-error correction, small and on by default: velocity-level contacts let penetration
   // drift at second order (a foot held while its leg rotates sinks ~2 cm in 8 s without it).

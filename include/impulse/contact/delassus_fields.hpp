@@ -47,6 +47,8 @@ inline const FieldTable<DelassusSettings>& contact_fields() {
                         "`split`: a separate frictionless solve moves q only (adds no kinetic energy); `velocity`: the push-out velocity is a target of the contact solve and stays in u"),
           IMPULSE_FIELD(D, position_update, any_value(), "",
                         "how q moves in a step: `euler` (semi-implicit), `midpoint` (exact in free flight and single impacts) or `bodies` (midpoint for free rigid bodies, and for articulated systems without PD or damping in free flight; docs/fidelity.md item 7)"),
+          IMPULSE_FIELD(D, flight_two_step, any_value(), "",
+                        "free flight on the midpoint rule: the two-step velocity update from the last step's acceleration (one dynamics evaluation per step); false: Heun's update (a second evaluation at q+) every step"),
           IMPULSE_FIELD(D, restitution_threshold, at_least(0), "m/s", "slower approaches do not bounce"),
           IMPULSE_FIELD(D, erp, closed(0, 1), "", "fraction of the penetration removed per step (0: off)"),
           IMPULSE_FIELD(D, slop, at_least(0), "m", "penetration left uncorrected"),

@@ -28,4 +28,11 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
 // the poses are left as they are. Bit-identical to the M of that call.
 const MatX& recompute_step_mass_matrix(const Model& model, Data& data);
 
+// out += sum_i J_i^T f_ext,i: the generalized force of body-frame external wrenches (about each
+// body's origin, as rnea.hpp takes them) alone, from the poses (data.oMi) and world-frame joint
+// subspaces (data.J) that the last compute_step_dynamics or compute_free_body_dynamics call left:
+// each wrench, moved to the world frame about the world origin, acts on the dofs of its body's
+// path to the root. O(depth) per body with a non-zero wrench (zero entries are skipped).
+void add_external_generalized_force(const Model& model, const Data& data, const Vec6Vector& f_ext, VecXref out);
+
 }  // namespace impulse

@@ -236,7 +236,8 @@ class Stepper {
   const VecX& lambda() const { return lambda_; }
   // How the last finish() moved each system's q (in system order): 0 semi-implicit Euler, with u+
   // or, under the split correction or per-row weights, with u_free + M~^-1 J^T lambda_q; 1 the
-  // midpoint update; 2 the midpoint update with Heun's velocity update (free flight).
+  // midpoint update; 2 the midpoint update with Heun's velocity update (free flight); 3 the
+  // midpoint update with the two-step velocity update (free flight with a history, ab2_velocity).
   const std::vector<unsigned char>& position_modes() const { return position_mode_; }
   // lambda_q of the last finish() (global rows): lambda + lambda_p under the split correction
   // (lambda_p its push-out impulses), w o lambda (+ lambda_p) under per-row position weights;
@@ -296,6 +297,9 @@ class Stepper {
   VecX spec_v_, spec_c_, spec_l_, spec_g_;  // speculative impacts: velocities, problem, answer, G answer
   std::vector<unsigned char> spec_done_;  // per contact of the island: its row took an impact target
   std::vector<VecX> u_pos_;       // per system: u+ + u_p, the velocity that moves q
+  // per system: the step's smooth acceleration and generalized input force (the free-flight
+  // history it leaves, SystemState::flight_accel and flight_force)
+  std::vector<VecX> accel_next_, force_next_;
   Vec6Vector spec_twist_;         // per body: world twist at u_free (speculative margin)
   bool solved_ = false;  // lambda_ answers the assembled contacts (finish() ran after prepare())
   std::vector<ContactMemory> memory_next_;

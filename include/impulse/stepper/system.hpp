@@ -5,6 +5,7 @@
 // and u, clears the external wrenches after the step and reports the contact impulses.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,21 +42,36 @@ struct SystemState {
   VecX q_target, u_target;   // PD targets (layouts of q and u)
   Vec6Vector f_ext;          // pending external wrench per body (body frame), nb entries
   bool has_f_ext = false;    // whether any entry of f_ext is non-zero (cleared after the step)
+  // Free-flight history for the two-step velocity update (stepper/integrate.hpp, ab2_velocity):
+  // the last step's smooth acceleration a = M^-1 (g - h) and its generalized input force
+  // g = tau (within the actuator limits) + J^T f_ext, when that step was a free-flight step on
+  // the midpoint rule; flight_dt is that step's dt, 0 when there is no history. A step applies it
+  // only at the same dt; the setters of q and u (ArticulatedSystem), gravity and the Model drop it.
+  Scalar flight_dt = 0;
+  VecX flight_accel, flight_force;  // (layout of u; zero without a history)
+  void drop_flight_history() {
+    if (flight_dt == 0) return;
+    flight_dt = 0;
+    flight_accel.setZero();
+    flight_force.setZero();
+  }
 
   SystemState() = default;
   // At rest in the Model's neutral configuration, without inputs.
   SystemState(std::string system_name, const Model& model);
 
   // The vectors above with the length each has (nq or nv), in the order of the binary form
-  // (docs/state-format.md): the serializer, its reader and restore_state's checks walk this one
-  // table.
+  // (docs/state-format.md), with the format version that added each (an older state's bytes
+  // lack it: it reads as zeros): the serializer, its reader and restore_state's checks walk this
+  // one table.
   enum class Length { Nq, Nv };
   struct VectorField {
     VecX SystemState::*member;
     Length length;
     const char* name;
+    std::uint32_t since;
   };
-  static const VectorField kVectorFields[7];
+  static const VectorField kVectorFields[9];
   Index length(const VectorField& f) const { return f.length == Length::Nq ? nq : nv; }
 };
 

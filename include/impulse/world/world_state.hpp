@@ -2,8 +2,8 @@
 // step, restore, branch and replay (World::save_state / restore_state / reset / clone).
 //
 // A state holds, per articulated system, its SystemState (stepper/system.hpp: q, u, the
-// generalized force tau, PD gains and targets, and the external wrenches still pending for the
-// next step); for the World: the time and the stepper's warm-start memory (StepperCache). It is a
+// generalized force tau, PD gains and targets, the external wrenches still pending for the
+// next step, and the free-flight history of the two-step velocity update); for the World: the time and the stepper's warm-start memory (StepperCache). It is a
 // copy of those parts of the World's WorldData. Restoring a state and stepping reproduces the
 // trajectory of the World it was saved from bit for bit (tests/world/test_world_state.cpp).
 //
@@ -39,7 +39,7 @@ class StateFormatError : public Error {
   using Error::Error;
 };
 
-constexpr std::uint32_t kWorldStateVersion = 1;
+constexpr std::uint32_t kWorldStateVersion = 2;  // (reads 1 too: without the free-flight history)
 
 // Compact binary form (docs/state-format.md).
 std::string serialize_state(const WorldState& state);
