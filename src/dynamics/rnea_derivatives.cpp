@@ -39,34 +39,49 @@ void check_square(const Model& model, const MatXref& X, const char* name) {
                 ", the model needs nv x nv = ", model.nv, " x ", model.nv);
 }
 
-// M^-1 (full, symmetric) from the factor M = L^T D L of ltdl_factor: M^-1 = Y D^-1 Y^T with
-// Y = L^-1, unit lower triangular with the sparsity of L (row k of Y lies on k and its ancestors:
-// Y_k = e_k - sum_{a in anc(k)} L_ka Y_a). Y^T is built in the upper triangle, column k of Y^T
-// from the columns of k's ancestors (each a contiguous AXPY over rows 0 .. a), then overwritten in
-// place by M^-1: row i from the last row up, each row from its last column, so that entry (i, j),
-// i <= j, = sum_{k <= i} Y^T(k, i) D^-1_k Y^T(k, j) reads only entries not yet overwritten.
-// About nv^3 / 6 multiply-adds plus the sparse Y (ANYmal: ~2k), instead of nv tree-sparse solves
-// of an identity column each (~4k).
+// Rows R0 .. R0 + R - 1 of column k of M^-1: -sum_{a in anc(k)} L_ka (column a of M^-1), in
+// registers (La, anc: the packed row k of L, entries a0 .. a1 - 1).
+template <int R>
+inline void minv_column_rows(Scalar* Minv, Index ld, Index R0, Index k, const Index* anc, const Scalar* La, Index a0,
+                             Index a1) {
+  using VecR = Eigen::Matrix<Scalar, R, 1>;
+  VecR acc = VecR::Zero();
+  for (Index a = a0; a < a1; ++a) acc -= La[a] * Eigen::Map<const VecR>(Minv + R0 + anc[a] * ld);
+  Eigen::Map<VecR>(Minv + R0 + k * ld) = acc;
+}
+
+// M^-1 (full, symmetric) from the factor M = L^T D L of ltdl_factor: M^-1 = L^-1 D^-1 L^-T, so
+// L M^-1 = D^-1 L^-T is upper triangular with diagonal D^-1 (L^-T unit upper triangular). Its
+// row k below and on the diagonal gives, for j <= k,
+//   M^-1_kj = delta_kj D^-1_k - sum_{a in anc(k)} L_ka M^-1_aj ,
+// which reads only rows a < k and, by symmetry, columns j < k of M^-1: in depth-first order,
+// column k over rows 0 .. k - 1 is a sum of the ancestors' columns (8 rows at a time in
+// registers), then the diagonal, then its mirror into row k. Sum over dofs of depth times the
+// dof's index multiply-adds (ANYmal: ~1k); no L^-1 is formed.
 void inverse_from_factor(const Model& model, Data& data, MatXref Minv) {
-  const Index n = model.nv;
+  const Index n = model.nv, ld = Minv.outerStride();
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   const Scalar* La = data.L_anc.data();
-  Minv.setZero();
+  Scalar* X = Minv.data();
   for (Index k = 0; k < n; ++k) {
-    Minv(k, k) = 1;
-    for (Index e = begin[k]; e < begin[k + 1]; ++e) {
-      const Index a = anc[e];
-      Minv.col(k).head(a + 1) -= La[e] * Minv.col(a).head(a + 1);
+    Scalar* c = X + k * ld;
+    const Index a0 = begin[k], a1 = begin[k + 1];
+    Index R0 = 0;
+    for (; R0 + 8 <= k; R0 += 8) minv_column_rows<8>(X, ld, R0, k, anc, La, a0, a1);
+    if (R0 + 4 <= k) {
+      minv_column_rows<4>(X, ld, R0, k, anc, La, a0, a1);
+      R0 += 4;
     }
-  }
-  VecX& w = data.ltdl_tmp;  // D^-1 Y^T(:, i) over rows 0 .. i
-  for (Index i = n - 1; i >= 0; --i) {
-    w.head(i + 1) = Minv.col(i).head(i + 1).cwiseProduct(data.Dinv.head(i + 1));
-    for (Index j = n - 1; j >= i; --j) Minv(i, j) = w.head(i + 1).dot(Minv.col(j).head(i + 1));
-  }
-  for (Index j = 0; j < n; ++j) {
-    for (Index i = j + 1; i < n; ++i) Minv(i, j) = Minv(j, i);
+    if (R0 + 2 <= k) {
+      minv_column_rows<2>(X, ld, R0, k, anc, La, a0, a1);
+      R0 += 2;
+    }
+    if (R0 < k) minv_column_rows<1>(X, ld, R0, k, anc, La, a0, a1);
+    Scalar d = data.Dinv[k];
+    for (Index a = a0; a < a1; ++a) d -= La[a] * c[anc[a]];
+    c[k] = d;
+    for (Index j = 0; j < k; ++j) X[k + j * ld] = c[j];
   }
 }
 
@@ -205,20 +220,58 @@ void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, co
   }
 }
 
-// X <- -M^-1 X for X with the branch sparsity of M (d tau / dq, d tau / du): column j is nonzero
-// only on the ancestors of dof j and its subtree j .. end_j - 1 (Data::dof_subtree_end), so it is
-// a product with those columns of M^-1 (the subtree's contiguous, as one matrix-vector product;
-// ANYmal: 9 of 18 columns for a leg dof), each column copied out first.
-void minus_minv_times(const Data& data, const MatXref& Minv, MatXref X, VecX& x) {
-  const Index n = X.rows();
+// acc_A += x_A[r] m_r, acc_B += x_B[r] m_r over the nonzero rows r of a column (ancestors, then
+// the subtree range), m_r = rows R0 .. R0 + R - 1 of column r of M^-1: R rows of both results
+// in registers, each column of M^-1 loaded once for both.
+template <int R>
+inline void minv_rows(const Scalar* Minv, Index ld, Index R0, const Index* anc, Index a0, Index a1, Index s0,
+                      Index s1, const Scalar* xA, const Scalar* xB, Scalar* outA, Scalar* outB) {
+  using VecR = Eigen::Matrix<Scalar, R, 1>;
+  VecR accA = VecR::Zero(), accB = VecR::Zero();
+  for (Index a = a0; a < a1; ++a) {
+    const Index r = anc[a];
+    const Eigen::Map<const VecR> m(Minv + R0 + r * ld);
+    accA += xA[r] * m;
+    accB += xB[r] * m;
+  }
+  for (Index r = s0; r < s1; ++r) {
+    const Eigen::Map<const VecR> m(Minv + R0 + r * ld);
+    accA += xA[r] * m;
+    accB += xB[r] * m;
+  }
+  Eigen::Map<VecR>(outA + R0) = accA;
+  Eigen::Map<VecR>(outB + R0) = accB;
+}
+
+// A <- -M^-1 A and B <- -M^-1 B for A, B with the branch sparsity of M (d tau / dq, d tau / du):
+// column j of both is nonzero only on the ancestors of dof j and its subtree j .. end_j - 1
+// (Data::dof_subtree_end), so it is a sum of those columns of M^-1 (ANYmal: 9 of 18 columns for
+// a leg dof). The two share the sparsity, so each column of M^-1 serves both; the column pair is
+// copied out first (xA, xB: nv each), then the result is formed 8 rows at a time in registers.
+void minus_minv_times(const Data& data, const MatXref& Minv, MatXref A, MatXref B, Scalar* xA, Scalar* xB) {
+  const Index n = A.rows(), ld = Minv.outerStride();
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
+  const Scalar* M = Minv.data();
   for (Index j = 0; j < n; ++j) {
-    const Index e = data.dof_subtree_end[static_cast<std::size_t>(j)];
-    x = -X.col(j);
-    auto out = X.col(j);
-    out.noalias() = Minv.middleCols(j, e - j) * x.segment(j, e - j);
-    for (Index a = begin[j]; a < begin[j + 1]; ++a) out += x[anc[a]] * Minv.col(anc[a]);
+    Scalar* outA = A.data() + j * A.outerStride();
+    Scalar* outB = B.data() + j * B.outerStride();
+    for (Index r = 0; r < n; ++r) {
+      xA[r] = -outA[r];
+      xB[r] = -outB[r];
+    }
+    const Index a0 = begin[j], a1 = begin[j + 1], e = data.dof_subtree_end[static_cast<std::size_t>(j)];
+    Index R0 = 0;
+    for (; R0 + 8 <= n; R0 += 8) minv_rows<8>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
+    if (R0 + 4 <= n) {
+      minv_rows<4>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
+      R0 += 4;
+    }
+    if (R0 + 2 <= n) {
+      minv_rows<2>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
+      R0 += 2;
+    }
+    if (R0 < n) minv_rows<1>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
   }
 }
 
@@ -290,8 +343,7 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
   data.tau = data.u_aba;
   // 4. d udot / d tau = M^-1, d udot / dq = -M^-1 d tau / dq, d udot / du = -M^-1 d tau / du
   inverse_from_factor(model, data, dudot_dtau);
-  minus_minv_times(data, dudot_dtau, dudot_dq, data.ltdl_tmp);
-  minus_minv_times(data, dudot_dtau, dudot_du, data.ltdl_tmp);
+  minus_minv_times(data, dudot_dtau, dudot_dq, dudot_du, data.ltdl_tmp.data(), data.u_aba.data());
 }
 
 }  // namespace impulse
