@@ -197,12 +197,15 @@ void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, co
       alpha = cross_motion(al, s) + cross_motion(vl, beta);
       gamma = cross_motion(vl + vi, s);
     }
-    // rows of the subtree (this joint included): F_r . alpha + G_r . beta
+    // rows of the subtree (this joint included): F_r . alpha + G_r . beta, G_r's first three
+    // entries zero (body_rows)
+    Scalar* out_q = &dtau_dq(0, j);
+    Scalar* out_u = &dtau_du(0, j);
     for (Index r = k0; r < k0 + ns; ++r) {
       const Scalar* Fr = data.F.data() + 6 * r;
       const Scalar* Gr = data.dG.data() + 6 * r;
-      dtau_dq(r, j) = detail::dot6(Fr, alpha.data()) + detail::dot6(Gr, beta.data());
-      dtau_du(r, j) = detail::dot6(Fr, gamma.data()) + detail::dot6(Gr, s.data());
+      out_q[r] = detail::dot6(Fr, alpha.data()) + (Gr[3] * beta[3] + (Gr[4] * beta[4] + Gr[5] * beta[5]));
+      out_u[r] = detail::dot6(Fr, gamma.data()) + (Gr[3] * s[3] + (Gr[4] * s[4] + Gr[5] * s[5]));
     }
     if (floating) dtau_dq.block<6, 1>(k0, j) += extra;
     // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
