@@ -39,6 +39,27 @@ void check_square(const Model& model, const MatXref& X, const char* name) {
                 ", the model needs nv x nv = ", model.nv, " x ", model.nv);
 }
 
+// f.template operator()<R>(R0) over rows 0 .. n - 1 in blocks of R rows: 8 at a time, then the
+// last 1 to 10 rows as one block (ANYmal's nv = 18: 8 + 10, all in registers: SSE2 has 16).
+template <class F>
+inline void for_row_blocks(Index n, F&& f) {
+  Index R0 = 0;
+  for (; n - R0 > 10; R0 += 8) f.template operator()<8>(R0);
+  switch (n - R0) {
+    case 10: return f.template operator()<10>(R0);
+    case 9: return f.template operator()<9>(R0);
+    case 8: return f.template operator()<8>(R0);
+    case 7: return f.template operator()<7>(R0);
+    case 6: return f.template operator()<6>(R0);
+    case 5: return f.template operator()<5>(R0);
+    case 4: return f.template operator()<4>(R0);
+    case 3: return f.template operator()<3>(R0);
+    case 2: return f.template operator()<2>(R0);
+    case 1: return f.template operator()<1>(R0);
+    default: return;
+  }
+}
+
 // Rows R0 .. R0 + R - 1 of column k of M^-1: -sum_{a in anc(k)} L_ka (column a of M^-1), in
 // registers (La, anc: the packed row k of L, entries a0 .. a1 - 1).
 template <int R>
@@ -49,6 +70,18 @@ inline void minv_column_rows(Scalar* Minv, Index ld, Index R0, Index k, const In
   for (Index a = a0; a < a1; ++a) acc -= La[a] * Eigen::Map<const VecR>(Minv + R0 + anc[a] * ld);
   Eigen::Map<VecR>(Minv + R0 + k * ld) = acc;
 }
+
+struct MinvColumnBlocks {
+  Scalar* X;
+  Index ld, k;
+  const Index* anc;
+  const Scalar* La;
+  Index a0, a1;
+  template <int R>
+  void operator()(Index R0) const {
+    minv_column_rows<R>(X, ld, R0, k, anc, La, a0, a1);
+  }
+};
 
 // M^-1 (full, symmetric) from the factor M = L^T D L of ltdl_factor: M^-1 = L^-1 D^-1 L^-T, so
 // L M^-1 = D^-1 L^-T is upper triangular with diagonal D^-1 (L^-T unit upper triangular). Its
@@ -66,20 +99,9 @@ void inverse_from_factor(const Model& model, Data& data, MatXref Minv) {
   Scalar* X = Minv.data();
   for (Index k = 0; k < n; ++k) {
     Scalar* c = X + k * ld;
-    const Index a0 = begin[k], a1 = begin[k + 1];
-    Index R0 = 0;
-    for (; R0 + 8 <= k; R0 += 8) minv_column_rows<8>(X, ld, R0, k, anc, La, a0, a1);
-    if (R0 + 4 <= k) {
-      minv_column_rows<4>(X, ld, R0, k, anc, La, a0, a1);
-      R0 += 4;
-    }
-    if (R0 + 2 <= k) {
-      minv_column_rows<2>(X, ld, R0, k, anc, La, a0, a1);
-      R0 += 2;
-    }
-    if (R0 < k) minv_column_rows<1>(X, ld, R0, k, anc, La, a0, a1);
+    for_row_blocks(k, MinvColumnBlocks{X, ld, k, anc, La, begin[k], begin[k + 1]});
     Scalar d = data.Dinv[k];
-    for (Index a = a0; a < a1; ++a) d -= La[a] * c[anc[a]];
+    for (Index a = begin[k]; a < begin[k + 1]; ++a) d -= La[a] * c[anc[a]];
     c[k] = d;
     for (Index j = 0; j < k; ++j) X[k + j * ld] = c[j];
   }
@@ -246,6 +268,19 @@ inline void minv_rows(const Scalar* Minv, Index ld, Index R0, const Index* anc, 
   Eigen::Map<VecR>(outB + R0) = accB;
 }
 
+struct MinvProductBlocks {
+  const Scalar* M;
+  Index ld;
+  const Index* anc;
+  Index a0, a1, s0, s1;
+  const Scalar *xA, *xB;
+  Scalar *outA, *outB;
+  template <int R>
+  void operator()(Index R0) const {
+    minv_rows<R>(M, ld, R0, anc, a0, a1, s0, s1, xA, xB, outA, outB);
+  }
+};
+
 // A <- -M^-1 A and B <- -M^-1 B for A, B with the branch sparsity of M (d tau / dq, d tau / du):
 // column j of both is nonzero only on the ancestors of dof j and its subtree j .. end_j - 1
 // (Data::dof_subtree_end), so it is a sum of those columns of M^-1 (ANYmal: 9 of 18 columns for
@@ -264,17 +299,7 @@ void minus_minv_times(const Data& data, const MatXref& Minv, MatXref A, MatXref 
       xB[r] = -outB[r];
     }
     const Index a0 = begin[j], a1 = begin[j + 1], e = data.dof_subtree_end[static_cast<std::size_t>(j)];
-    Index R0 = 0;
-    for (; R0 + 8 <= n; R0 += 8) minv_rows<8>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
-    if (R0 + 4 <= n) {
-      minv_rows<4>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
-      R0 += 4;
-    }
-    if (R0 + 2 <= n) {
-      minv_rows<2>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
-      R0 += 2;
-    }
-    if (R0 < n) minv_rows<1>(M, ld, R0, anc, a0, a1, j, e, xA, xB, outA, outB);
+    for_row_blocks(n, MinvProductBlocks{M, ld, anc, a0, a1, j, e, xA, xB, outA, outB});
   }
 }
 
