@@ -182,43 +182,83 @@ void accumulate_into_parent(const Model& model, Data& data, Index i) {
   data.of[p] += data.of[i];
 }
 
+// The six columns of a floating root i (no ancestors; its dofs k0 .. k0 + 5 and subtree rows
+// k0 .. k0 + ns - 1; model_builder allows a floating joint only on a root): with
+// xi = S_0 dq not body-fixed, beta = dv_0 - xi x v_0, alpha = da_0 - xi x a_0 + v_0 x beta,
+// gamma = dc_0 - xi x v_0, plus its own rows' dS_0^T F_0 + S_0^T (xi x* F_0) (rnea_derivatives.hpp).
+// Row r of all six columns at once: [F_r; G_r] (G_r's first three entries zero) times the 9 x 6
+// coefficients [alpha; beta] and [gamma; s], each a sum of rows of coefficients (three packets
+// over the columns) instead of six pairs of 6-dot products.
+void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
+                      MatXref dtau_dq, MatXref dtau_du) {
+  const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i);
+  using Coeffs = Eigen::Matrix<Scalar, 9, 6, Eigen::RowMajor>;  // rows: the six of F_r, G_r's last three
+  using Row6 = Eigen::Matrix<Scalar, 1, 6>;
+  Coeffs Pq, Pu;
+  Mat6 extra;
+  const Vec6& Fi = data.of[i];
+  const Vec6& vi = data.ov[i];
+  const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
+  for (Index c = 0; c < 6; ++c) {
+    const Vec6 s = data.J.col(k0 + c);
+    const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
+    Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
+    dv0.head<3>() = dv.cross(wb);
+    da0.head<3>() = dv.cross(wd);
+    dc0.head<3>() = c < 3 ? Vec3(Vec3::Unit(c).cross(wb)) : Vec3(vb.cross(Vec3::Unit(c - 3)));
+    const Vec6 beta = dv0 - cross_motion(s, vi);
+    Pq.col(c).head<6>() = da0 - cross_motion(s, data.oa[i]) + cross_motion(vi, beta);
+    Pq.col(c).tail<3>() = beta.tail<3>();
+    Pu.col(c).head<6>() = dc0 - cross_motion(s, vi);
+    Pu.col(c).tail<3>() = s.tail<3>();
+    // the root's own rows: dS_0^T F_0 + S_0^T (xi x* F_0), S_0 = [[1, [p]], [0, 1]] not body-fixed
+    const Vec6 xF = cross_force(s, Fi);
+    extra.col(c).head<3>() = xF.head<3>();
+    extra.col(c).tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
+  }
+  const Index ldq = dtau_dq.outerStride(), ldu = dtau_du.outerStride();
+  Scalar* out_q = dtau_dq.data() + k0 * ldq;
+  Scalar* out_u = dtau_du.data() + k0 * ldu;
+  for (Index r = k0; r < k0 + ns; ++r) {
+    const Scalar* Fr = data.F.data() + 6 * r;
+    const Scalar* Gr = data.dG.data() + 6 * r;
+    Row6 q = Fr[0] * Pq.row(0), w = Fr[0] * Pu.row(0);
+    for (int t = 1; t < 6; ++t) {
+      q += Fr[t] * Pq.row(t);
+      w += Fr[t] * Pu.row(t);
+    }
+    for (int t = 3; t < 6; ++t) {
+      q += Gr[t] * Pq.row(t + 3);
+      w += Gr[t] * Pu.row(t + 3);
+    }
+    if (r < k0 + 6) q += extra.row(r - k0);
+    for (Index c = 0; c < 6; ++c) {
+      out_q[r + c * ldq] = q[c];
+      out_u[r + c * ldu] = w[c];
+    }
+  }
+}
+
 // The columns of d tau / dq and d tau / du of the dofs of joint i (rnea_derivatives.hpp), from
 // the summed I^c_i, B^c_i, F_i, the columns F and G of the subtree and a of i and its parent. The
 // entries outside the rows of the subtree and the ancestors are left as they are (zero).
 void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
                   const Vec6& a_world, MatXref dtau_dq, MatXref dtau_du) {
+  if (model.joint_type[i] == JointType::Floating) return floating_columns(model, data, i, u, udot, dtau_dq, dtau_du);
   const Index k0 = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
   const Index ns = detail::subtree_nv(model, i);
   const WorldInertia& Ic = data.oYcrb[i];
   const Mat6& Bc = data.oBcrb[i];
   const Vec6& Fi = data.of[i];
-  const bool floating = model.joint_type[i] == JointType::Floating;
   const Vec6 vl = p < 0 ? Vec6::Zero().eval() : data.ov[p];
   const Vec6& al = p < 0 ? a_world : data.oa[p];
   const Vec6& vi = data.ov[i];
   for (Index c = 0; c < n; ++c) {
     const Index j = k0 + c;
     const Vec6 s = data.J.col(j);
-    Vec6 alpha, beta, gamma, extra = Vec6::Zero();
-    if (floating) {
-      const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
-      const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
-      Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
-      dv0.head<3>() = dv.cross(wb);
-      da0.head<3>() = dv.cross(wd);
-      dc0.head<3>() = c < 3 ? Vec3(Vec3::Unit(c).cross(wb)) : Vec3(vb.cross(Vec3::Unit(c - 3)));
-      beta = dv0 - cross_motion(s, vi);
-      alpha = da0 - cross_motion(s, data.oa[i]) + cross_motion(vi, beta);
-      gamma = dc0 - cross_motion(s, vi);
-      // the root's own rows: dS_0^T F_0 + S_0^T (xi x* F_0), S_0 = [[1, [p]], [0, 1]] not body-fixed
-      const Vec6 xF = cross_force(s, Fi);
-      extra.head<3>() = xF.head<3>();
-      extra.tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
-    } else {
-      beta = cross_motion(vl, s);
-      alpha = cross_motion(al, s) + cross_motion(vl, beta);
-      gamma = cross_motion(vl + vi, s);
-    }
+    const Vec6 beta = cross_motion(vl, s);
+    const Vec6 alpha = cross_motion(al, s) + cross_motion(vl, beta);
+    const Vec6 gamma = cross_motion(vl + vi, s);
     // rows of the subtree (this joint included): F_r . alpha + G_r . beta, G_r's first three
     // entries zero (body_rows)
     Scalar* out_q = &dtau_dq(0, j);
@@ -229,7 +269,6 @@ void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, co
       out_q[r] = detail::dot6(Fr, alpha.data()) + (Gr[3] * beta[3] + (Gr[4] * beta[4] + Gr[5] * beta[5]));
       out_u[r] = detail::dot6(Fr, gamma.data()) + (Gr[3] * s[3] + (Gr[4] * s[4] + Gr[5] * s[5]));
     }
-    if (floating) dtau_dq.block<6, 1>(k0, j) += extra;
     // rows of the ancestors: S_r . (s x* F_i + I^c alpha + B^c beta), S_r . (I^c gamma + B^c s)
     const Index first = model.dof_parent[k0];
     if (first < 0) continue;
