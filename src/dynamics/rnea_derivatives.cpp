@@ -12,14 +12,15 @@ namespace {
 // For I = [[m 1, -[c]], [[c], I_O]] (c the first moment) and v = [v_l; w], multiplying out with
 // h_l = m v_l + w x c leaves only the right half:
 //   B = [[0, -2 [h_l]], [0, [w] I_O - I_O [w] - ([v_l][c] + [c][v_l]) - [h_a]]],
-// so B is stored and summed as its right 6 x 3 columns (the left ones stay zero).
+// so B is stored and summed as its right 6 x 3 columns (the left ones stay zero). I_O is
+// symmetric, so I_O [w] = -([w] I_O)^T, and with [v_l][c] + [c][v_l] = v_l c^T + c v_l^T - 2 v_l.c
+// the lower right block is Y + Y^T + 2 v_l.c - [h_a], Y = [w] I_O - v_l c^T (columns w x I_O e_k).
 void body_variation(const WorldInertia& I, const Vec6& v, const Vec6& h, Mat6& B) {
-  const Mat3 W = skew(v.tail<3>());
-  const Vec3 vl = v.head<3>();
+  const Vec3 w = v.tail<3>(), vl = v.head<3>();
   B.topRightCorner<3, 3>() = -2 * skew(h.head<3>());
-  Mat3 BR = W * I.I_O;
-  BR.noalias() -= I.I_O * W;
-  BR.noalias() -= vl * I.h.transpose() + I.h * vl.transpose();  // [v_l][c] + [c][v_l] = v_l c^T + c v_l^T - 2 v_l.c
+  Mat3 Y;
+  for (int k = 0; k < 3; ++k) Y.col(k) = w.cross(I.I_O.col(k)) - I.h[k] * vl;
+  Mat3 BR = Y + Y.transpose();
   BR.diagonal().array() += 2 * vl.dot(I.h);
   BR -= skew(h.tail<3>());
   B.bottomRightCorner<3, 3>() = BR;
