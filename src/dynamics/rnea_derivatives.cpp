@@ -242,7 +242,8 @@ void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u
 
 // The columns of d tau / dq and d tau / du of the dofs of joint i (rnea_derivatives.hpp), from
 // the summed I^c_i, B^c_i, F_i, the columns F and G of the subtree and a of i and its parent. The
-// entries outside the rows of the subtree and the ancestors are left as they are (zero).
+// entries outside the rows of the subtree and the ancestors are left as they are (rnea_derivatives
+// zeroes them first; aba_derivatives never reads them).
 void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
                   const Vec6& a_world, MatXref dtau_dq, MatXref dtau_du) {
   if (model.joint_type[i] == JointType::Floating) return floating_columns(model, data, i, u, udot, dtau_dq, dtau_du);
@@ -324,8 +325,9 @@ struct MinvProductBlocks {
 // A <- -M^-1 A and B <- -M^-1 B for A, B with the branch sparsity of M (d tau / dq, d tau / du):
 // column j of both is nonzero only on the ancestors of dof j and its subtree j .. end_j - 1
 // (Data::dof_subtree_end), so it is a sum of those columns of M^-1 (ANYmal: 9 of 18 columns for
-// a leg dof). The two share the sparsity, so each column of M^-1 serves both; the column pair is
-// copied out first (xA, xB: nv each), then the result is formed 8 rows at a time in registers.
+// a leg dof). The two share the sparsity, so each column of M^-1 serves both; the nonzero entries
+// of the column pair are copied out first (xA, xB: nv each; only those are read, so the other
+// entries of A and B may hold anything), then the result is formed 8 rows at a time in registers.
 void minus_minv_times(const Data& data, const MatXref& Minv, MatXref A, MatXref B, Scalar* xA, Scalar* xB) {
   const Index n = A.rows(), ld = Minv.outerStride();
   const Index* anc = data.anc.data();
@@ -334,11 +336,15 @@ void minus_minv_times(const Data& data, const MatXref& Minv, MatXref A, MatXref 
   for (Index j = 0; j < n; ++j) {
     Scalar* outA = A.data() + j * A.outerStride();
     Scalar* outB = B.data() + j * B.outerStride();
-    for (Index r = 0; r < n; ++r) {
+    const Index a0 = begin[j], a1 = begin[j + 1], e = data.dof_subtree_end[static_cast<std::size_t>(j)];
+    for (Index a = a0; a < a1; ++a) {
+      xA[anc[a]] = -outA[anc[a]];
+      xB[anc[a]] = -outB[anc[a]];
+    }
+    for (Index r = j; r < e; ++r) {
       xA[r] = -outA[r];
       xB[r] = -outB[r];
     }
-    const Index a0 = begin[j], a1 = begin[j + 1], e = data.dof_subtree_end[static_cast<std::size_t>(j)];
     for_row_blocks(n, MinvProductBlocks{M, ld, anc, a0, a1, j, e, xA, xB, outA, outB});
   }
 }
@@ -400,8 +406,8 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
     data.oa[i] += da;
     data.opA[i] = data.oinertia[i].apply(da);
   }
-  dudot_dq.setZero();
-  dudot_du.setZero();
+  // (dudot_dq, dudot_du hold the columns of d tau / dq, d tau / du on their nonzero entries only:
+  // the products below read nothing else)
   for (Index i = nb - 1; i >= 0; --i) {
     data.of[i] += data.opA[i];
     const Index p = model.parent[i];
