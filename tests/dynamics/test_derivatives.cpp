@@ -4,6 +4,8 @@
 // d tau / d udot = M (crba) and d udot / d tau = M^-1; no allocation; argument checks.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/aba.hpp"
 #include "impulse/dynamics/crba.hpp"
@@ -141,6 +143,29 @@ TEST_CASE("aba_derivatives: finite differences, M^-1 and the RNEA derivatives", 
   }
   WARN("aba_derivatives vs finite differences: worst relative Frobenius error " << worst
                                                                                   << "; udot against aba " << worst_udot);
+}
+
+TEST_CASE("aba_derivatives: the outputs' previous contents are never read", "[dynamics]") {
+  // d udot / dq and d udot / du first hold d tau / dq and d tau / du on their nonzero entries
+  // only: outputs full of NaN give the same bits as zeroed ones
+  for (const NamedModel& nm : dynamics_test_models()) {
+    INFO(nm.name);
+    const Model& model = nm.model;
+    Data data(model);
+    std::mt19937 rng(29);
+    VecX q, u;
+    random_state(model, rng, q, u, 2.0);
+    const VecX tau = random_vector(model.nv, rng, 5.0);
+    const Index n = model.nv;
+    MatX dq = MatX::Zero(n, n), du = MatX::Zero(n, n), dtau = MatX::Zero(n, n);
+    aba_derivatives(model, data, q, u, tau, dq, du, dtau);
+    const Scalar nan = std::numeric_limits<Scalar>::quiet_NaN();
+    MatX nq = MatX::Constant(n, n, nan), nu = MatX::Constant(n, n, nan), ntau = MatX::Constant(n, n, nan);
+    aba_derivatives(model, data, q, u, tau, nq, nu, ntau);
+    CHECK(nq == dq);
+    CHECK(nu == du);
+    CHECK(ntau == dtau);
+  }
 }
 
 TEST_CASE("rnea_derivatives: a pendulum's closed form", "[dynamics]") {

@@ -42,10 +42,11 @@
 // once at udot = 0, which gives the bias forces, I^c, B^c, the columns F and G, M and
 // tau^0 = h(q, u); then udot = M^-1 (tau - h) by M's tree-sparse L^T D L factor (ltdl.hpp),
 // a_k += da_k with da_k = da_lambda + S_k udot_k, F_k += sum over subtree(k) of I da (both in one
-// pass each), and the columns of d tau / dq, d tau / du at that udot. M^-1 = Y D^-1 Y^T with the
-// tree-sparse Y = L^-1 is formed once (~nv^3 / 6 multiply-adds); the two products with it use
-// the branch sparsity of d tau / dq and d tau / du (column j nonzero only on the ancestors and
-// the subtree of dof j).
+// pass each), and the columns of d tau / dq, d tau / du at that udot. M^-1 is formed once from
+// the factor, column k from those of k's ancestors (L M^-1 = D^-1 L^-T is upper triangular;
+// sum over dofs of depth times index multiply-adds); the two products with it use the branch
+// sparsity of d tau / dq and d tau / du (column j nonzero only on the ancestors and the subtree
+// of dof j, the same for both), each column of M^-1 read once for the two.
 //
 // Mimic joints (Model::mimic) are not coupled by the dynamics passes (model.hpp): like rnea and
 // aba, the derivatives treat every coordinate as independent. For a coupling q_m = r q_s + o, the
