@@ -424,7 +424,7 @@ int points_below_face(const Vec3* poly, int count, const Vec3& nr, Scalar face_o
 // step to step (a resting pair would change its contacts, and lose their warm start, every
 // step): it keeps the extremes along two directions of the face instead, a fixed angle off the
 // face's axes (so that neither an aligned nor a 45-degree turn ties two corners), which move
-// continuously with the pose. Their quadrilateral holds at least half the patch's area.
+// continuously with the pose and span the patch along both directions.
 int reduce_face_points(ManifoldPoint* pts, int count, const Vec3& a, const Vec3& b, Scalar band) {
   if (count <= 4) return count;
   Scalar lo = pts[0].depth, hi = pts[0].depth;
@@ -432,13 +432,16 @@ int reduce_face_points(ManifoldPoint* pts, int count, const Vec3& a, const Vec3&
   if (hi - lo > band) return reduce_manifold(pts, count);
   constexpr Scalar kAngle = 0.4;  // rad
   const Vec3 t1 = std::cos(kAngle) * a + std::sin(kAngle) * b, t2 = -std::sin(kAngle) * a + std::cos(kAngle) * b;
+  // pick: the largest t1 . p, t2 . p, then the smallest (the first point on ties)
   int pick[4] = {0, 0, 0, 0};
+  const Scalar x0 = t1.dot(pts[0].position), y0 = t2.dot(pts[0].position);
+  Scalar best[4] = {x0, y0, x0, y0};
   for (int i = 1; i < count; ++i) {
     const Scalar x = t1.dot(pts[i].position), y = t2.dot(pts[i].position);
-    if (x > t1.dot(pts[pick[0]].position)) pick[0] = i;
-    if (y > t2.dot(pts[pick[1]].position)) pick[1] = i;
-    if (x < t1.dot(pts[pick[2]].position)) pick[2] = i;
-    if (y < t2.dot(pts[pick[3]].position)) pick[3] = i;
+    if (x > best[0]) best[0] = x, pick[0] = i;
+    if (y > best[1]) best[1] = y, pick[1] = i;
+    if (x < best[2]) best[2] = x, pick[2] = i;
+    if (y < best[3]) best[3] = y, pick[3] = i;
   }
   ManifoldPoint kept[4];
   int n = 0;

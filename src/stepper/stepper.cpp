@@ -236,8 +236,10 @@ void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vect
   for (std::size_t i = 0; i < systems.size(); ++i) u_pos_[i].setZero(systems[i].nv());
   accel_next_.resize(systems.size());
   force_next_.resize(systems.size());
-  for (std::size_t i = 0; i < systems.size(); ++i) accel_next_[i].setZero(systems[i].nv());
-  for (std::size_t i = 0; i < systems.size(); ++i) force_next_[i].setZero(systems[i].nv());
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    accel_next_[i].setZero(systems[i].nv());
+    force_next_[i].setZero(systems[i].nv());
+  }
   plan_.reserve(static_cast<Index>(systems.size()));
   memory_next_.reserve(32);  // then they grow by doubling
   limit_memory_next_.reserve(32);
