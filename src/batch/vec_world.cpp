@@ -109,31 +109,19 @@ void VecWorld::set_state(Index s, const RowMatXcref& q, const RowMatXcref& u) {
   const UseMarker::Scope in_use(use_, "VecWorld", "set_state");
   check_rows("set_state", q.rows(), q.cols(), s, true);
   check_rows("set_state", u.rows(), u.cols(), s, false);
-  // validate every row first (the setters check), so a bad row changes nothing
-  const Index nq = q.cols(), nv = u.cols();
+  // check every row first (the system's own check: finite, unit quaternions), then set them all:
+  // a bad row changes nothing, not even the free-flight history the setter drops
   for (Index i = 0; i < size(); ++i) {
     if (!q.row(i).allFinite() || !u.row(i).allFinite())
       throw InvalidArgument("VecWorld::set_state: row " + std::to_string(i) + " is not finite");
-  }
-  // set row by row; if a setter rejects a row (e.g. a non-unit quaternion), restore the rows
-  // already set, so a failed call changes nothing
-  VecX qi(nq), ui(nv);
-  std::vector<VecX> old_q, old_u;
-  for (Index i = 0; i < size(); ++i) {
-    ArticulatedSystem& sys = *worlds_[static_cast<std::size_t>(i)]->systems()[s];
-    old_q.push_back(sys.q());
-    old_u.push_back(sys.u());
-    qi = q.row(i).transpose();
-    ui = u.row(i).transpose();
     try {
-      sys.set_state(qi, ui);
+      worlds_[static_cast<std::size_t>(i)]->systems()[s]->check_state(q.row(i).transpose(), u.row(i).transpose());
     } catch (const Error& e) {
-      for (Index j = 0; j < i; ++j)
-        worlds_[static_cast<std::size_t>(j)]->systems()[s]->set_state(old_q[static_cast<std::size_t>(j)],
-                                                                     old_u[static_cast<std::size_t>(j)]);
       throw InvalidArgument("VecWorld::set_state: row " + std::to_string(i) + ": " + e.what());
     }
   }
+  for (Index i = 0; i < size(); ++i)
+    worlds_[static_cast<std::size_t>(i)]->systems()[s]->set_state(q.row(i).transpose(), u.row(i).transpose());
 }
 
 void VecWorld::set_pd_targets(Index s, const RowMatXcref& q_target, const RowMatXcref& u_target) {
@@ -182,25 +170,16 @@ void VecWorld::reset(const Eigen::Ref<const Eigen::Matrix<bool, Eigen::Dynamic, 
                           std::to_string(mask.size()));
   check_rows("reset", q.rows(), q.cols(), s, true);
   check_rows("reset", u.rows(), u.cols(), s, false);
-  // check the masked rows first (finite, unit quaternions: the system's own check on a copy)
+  // check the masked rows first (finite, unit quaternions: the system's own check), so a bad row
+  // resets nothing
   for (Index i = 0; i < size(); ++i) {
     if (!mask[i]) continue;
     if (!q.row(i).allFinite() || !u.row(i).allFinite())
       throw InvalidArgument("VecWorld::reset: row " + std::to_string(i) + " is not finite");
-  }
-  const Model& m = worlds_.front()->systems()[static_cast<std::size_t>(s)]->model();
-  for (Index i = 0; i < size(); ++i) {
-    if (!mask[i]) continue;
-    for (Index b = 0; b < m.nb; ++b) {
-      if (m.joint_type[static_cast<std::size_t>(b)] != JointType::Floating &&
-          m.joint_type[static_cast<std::size_t>(b)] != JointType::Spherical)
-        continue;
-      const Index at = m.idx_q[static_cast<std::size_t>(b)] + (m.joint_type[static_cast<std::size_t>(b)] == JointType::Floating ? 3 : 0);
-      const Scalar n = q.row(i).segment<4>(at).norm();
-      if (std::abs(n - 1) > 1e-6)
-        throw InvalidArgument("VecWorld::reset: row " + std::to_string(i) + ": the quaternion of joint '" +
-                              m.joint_names[static_cast<std::size_t>(b)] + "' is not unit (norm " +
-                              std::to_string(n) + ")");
+    try {
+      worlds_[static_cast<std::size_t>(i)]->systems()[s]->check_state(q.row(i).transpose(), u.row(i).transpose());
+    } catch (const Error& e) {
+      throw InvalidArgument("VecWorld::reset: row " + std::to_string(i) + ": " + e.what());
     }
   }
   pool_.parallel_for(size(), [&](Index i) {

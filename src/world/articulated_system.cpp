@@ -109,10 +109,14 @@ void ArticulatedSystem::set_u(const VecXcref& u) {
   changed();
 }
 
-void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
-  const auto in_use = use("set_state");
+void ArticulatedSystem::check_state(const VecXcref& q, const VecXcref& u) const {
   check_q(q, "q");
   check_input(u, model_->nv, name_, "u");
+}
+
+void ArticulatedSystem::set_state(const VecXcref& q, const VecXcref& u) {
+  const auto in_use = use("set_state");
+  check_state(q, u);
   st_->q = q;
   normalise(*model_, st_->q);
   st_->u = u;

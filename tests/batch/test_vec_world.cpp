@@ -81,6 +81,39 @@ TEST_CASE("VecWorld checks shapes and indices; a bad row changes nothing", "[bat
   CHECK_THROWS_WITH(vec.set_state(0, bad, u), Catch::Contains("row 1 is not finite"));
 }
 
+// A rejected set_state leaves every world as it was, including the free-flight history that a
+// successful set_state drops (the two-step update needs the last step's acceleration): the next
+// steps equal those of a VecWorld that never saw the call, bit for bit.
+TEST_CASE("VecWorld::set_state with a bad row keeps the other worlds' flight history", "[batch]") {
+  const WorldDescription d = parse_world_string(
+      "<world dt=\"0.001\" gravity=\"0 0 -9.81\">"
+      "<box name=\"b\" size=\"0.4 0.3 0.2\" mass=\"1\" pos=\"0 0 10\" rpy=\"0.2 0.1 0.3\"/></world>",
+      "spinning_box.xml");
+  const Index n = 3;
+  VecWorld a(d, n, 1), b(d, n, 1), c(d, n, 1);
+  RowMatX q(n, 7), u = RowMatX::Zero(n, 6);
+  a.get_q(0, q);
+  for (Index i = 0; i < n; ++i) u(i, 3) = 3 + i, u(i, 4) = -2, u(i, 5) = 1;  // spinning about no principal axis
+  for (VecWorld* v : {&a, &b, &c}) {
+    v->set_state(0, q, u);
+    v->integrate(5);
+  }
+  RowMatX now_q(n, 7), now_u(n, 6);
+  a.get_q(0, now_q);
+  a.get_u(0, now_u);
+  RowMatX bad = now_q;
+  bad.row(2).segment<4>(3) *= 2;  // row 2: not a unit quaternion; rows 0 and 1 valid
+  CHECK_THROWS_WITH(a.set_state(0, bad, now_u), Catch::Contains("row 2"));
+  c.set_state(0, now_q, now_u);  // the same state, set: the history is dropped
+  for (VecWorld* v : {&a, &b, &c}) v->integrate(5);
+  RowMatX ua(n, 6), ub(n, 6), uc(n, 6);
+  a.get_u(0, ua);
+  b.get_u(0, ub);
+  c.get_u(0, uc);
+  CHECK(ua == ub);
+  CHECK(uc != ub);  // (the history changes the bits: the check above can fail)
+}
+
 TEST_CASE("VecWorld::integrate allocates nothing after the first steps", "[batch]") {
   if (!test::alloc_counter_available()) return;
   VecWorld vec(parse_world_file(kStand), 4, 2);

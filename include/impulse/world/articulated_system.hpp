@@ -42,6 +42,9 @@ class ArticulatedSystem {
   void set_q(const VecXcref& q);
   void set_u(const VecXcref& u);
   void set_state(const VecXcref& q, const VecXcref& u);
+  // Throws what set_state(q, u) would throw (sizes, finite values, unit quaternions to 1e-3) and
+  // changes nothing: a caller that sets many systems checks them all before setting any.
+  void check_state(const VecXcref& q, const VecXcref& u) const;
 
   // explicit generalized force tau (layout of u), held until changed
   const VecX& generalized_force() const { return st_->tau; }
