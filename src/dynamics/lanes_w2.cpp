@@ -1,0 +1,4 @@
+// The lane kernels for W = 2 worlds, SSE2 (the x86-64 baseline; see lanes_kernels.inc; compile flags in CMakeLists.txt).
+#define IMPULSE_LANES_W 2
+#define IMPULSE_LANES_ENTRY step_dynamics_factor_w2
+#include "lanes_kernels.inc"
