@@ -73,7 +73,8 @@ struct StepLanes::Impl {
   LaneArrays x;
   double* q = nullptr;  // (x.q, x.u, writable)
   double* u = nullptr;
-  unsigned (*kernel)(const ModelArrays&, const LaneArrays&) = nullptr;
+  void (*dynamics)(const ModelArrays&, const LaneArrays&) = nullptr;
+  unsigned (*factor)(const ModelArrays&, const LaneArrays&) = nullptr;
   VecX q1, u1;  // width 1: the state
 
   explicit Impl(const Model& model) : consts(model) {}
@@ -198,9 +199,10 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   x.q = s.q, x.u = s.u, x.R = mem + at[2], x.p = mem + at[3], x.J = mem + at[4], x.F = mem + at[5];
   x.Y = mem + at[6], x.v = mem + at[7], x.a = mem + at[8], x.f = mem + at[9], x.h = mem + at[10];
   x.M = mem + at[11], x.D = mem + at[12], x.Dinv = mem + at[13], x.L_anc = mem + at[14], x.DL = mem + at[15];
-  s.kernel = width == 2   ? &lanes_abi::step_dynamics_factor_w2
-             : width == 4 ? &lanes_abi::step_dynamics_factor_w4
-                          : &lanes_abi::step_dynamics_factor_w8;
+  s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
+               : width == 4 ? &lanes_abi::step_dynamics_w4
+                            : &lanes_abi::step_dynamics_w8;
+  s.factor = width == 2 ? &lanes_abi::ltdl_factor_w2 : width == 4 ? &lanes_abi::ltdl_factor_w4 : &lanes_abi::ltdl_factor_w8;
   // every lane starts at the neutral configuration (a valid quaternion)
   const VecX q0 = model.neutral_configuration();
   for (int w = 0; w < width; ++w) set_state(w, q0, VecX::Zero(model.nv));
@@ -232,13 +234,32 @@ void StepLanes::set_state(int lane, const VecXcref& q, const VecXcref& u) {
   for (Index e = 0; e < model_.nv; ++e) s.u[e * W + lane] = u[e];
 }
 
-unsigned StepLanes::run() {
+void StepLanes::compute() {
   Impl& s = *impl_;
   if (width_ == 1) {
     compute_step_dynamics(model_, s.consts, s.q1, s.u1);
-    return ltdl_factor(model_, s.consts) ? 1u : 0u;
+    return;
   }
-  return s.kernel(s.m, s.x);
+  s.dynamics(s.m, s.x);
+}
+
+void StepLanes::add_to_diagonal(int lane, Index k, Scalar x) {
+  if (width_ == 1) {
+    impl_->consts.M(k, k) += x;
+    return;
+  }
+  impl_->x.M[(k + k * model_.nv) * width_ + lane] += x;
+}
+
+unsigned StepLanes::factor() {
+  Impl& s = *impl_;
+  if (width_ == 1) return ltdl_factor(model_, s.consts) ? 1u : 0u;
+  return s.factor(s.m, s.x);
+}
+
+unsigned StepLanes::run() {
+  compute();
+  return factor();
 }
 
 void StepLanes::get(int lane, Data& data) const {

@@ -61,11 +61,15 @@ struct LaneArrays {
   double* DL = nullptr;       // nv (scratch)
 };
 
-// compute_step_dynamics (without external forces) and then ltdl_factor, for W = 2, 4, 8 worlds.
-// Returns a bit mask: bit w set when world w's M is positive definite (ltdl_factor's result).
-unsigned step_dynamics_factor_w2(const ModelArrays& m, const LaneArrays& x);
-unsigned step_dynamics_factor_w4(const ModelArrays& m, const LaneArrays& x);
-unsigned step_dynamics_factor_w8(const ModelArrays& m, const LaneArrays& x);
+// compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds
+void step_dynamics_w2(const ModelArrays& m, const LaneArrays& x);
+void step_dynamics_w4(const ModelArrays& m, const LaneArrays& x);
+void step_dynamics_w8(const ModelArrays& m, const LaneArrays& x);
+// ltdl_factor of x.M (its upper triangle and diagonal). Returns a bit mask: bit w set when world
+// w's M is positive definite (ltdl_factor's result).
+unsigned ltdl_factor_w2(const ModelArrays& m, const LaneArrays& x);
+unsigned ltdl_factor_w4(const ModelArrays& m, const LaneArrays& x);
+unsigned ltdl_factor_w8(const ModelArrays& m, const LaneArrays& x);
 
 }  // namespace lanes_abi
 }  // namespace impulse

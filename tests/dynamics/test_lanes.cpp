@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -104,6 +105,43 @@ TEST_CASE("lanes: step dynamics and LTDL factor equal the scalar functions per w
   }
 }
 
+TEST_CASE("lanes: a diagonal changed between compute and factor, as the stepper changes it", "[dynamics][lanes]") {
+  // the stepper factors M + dt (damping + Kd) + dt^2 Kp: per world, two additions to M_kk
+  std::vector<NamedModel> models = dynamics_test_models();
+  models.erase(models.begin() + 2, models.end() - 1);  // (a floating tree, a fixed one, ANYmal)
+  for (const NamedModel& nm : models) {
+    const Model& model = nm.model;
+    for (int width : runnable_widths()) {
+      INFO(nm.name << ", width " << width);
+      StepLanes lanes(model, width);
+      std::mt19937 rng(3);
+      std::vector<VecX> qs(width), us(width), add1(width), add2(width);
+      for (int w = 0; w < width; ++w) {
+        random_state(model, rng, qs[w], us[w]);
+        add1[w] = random_vector(model.nv, rng, 1e-3).cwiseAbs();
+        add2[w] = random_vector(model.nv, rng, 0.1).cwiseAbs();
+        lanes.set_state(w, qs[w], us[w]);
+      }
+      lanes.compute();
+      for (int w = 0; w < width; ++w) {
+        for (Index k = 0; k < model.nv; ++k) lanes.add_to_diagonal(w, k, add1[w][k]), lanes.add_to_diagonal(w, k, add2[w][k]);
+      }
+      const unsigned pd = lanes.factor();
+      Data scalar(model), got(model);
+      for (int w = 0; w < width; ++w) {
+        INFO("lane " << w);
+        compute_step_dynamics(model, scalar, qs[w], us[w]);
+        for (Index k = 0; k < model.nv; ++k) scalar.M(k, k) += add1[w][k], scalar.M(k, k) += add2[w][k];
+        CHECK(((pd >> w) & 1u) == (ltdl_factor(model, scalar) ? 1u : 0u));
+        lanes.get(w, got);
+        CHECK(count_differences(got.M, scalar.M) == 0);
+        CHECK(count_differences(got.D, scalar.D) == 0);
+        CHECK(count_differences(got.L_anc, scalar.L_anc) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("lanes: revolute angles beyond sincos' reduction range and non-finite states", "[dynamics][lanes]") {
   // sincos hands |q| >= 2^20 pi/2 and NaN to libm; a lane with such an angle takes the same path,
   // and a NaN lane reports a failed factor without disturbing its neighbours
@@ -152,4 +190,24 @@ TEST_CASE("lanes: widths and arguments are checked", "[dynamics][lanes]") {
   CHECK_THROWS_AS(lanes.set_state(0, VecX::Zero(model.nq + 1), VecX::Zero(model.nv)), InvalidArgument);
   Data other(random_tree(1));
   CHECK_THROWS_AS(lanes.get(0, other), InvalidArgument);
+  // IMPULSE_LANES forces a width (1: the scalar path); a bad value is named
+  const char* before = std::getenv("IMPULSE_LANES");
+  const std::string saved = before ? before : "";
+  ::unsetenv("IMPULSE_LANES");
+  CHECK(lanes_default_width() == lanes_max_width());
+  ::setenv("IMPULSE_LANES", "1", 1);
+  CHECK(lanes_default_width() == 1);
+  ::setenv("IMPULSE_LANES", "2", 1);
+  CHECK(lanes_default_width() == 2);
+  ::setenv("IMPULSE_LANES", "3", 1);
+  CHECK_THROWS_WITH(lanes_default_width(), Catch::Contains("IMPULSE_LANES=3"));
+  if (lanes_max_width() < 8) {
+    ::setenv("IMPULSE_LANES", "8", 1);
+    CHECK_THROWS_WITH(lanes_default_width(), Catch::Contains("at most"));
+  }
+  if (before) {
+    ::setenv("IMPULSE_LANES", saved.c_str(), 1);
+  } else {
+    ::unsetenv("IMPULSE_LANES");
+  }
 }

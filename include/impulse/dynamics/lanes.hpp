@@ -51,9 +51,15 @@ class StepLanes {
   // Gathers world `lane`'s state into the lane block (q: nq, u: nv).
   void set_state(int lane, const VecXcref& q, const VecXcref& u);
 
-  // compute_step_dynamics + ltdl_factor for all lanes. Returns a bit mask: bit w is set when
-  // lane w's M is positive definite (ltdl_factor's result).
+  // compute_step_dynamics + ltdl_factor for all lanes: compute() then factor(). Returns a bit
+  // mask: bit w is set when lane w's M is positive definite (ltdl_factor's result).
   unsigned run();
+  // The two halves, for a caller that changes the diagonal of M in between (the stepper's
+  // M + dt (damping + Kd) + dt^2 Kp, as in place on Data::M before ltdl_factor).
+  void compute();
+  // M_kk += x in lane `lane` (one rounding, as `data.M(k, k) += x`); between compute and factor.
+  void add_to_diagonal(int lane, Index k, Scalar x);
+  unsigned factor();
 
   // Scatters lane `lane`'s results into data (a Data of this Model), as the scalar calls leave
   // them: oMi, J, h, M (upper triangle M, strictly lower triangle L, diagonal D), D, Dinv, L_anc.
