@@ -286,7 +286,18 @@ void StepLanes::get(int lane, Data& data) const {
   }
   for (Index e = 0; e < 6 * model_.nv; ++e) data.J.data()[e] = at(x.J, e);
   for (Index e = 0; e < model_.nv; ++e) data.h[e] = at(x.h, e);
-  for (Index e = 0; e < model_.nv * model_.nv; ++e) data.M.data()[e] = at(x.M, e);
+  // M at the diagonal and the ancestor pairs only: every other entry is zero in both (no scalar
+  // call writes it), and the copy of all nv^2 was half the scatter's time
+  const Index n = model_.nv;
+  const Data& c = s.consts;
+  for (Index k = 0; k < n; ++k) {
+    data.M(k, k) = at(x.M, k + k * n);
+    for (Index a = c.anc_begin[k]; a < c.anc_begin[k + 1]; ++a) {
+      const Index i = c.anc[a];
+      data.M(i, k) = at(x.M, i + k * n);
+      data.M(k, i) = at(x.M, k + i * n);
+    }
+  }
   for (Index e = 0; e < model_.nv; ++e) data.D[e] = at(x.D, e), data.Dinv[e] = at(x.Dinv, e);
   for (Index e = 0; e < data.L_anc.size(); ++e) data.L_anc[e] = at(x.L_anc, e);
 }

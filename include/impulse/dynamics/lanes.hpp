@@ -63,7 +63,8 @@ class StepLanes {
 
   // Scatters lane `lane`'s results into data (a Data of this Model), as the scalar calls leave
   // them: oMi, J, h, M (upper triangle M, strictly lower triangle L, diagonal D), D, Dinv, L_anc.
-  // Other fields of data are left as they are.
+  // Other fields of data are left as they are, and so are the entries of M off the tree's
+  // ancestor pairs (zero in every Data: no scalar call writes them either).
   void get(int lane, Data& data) const;
 
   // Single entries, without a Data: h_k, M_rc (as get writes it), D_k of lane `lane`.
