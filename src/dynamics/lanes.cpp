@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "impulse/core/check.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
@@ -202,7 +203,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
                : width == 4 ? &lanes_abi::step_dynamics_w4
                             : &lanes_abi::step_dynamics_w8;
-  s.factor = width == 2 ? &lanes_abi::ltdl_factor_w2 : width == 4 ? &lanes_abi::ltdl_factor_w4 : &lanes_abi::ltdl_factor_w8;
+  s.factor = width == 2   ? &lanes_abi::ltdl_factor_w2
+             : width == 4 ? &lanes_abi::ltdl_factor_w4
+                          : &lanes_abi::ltdl_factor_w8;
   // every lane starts at the neutral configuration (a valid quaternion)
   const VecX q0 = model.neutral_configuration();
   for (int w = 0; w < width; ++w) set_state(w, q0, VecX::Zero(model.nv));
@@ -244,6 +247,7 @@ void StepLanes::compute() {
 }
 
 void StepLanes::add_to_diagonal(int lane, Index k, Scalar x) {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && k >= 0 && k < model_.nv);
   if (width_ == 1) {
     impl_->consts.M(k, k) += x;
     return;
@@ -303,16 +307,19 @@ void StepLanes::get(int lane, Data& data) const {
 }
 
 Scalar StepLanes::h(int lane, Index k) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && k >= 0 && k < model_.nv);
   if (width_ == 1) return impl_->consts.h[k];
   return impl_->x.h[k * width_ + lane];
 }
 
 Scalar StepLanes::M(int lane, Index r, Index c) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && r >= 0 && r < model_.nv && c >= 0 && c < model_.nv);
   if (width_ == 1) return impl_->consts.M(r, c);
   return impl_->x.M[(r + c * model_.nv) * width_ + lane];
 }
 
 Scalar StepLanes::D(int lane, Index k) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && k >= 0 && k < model_.nv);
   if (width_ == 1) return impl_->consts.D[k];
   return impl_->x.D[k * width_ + lane];
 }

@@ -124,7 +124,10 @@ TEST_CASE("lanes: a diagonal changed between compute and factor, as the stepper 
       }
       lanes.compute();
       for (int w = 0; w < width; ++w) {
-        for (Index k = 0; k < model.nv; ++k) lanes.add_to_diagonal(w, k, add1[w][k]), lanes.add_to_diagonal(w, k, add2[w][k]);
+        for (Index k = 0; k < model.nv; ++k) {
+          lanes.add_to_diagonal(w, k, add1[w][k]);
+          lanes.add_to_diagonal(w, k, add2[w][k]);
+        }
       }
       const unsigned pd = lanes.factor();
       Data scalar(model), got(model);

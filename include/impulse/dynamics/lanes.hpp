@@ -58,6 +58,7 @@ class StepLanes {
   // M + dt (damping + Kd) + dt^2 Kp, as in place on Data::M before ltdl_factor).
   void compute();
   // M_kk += x in lane `lane` (one rounding, as `data.M(k, k) += x`); between compute and factor.
+  // (Indices checked by IMPULSE_ASSERT only: a per-dof call of the step.)
   void add_to_diagonal(int lane, Index k, Scalar x);
   unsigned factor();
 
