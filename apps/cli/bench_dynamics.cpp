@@ -20,9 +20,11 @@
 #include "impulse/dynamics/data.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/kinematics.hpp"
+#include "impulse/dynamics/lanes.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/rnea.hpp"
 #include "impulse/dynamics/rnea_derivatives.hpp"
+#include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/world/transition_differentiator.hpp"
 #include "impulse/world/world.hpp"
@@ -177,6 +179,37 @@ int run_bench_dynamics(const BenchOptions& o) {
                     for (const auto& f : feet) point_jacobian(m, d, f.first, f.second, Jfoot);
                     keep(Jfoot);
                   })});
+
+  // The fused step dynamics + LTDL factor of one world, scalar, against W worlds in SIMD lanes
+  // (dynamics/lanes.hpp), both per world; the lanes' gather (q, u of W worlds into the block) and
+  // scatter (their results into W Datas) separately, also per world.
+  rows.push_back({"step_factor_scalar_ns", "step dynamics + factor, scalar per world", median_ns(n, [&](int s) {
+                    compute_step_dynamics(m, d, qs[s], us[s]);
+                    ltdl_factor(m, d);
+                    keep(d.D);
+                  })});
+  static const char* const kLaneKeys[] = {"", "", "step_factor_lanes2_ns", "", "step_factor_lanes4_ns", "", "", "",
+                                          "step_factor_lanes8_ns"};
+  static const char* const kLaneLabels[] = {"", "", "lanes W=2 (SSE2) per world", "", "lanes W=4 (AVX2) per world",
+                                            "", "", "", "lanes W=8 (AVX-512) per world"};
+  std::vector<Data> scattered(8, Data(m));
+  const int max_width = lanes_default_width();  // (IMPULSE_LANES caps the widths shown)
+  for (int width = 2; width <= max_width && lanes_supported(m); width *= 2) {
+    StepLanes lanes(m, width);
+    for (int w = 0; w < width; ++w) lanes.set_state(w, qs[w], us[w]);
+    const long calls = std::max(1L, n / width);
+    rows.push_back({kLaneKeys[width], kLaneLabels[width],
+                    median_ns(calls, [&](int) { keep(lanes.run()); }) / width});
+    if (width != max_width) continue;
+    rows.push_back({"lanes_gather_ns", "  lanes gather q, u, per world", median_ns(calls, [&](int s) {
+                      for (int w = 0; w < width; ++w) lanes.set_state(w, qs[(s + w) % kStates], us[(s + w) % kStates]);
+                    }) / width});
+    lanes.run();
+    rows.push_back({"lanes_scatter_ns", "  lanes scatter to Data, per world", median_ns(calls, [&](int) {
+                      for (int w = 0; w < width; ++w) lanes.get(w, scattered[w]);
+                      keep(scattered[0].M);
+                    }) / width});
+  }
 
   const StepJacobianTimes sj = time_step_jacobian();
 

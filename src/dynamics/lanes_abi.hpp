@@ -1,0 +1,75 @@
+// Private: the plain-array interface between src/dynamics/lanes.cpp (baseline code: Model, Data,
+// Eigen) and the lane kernels (src/dynamics/lanes_kernels.inc, compiled once per width in
+// lanes_w2.cpp, lanes_w4.cpp, lanes_w8.cpp). Nothing here has a function body: the kernel
+// files include only this header, so no inline code (Eigen, the standard library) is compiled
+// with their wider instruction sets (see lanes_kernels.inc). Not installed.
+#pragma once
+
+namespace impulse {
+namespace lanes_abi {
+
+// Joint types as the kernels see them (JointType, mapped in lanes.cpp).
+enum : int { kFixed = 0, kRevolute = 1, kPrismatic = 2, kSpherical = 3, kFloating = 4 };
+
+// One Model's constants, flattened (every matrix column-major, as Eigen's Mat3).
+struct ModelArrays {
+  int nb = 0, nv = 0, nq = 0;
+  // the root block of ltdl_factor (Data::root_chain6, and not the small chain ltdl_factor runs
+  // on its own for nv = 6, 7)
+  bool root6 = false;
+  const int* parent = nullptr;      // nb
+  const int* type = nullptr;        // nb (the k* codes above)
+  const int* idx_q = nullptr;       // nb
+  const int* idx_v = nullptr;       // nb
+  const int* nv_joint = nullptr;    // nb
+  const int* subtree_nv = nullptr;  // nb: dofs in the subtree of body i
+  const int* rev_code = nullptr;    // nb: Data::rev_axis
+  const double* XR = nullptr;       // nb x 9: joint_placement R
+  const double* Xp = nullptr;       // nb x 3: joint_placement p
+  const double* axis = nullptr;     // nb x 3
+  const double* revA = nullptr;     // nb x 9 (Data::rev_A, rev_B, rev_C; null if Data has none)
+  const double* revB = nullptr;
+  const double* revC = nullptr;
+  const double* mass = nullptr;     // nb
+  const double* com = nullptr;      // nb x 3
+  const double* Ic = nullptr;       // nb x 9: rotational inertia about the centre of mass
+  const double* armature = nullptr;      // nv
+  const int* dof_subtree_end = nullptr;  // nv
+  const int* anc_begin = nullptr;        // nv + 1
+  const int* anc = nullptr;              // anc_begin[nv]
+  double gravity[3] = {0, 0, 0};
+};
+
+// The W worlds' arrays, structure of arrays: entry e of a quantity is the W doubles
+// [e W, e W + W), one per world (lane). Every pointer is 64-byte aligned.
+struct LaneArrays {
+  const double* q = nullptr;  // nq entries
+  const double* u = nullptr;  // nv
+  double* R = nullptr;        // nb x 9: oMi R
+  double* p = nullptr;        // nb x 3: oMi p
+  double* J = nullptr;        // nv x 6: world subspace columns
+  double* F = nullptr;        // nv x 6
+  double* Y = nullptr;        // nb x 13: oYcrb (m, h, I_O)
+  double* v = nullptr;        // nb x 6 (scratch)
+  double* a = nullptr;        // nb x 6 (scratch)
+  double* f = nullptr;        // nb x 6 (scratch)
+  double* h = nullptr;        // nv
+  double* M = nullptr;        // nv x nv (column-major; upper triangle M, lower L, diagonal D)
+  double* D = nullptr;        // nv
+  double* Dinv = nullptr;     // nv
+  double* L_anc = nullptr;    // anc_begin[nv]
+  double* DL = nullptr;       // nv (scratch)
+};
+
+// compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds
+void step_dynamics_w2(const ModelArrays& m, const LaneArrays& x);
+void step_dynamics_w4(const ModelArrays& m, const LaneArrays& x);
+void step_dynamics_w8(const ModelArrays& m, const LaneArrays& x);
+// ltdl_factor of x.M (its upper triangle and diagonal). Returns a bit mask: bit w set when world
+// w's M is positive definite (ltdl_factor's result).
+unsigned ltdl_factor_w2(const ModelArrays& m, const LaneArrays& x);
+unsigned ltdl_factor_w4(const ModelArrays& m, const LaneArrays& x);
+unsigned ltdl_factor_w8(const ModelArrays& m, const LaneArrays& x);
+
+}  // namespace lanes_abi
+}  // namespace impulse

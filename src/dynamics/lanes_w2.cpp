@@ -1,0 +1,5 @@
+// The lane kernels for W = 2 worlds, SSE2, the x86-64 baseline (see lanes_kernels.inc and CMakeLists.txt).
+#define IMPULSE_LANES_W 2
+#define IMPULSE_LANES_DYNAMICS step_dynamics_w2
+#define IMPULSE_LANES_FACTOR ltdl_factor_w2
+#include "lanes_kernels.inc"

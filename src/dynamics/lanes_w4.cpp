@@ -1,0 +1,5 @@
+// The lane kernels for W = 4 worlds, AVX2 (see lanes_kernels.inc; compile flags in CMakeLists.txt).
+#define IMPULSE_LANES_W 4
+#define IMPULSE_LANES_DYNAMICS step_dynamics_w4
+#define IMPULSE_LANES_FACTOR ltdl_factor_w4
+#include "lanes_kernels.inc"

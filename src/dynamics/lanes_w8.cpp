@@ -1,0 +1,5 @@
+// The lane kernels for W = 8 worlds, AVX-512F (see lanes_kernels.inc; compile flags in CMakeLists.txt).
+#define IMPULSE_LANES_W 8
+#define IMPULSE_LANES_DYNAMICS step_dynamics_w8
+#define IMPULSE_LANES_FACTOR ltdl_factor_w8
+#include "lanes_kernels.inc"

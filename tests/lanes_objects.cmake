@@ -1,0 +1,39 @@
+# The lane kernels compiled for AVX2 and AVX-512 (src/dynamics/lanes_w4.cpp, lanes_w8.cpp; see
+# src/dynamics/lanes_kernels.inc) define no code but their entry points: an inline function of a
+# shared header instantiated there (a weak symbol, W) could be the copy the linker keeps for the
+# baseline callers too, which would then crash on a CPU without those instructions. CPUs that have
+# them never show it, so this checks the objects themselves. Run by ctest:
+#   cmake -DNM=nm -DLIBRARY=build/lib/libimpulse.a -P tests/lanes_objects.cmake
+foreach(var NM LIBRARY)
+  if(NOT ${var})
+    message(FATAL_ERROR "lanes_objects: -D${var}=... is required")
+  endif()
+endforeach()
+execute_process(COMMAND ${NM} -C --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols ERROR_VARIABLE nm_error
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "lanes_objects: ${NM} failed on ${LIBRARY}: ${nm_error}")
+endif()
+string(REPLACE ";" "\\;" symbols "${symbols}")
+string(REPLACE "\n" ";" lines "${symbols}")
+set(member "")
+set(seen 0)
+set(problems "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^(.*\\.o):$")
+    set(member "${CMAKE_MATCH_1}")
+  elseif(member MATCHES "lanes_w[0-9]+\\.cpp\\.o$" AND line MATCHES " [TWV] (.*)$")
+    set(symbol "${CMAKE_MATCH_1}")
+    if(line MATCHES " T " AND symbol MATCHES "^impulse::lanes_abi::(step_dynamics|ltdl_factor)_w[0-9]+\\(")
+      math(EXPR seen "${seen} + 1")
+    elseif(line MATCHES " [TW] ")
+      string(APPEND problems "\n  ${member}: ${line}")
+    endif()
+  endif()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "lanes_objects: the lane kernels define shared code:${problems}")
+endif()
+if(NOT seen EQUAL 6)
+  message(FATAL_ERROR "lanes_objects: expected the 6 entry points of lanes_w2/4/8.cpp in ${LIBRARY}, found ${seen}")
+endif()
