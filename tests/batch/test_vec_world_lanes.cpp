@@ -33,9 +33,25 @@ struct Trajectory {
 // n ANYmal worlds, each with its own initial velocity and PD targets (world 3's far off: its
 // actuators saturate), stepped `steps` times; push: an external wrench on world 1's base in
 // every third step.
-Trajectory run(int width, int threads, Index n, Index steps, bool push) {
+// mixed: world 2 with another gravity, world 1 with a heavier base (a Model of its own)
+Trajectory run(int width, int threads, Index n, Index steps, bool push, bool mixed = false) {
   VecWorld vec(parse_world_file(kStand), n, threads);
   vec.set_lanes(width);
+  if (mixed) {
+    RowMatX gravity = RowMatX::Zero(n, 3);
+    gravity.col(2).setConstant(-9.81);
+    gravity(2, 2) = -9.0;
+    vec.set_gravity(gravity);
+    VecX mass(n);
+    RowMatX com = RowMatX::Zero(n, 3);
+    for (Index i = 0; i < n; ++i) {
+      const Inertia& base = vec.world(i).system(0).model().inertia[0];
+      mass[i] = base.m;
+      com.row(i) = base.c.transpose();
+    }
+    mass[1] += 2;
+    vec.set_body_mass(0, 0, mass, com);
+  }
   const Index nq = 19, nv = 18;
   RowMatX q(n, nq), u = RowMatX::Zero(n, nv);
   vec.get_q(0, q);
@@ -85,6 +101,19 @@ TEST_CASE("VecWorld in SIMD lanes: a world pushed in some steps equals the scala
   for (int width : widths()) {
     INFO("width " << width);
     const Trajectory lanes = run(width, 2, n, steps, true);
+    CHECK(lanes.q == scalar.q);
+    CHECK(lanes.u == scalar.u);
+  }
+}
+
+TEST_CASE("VecWorld in SIMD lanes: worlds with their own gravity or Model equal the scalar run", "[batch][lanes]") {
+  const Index n = 4, steps = 60;
+  const Trajectory scalar = run(1, 1, n, steps, false, true);
+  CHECK(scalar.q(2, 2) != run(1, 1, n, steps, false).q(2, 2));  // (the gravity and the mass act)
+  CHECK(scalar.q(1, 2) != run(1, 1, n, steps, false).q(1, 2));
+  for (int width : widths()) {
+    INFO("width " << width);
+    const Trajectory lanes = run(width, 1, n, steps, false, true);
     CHECK(lanes.q == scalar.q);
     CHECK(lanes.u == scalar.u);
   }
