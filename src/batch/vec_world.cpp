@@ -1,6 +1,7 @@
 // VecWorld (see the header).
 #include "impulse/batch/vec_world.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -21,7 +22,9 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
   worlds_.resize(static_cast<std::size_t>(num_worlds));
   worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
+  lanes_ = lanes_default_width();
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  for (int t = 0; t < pool_.num_threads(); ++t) world_lanes_.push_back(std::make_unique<WorldLanes>());
   ray_from_.resize(static_cast<std::size_t>(pool_.num_threads()));
   ray_t_.resize(static_cast<std::size_t>(pool_.num_threads()));
   // the other environments are clones of the first: one WorldModel, one copy of the Models and of
@@ -41,7 +44,9 @@ VecWorld::VecWorld(const World& prototype, Index num_worlds, int num_threads) : 
   worlds_.resize(static_cast<std::size_t>(num_worlds));
   worlds_[0] = std::move(first);
   status_.assign(static_cast<std::size_t>(num_worlds), 0);
+  lanes_ = lanes_default_width();
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  for (int t = 0; t < pool_.num_threads(); ++t) world_lanes_.push_back(std::make_unique<WorldLanes>());
   ray_from_.resize(static_cast<std::size_t>(pool_.num_threads()));
   ray_t_.resize(static_cast<std::size_t>(pool_.num_threads()));
   // clone() reads the prototype only: clones in parallel are safe
@@ -65,19 +70,39 @@ World& VecWorld::world(Index i) {
 void VecWorld::integrate(Index steps) {
   const UseMarker::Scope in_use(use_, "VecWorld", "integrate");
   if (steps < 0) throw InvalidArgument("VecWorld::integrate: steps must be >= 0, got " + std::to_string(steps));
-  // each thread steps its Worlds with its own workspace, whose Data stay in its cache
-  pool_.parallel_for(size(), [&](Index i) {
-    World& w = *worlds_[static_cast<std::size_t>(i)];
-    StepWorkspace& ws = *workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())];
-    int first = 0;
+  // each thread steps its Worlds with its own workspace, whose Data stay in its cache; in groups
+  // of lanes_ consecutive Worlds, whose dynamics it computes together (WorldLanes:
+  // the same bits as one by one, so the grouping changes no result)
+  const Index n = size(), width = lanes_;
+  pool_.parallel_for((n + width - 1) / width, [&](Index g) {
+    const Index begin = g * width, count = std::min<Index>(width, n - begin);
+    World* worlds[8];
+    for (Index w = 0; w < count; ++w) worlds[w] = worlds_[static_cast<std::size_t>(begin + w)].get();
+    const std::size_t t = static_cast<std::size_t>(ThreadPool::thread_index());
+    StepWorkspace& ws = *workspaces_[t];
+    StepReport report[8];
+    int first[8] = {};
     for (Index k = 0; k < steps; ++k) {
-      const StepStatus s = w.integrate(ws);
-      if (first == 0) first = static_cast<int>(s);
+      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), ws, report);
+      for (Index w = 0; w < count; ++w) {
+        if (first[w] == 0) first[w] = static_cast<int>(report[w].status);
+      }
     }
-    status_[static_cast<std::size_t>(i)] = first;
-  }, [&](Index next) {  // this thread's next World
-    worlds_[static_cast<std::size_t>(next)]->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
+    for (Index w = 0; w < count; ++w) status_[static_cast<std::size_t>(begin + w)] = first[w];
+  }, [&](Index next) {  // this thread's next group
+    worlds_[static_cast<std::size_t>(next * width)]->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
   });
+}
+
+void VecWorld::set_lanes(int width) {
+  const UseMarker::Scope in_use(use_, "VecWorld", "set_lanes");
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    throw InvalidArgument("VecWorld::set_lanes: width must be 1, 2, 4 or 8, got " + std::to_string(width));
+  if (width > lanes_max_width())
+    throw InvalidArgument("VecWorld::set_lanes: width " + std::to_string(width) + " needs a CPU with " +
+                          (width == 8 ? "AVX-512F" : "AVX2") + " (this one runs up to " +
+                          std::to_string(lanes_max_width()) + ")");
+  lanes_ = width;
 }
 
 void VecWorld::check_rows(const char* what, Index rows, Index cols, Index s, bool position) const {

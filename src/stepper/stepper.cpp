@@ -10,6 +10,7 @@
 #include "impulse/dynamics/step_dynamics.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/stepper/integrate.hpp"
+#include "impulse/stepper/lanes_step.hpp"
 
 namespace impulse {
 
@@ -48,6 +49,64 @@ class StageClock {
   Clock::time_point t0_;
 };
 
+// lanes_step.hpp: the systems whose first dynamics pass is in a lane, on this thread
+struct LanesPending {
+  const SystemState* state;
+  const StepLanes* lanes;
+  int lane;
+};
+thread_local std::vector<LanesPending> lanes_pending;
+
+bool take_lanes(const SystemState* state, Data& d) {
+  for (std::size_t i = 0; i < lanes_pending.size(); ++i) {
+    if (lanes_pending[i].state != state) continue;
+    lanes_pending[i].lanes->get(lanes_pending[i].lane, d);
+    lanes_pending[i] = lanes_pending.back();
+    lanes_pending.pop_back();
+    return true;
+  }
+  return false;
+}
+
+// Actuator torque interval [lo, hi] of scalar dof k at velocity u
+// (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
+inline void actuator_bounds(const Model& m, const VecX& u, Index k, Scalar& lo, Scalar& hi) {
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
+  lo = -hi;
+  const Scalar vmax = m.velocity_limit[k];
+  if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
+  if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+}
+
+// Pass 1's clamps (the explicit torque's first guess) into clamped and tau_clamp; whether any
+// scalar dof has an actuator limit.
+inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std::vector<unsigned char>& clamped) {
+  const Model& m = s.model();
+  const VecX& q = s.q();
+  const VecX& u = s.u();
+  const VecX& tau = s.generalized_force();
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  const Scalar* const kp = s.kp().data();
+  const Scalar* const kd = s.kd().data();
+  const Scalar* const q_target = s.q_target().data();
+  const Scalar* const u_target = s.u_target().data();
+  std::fill(clamped.begin(), clamped.end(), 0);
+  bool limited = false;
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    Scalar lo, hi;
+    actuator_bounds(m, u, k, lo, hi);
+    if (!(lo > -inf) && !(hi < inf) && !(m.velocity_limit[k] > 0 && m.velocity_limit[k] < inf)) continue;
+    limited = true;
+    // explicit: the first guess of the clamps (actuator_torque of dynamics_stage at v = u)
+    const Scalar t = tau[k] + kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
+    if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi);
+  }
+  return limited;
+}
+
 // Dynamics stage of one system: Jacobians and poses at q, M~ factored, u_free.
 //   M~ = M + dt (Kd + D) + dt^2 Kp           (implicit PD and joint damping D, docs/architecture.md, "One step")
 //   u_free = u + M~^-1 dt (tau + Kp (q* - q - dt u) + Kd (u* - u) - D u - h + J^T f_ext)
@@ -85,16 +144,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   const VecX& q = s.q();
   const VecX& u = s.u();
   const VecX& tau = s.generalized_force();
-  // actuator torque interval of scalar dof k
-  // (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
   constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
-  auto bounds = [&](Index k, Scalar& lo, Scalar& hi) {
-    hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
-    lo = -hi;
-    const Scalar vmax = m.velocity_limit[k];
-    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
-    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
-  };
   // actuator torque of scalar dof k (q index iq) when the step ends at velocity v: tau + PD at
   // (q + dt v, v)
   // (the gains' and targets' data pointers read once: reached through StepperSystem's pointers in
@@ -106,22 +156,16 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   auto actuator_torque = [&](Index k, Index iq, Scalar v) {
     return tau[k] + kp[k] * (q_target[iq] - q[iq] - dt * v) + kd[k] * (u_target[k] - v);
   };
-  std::fill(clamped.begin(), clamped.end(), 0);
-  bool limited = false;
-  for (Index i = 0; i < m.nb; ++i) {
-    if (m.nv_joint[i] != 1) continue;
-    const Index k = m.idx_v[i], iq = m.idx_q[i];
-    Scalar lo, hi;
-    bounds(k, lo, hi);
-    if (!(lo > -inf) && !(hi < inf) && !(m.velocity_limit[k] > 0 && m.velocity_limit[k] < inf)) continue;
-    limited = true;
-    const Scalar t = actuator_torque(k, iq, u[k]);  // explicit: the first guess of the clamps
-    if (t < lo || t > hi) clamped[static_cast<std::size_t>(k)] = 1, tau_clamp[k] = std::clamp(t, lo, hi);
-  }
+  const bool limited = first_clamps(s, dt, tau_clamp, clamped);
+  // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
+  // takes the dynamics and M~ factored from there
+  const bool lanes = !lanes_pending.empty() && take_lanes(s.state_, d);
   for (int pass = 0; pass < 3; ++pass) {
     // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
     // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
-    if (pass == 0 && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
+    const bool computed = pass == 0 && lanes;
+    if (computed) {
+    } else if (pass == 0 && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
       compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
     } else if (pass == 0) {
       compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
@@ -132,16 +176,16 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     for (Index i = 0; i < m.nb; ++i) {
       if (m.nv_joint[i] != 1) continue;
       const Index k = m.idx_v[i], iq = m.idx_q[i];
-      d.M(k, k) += dt * m.damping[k];
+      if (!computed) d.M(k, k) += dt * m.damping[k];
       if (clamped[static_cast<std::size_t>(k)]) {
         rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
         continue;
       }
       rhs[k] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
-      d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
+      if (!computed) d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
     }
     rhs *= dt;
-    ltdl_factor(m, d);
+    if (!computed) ltdl_factor(m, d);
     ltdl_solve(m, d, rhs);
     u_free = u + rhs;
     if (!limited || pass == 2) break;
@@ -150,7 +194,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       if (m.nv_joint[i] != 1) continue;
       const Index k = m.idx_v[i], iq = m.idx_q[i];
       Scalar lo, hi;
-      bounds(k, lo, hi);
+      actuator_bounds(m, u, k, lo, hi);
       if (!(lo > -inf) && !(hi < inf)) continue;
       const Scalar t = actuator_torque(k, iq, u_free[k]);  // implicit
       unsigned char& c = clamped[static_cast<std::size_t>(k)];
@@ -223,6 +267,33 @@ void prefetch_system(const StepperSystem& s) {
 }
 
 }  // namespace
+
+void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane) {
+  // (the clamps into this thread's buffers: the stage makes them again in the system's scratch)
+  thread_local VecX tau_clamp;
+  thread_local std::vector<unsigned char> clamped;
+  if (tau_clamp.size() < model.nv) tau_clamp.resize(model.nv);
+  clamped.resize(static_cast<std::size_t>(model.nv));  // (no allocation once the largest was seen)
+  StepperSystem s;
+  s.model_ = &model;
+  s.state_ = const_cast<SystemState*>(&state);  // (read only)
+  first_clamps(s, dt, tau_clamp, clamped);
+  const Scalar* const kp = state.kp.data();
+  const Scalar* const kd = state.kd.data();
+  // (dynamics_stage's additions to M(k, k), in its order)
+  for (Index i = 0; i < model.nb; ++i) {
+    if (model.nv_joint[i] != 1) continue;
+    const Index k = model.idx_v[i];
+    lanes.add_to_diagonal(lane, k, dt * model.damping[k]);
+    if (!clamped[static_cast<std::size_t>(k)]) lanes.add_to_diagonal(lane, k, dt * kd[k] + dt * dt * kp[k]);
+  }
+}
+
+void lanes_put(const SystemState* state, const StepLanes* lanes, int lane) {
+  lanes_pending.push_back({state, lanes, lane});
+}
+
+void lanes_clear() { lanes_pending.clear(); }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
   std::vector<const Model*> models;

@@ -191,6 +191,8 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
 
   envs_.resize(1);
   for (int t = 0; t < pool_.num_threads(); ++t) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  for (int t = 0; t < pool_.num_threads(); ++t) world_lanes_.push_back(std::make_unique<batch::WorldLanes>());
+  lanes_ = lanes_default_width();
   const auto make_env = [&](Index i) {
     auto e = std::make_unique<Env>();
     e->index = first_env + i;
@@ -489,10 +491,10 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
   const LocomotionRewards& wt = s.rewards;
   const LocomotionRandomization& rz = s.randomization;
   const Scalar dt_c = control_dt();
-  pool_.parallel_for(n, [&](Index i) {
+  // action -> PD targets, push (before the physics steps of environment i)
+  auto act = [&](Index i) {
     Env& e = *envs_[static_cast<std::size_t>(i)];
     ArticulatedSystem& robot = *e.robot;
-    // action -> PD targets
     e.prev_action = e.action;
     for (Index k = 0; k < J; ++k) {
       const Scalar a = std::min(s.action_clip, std::max(-s.action_clip, actions(i, k)));
@@ -508,13 +510,12 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       e.u_push[1] = uniform(e.rng, -rz.push_velocity, rz.push_velocity);
       robot.set_u(e.u_push);
     }
-    // physics
-    bool failed = false;
-    StepWorkspace& ws = *workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())];  // this thread's
-    for (Index k = 0; k < s.substeps; ++k) {
-      const StepStatus st = e.world->integrate(ws);
-      failed = failed || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;
-    }
+  };
+  // contacts, reward, termination, observation (after them; failed: a step was not finite or the
+  // solver failed)
+  auto conclude = [&](Index i, bool failed) {
+    Env& e = *envs_[static_cast<std::size_t>(i)];
+    ArticulatedSystem& robot = *e.robot;
     // contacts of the last physics step that carried an impulse: feet, terminating and penalized
     // bodies (the contact set also holds pairs within the collision margin, which a swinging foot
     // skims without touching)
@@ -579,11 +580,44 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       reset_env(e, /*first*/ false);
     }
     observe(e, obs.row(i).data());
+  };
+  // the physics: groups of lanes_ consecutive environments, their dynamics in SIMD lanes
+  // (batch::WorldLanes: the same bits as one by one, so the grouping changes no result)
+  const Index width = lanes_;
+  pool_.parallel_for((n + width - 1) / width, [&](Index g) {
+    const Index begin = g * width, count = std::min<Index>(width, n - begin);
+    const std::size_t t = static_cast<std::size_t>(ThreadPool::thread_index());
+    World* worlds[8];
+    bool failed[8] = {};
+    StepReport report[8];
+    for (Index w = 0; w < count; ++w) {
+      act(begin + w);
+      worlds[w] = envs_[static_cast<std::size_t>(begin + w)]->world.get();
+    }
+    for (Index k = 0; k < s.substeps; ++k) {
+      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), *workspaces_[t], report);
+      for (Index w = 0; w < count; ++w) {
+        const StepStatus st = report[w].status;
+        failed[w] = failed[w] || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;
+      }
+    }
+    for (Index w = 0; w < count; ++w) conclude(begin + w, failed[w]);
   }, [&](Index next) {
-    // the thread's next environment: its memory arrives while this one steps (World::prefetch;
-    // its Data are this thread's workspace's, already in the cache)
-    envs_[static_cast<std::size_t>(next)]->world->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
+    // the thread's next group: its memory arrives while this one steps (World::prefetch; its
+    // Data are this thread's workspace's, already in the cache)
+    envs_[static_cast<std::size_t>(next * width)]->world->prefetch(workspaces_[static_cast<std::size_t>(ThreadPool::thread_index())].get());
   });
+}
+
+void LocomotionTask::set_lanes(int width) {
+  const UseMarker::Scope in_use(use_, "LocomotionTask", "set_lanes");
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    throw InvalidArgument("LocomotionTask::set_lanes: width must be 1, 2, 4 or 8, got " + std::to_string(width));
+  if (width > lanes_max_width())
+    throw InvalidArgument("LocomotionTask::set_lanes: width " + std::to_string(width) + " needs a CPU with " +
+                          (width == 8 ? "AVX-512F" : "AVX2") + " (this one runs up to " +
+                          std::to_string(lanes_max_width()) + ")");
+  lanes_ = width;
 }
 
 }  // namespace impulse::tasks

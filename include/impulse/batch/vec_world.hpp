@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "impulse/batch/world_lanes.hpp"
 #include "impulse/core/thread_pool.hpp"
 #include "impulse/world/world.hpp"
 #include "impulse/world/world_file.hpp"
@@ -43,6 +44,12 @@ class VecWorld {
   // Advances every world by `steps` steps. status (size N, optional) receives per world the
   // first non-Ok StepStatus of these steps (as int, 0 = Ok).
   void integrate(Index steps = 1);
+  // The width of the SIMD lanes integrate() computes the worlds' dynamics in (WorldLanes,
+  // groups of this many consecutive worlds; the same bits for every width): lanes_default_width()
+  // at construction (the environment variable IMPULSE_LANES); 1 steps the worlds one by one.
+  // set_lanes throws InvalidArgument for a width other than 1, 2, 4, 8 or one this CPU lacks.
+  void set_lanes(int width);
+  int lanes() const { return lanes_; }
   const std::vector<int>& status() const { return status_; }
 
   // State of system `s` of every world: rows are worlds. Sizes are checked (InvalidArgument).
@@ -120,7 +127,9 @@ class VecWorld {
   ThreadPool pool_;
   std::vector<std::unique_ptr<World>> worlds_;
   std::vector<int> status_;
+  int lanes_ = 1;
   std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
+  std::vector<std::unique_ptr<WorldLanes>> world_lanes_;    // one per thread
   // per thread: the ray origins and distances of get_height_scan (grown on use)
   mutable std::vector<std::vector<Vec3>> ray_from_;
   mutable std::vector<std::vector<Scalar>> ray_t_;

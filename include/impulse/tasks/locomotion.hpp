@@ -225,6 +225,13 @@ class LocomotionTask {
   void step(const RowMatXcref& actions, RowMatXref obs, VecXref reward, Eigen::Ref<BoolVec> terminated,
             Eigen::Ref<BoolVec> truncated, RowMatXref final_obs, VecXref episode_return, VecXref episode_length);
 
+  // The width of the SIMD lanes step() computes the environments' dynamics in (batch::WorldLanes:
+  // groups of this many consecutive environments; the same bits for every width):
+  // lanes_default_width() at construction (IMPULSE_LANES); 1 steps them one by one. set_lanes
+  // throws InvalidArgument for a width other than 1, 2, 4, 8 or one this CPU lacks.
+  void set_lanes(int width);
+  int lanes() const { return lanes_; }
+
   // Privileged observation (N x privileged_size, see above) of the current state into `out`, and
   // into `final_out` for the environments that finished in the last step() (their last state
   // before the reset; the other rows of final_out are left as they are).
@@ -251,6 +258,8 @@ class LocomotionTask {
   ThreadPool pool_;
   std::vector<std::unique_ptr<Env>> envs_;
   std::vector<std::unique_ptr<StepWorkspace>> workspaces_;  // one per thread (step_workspace.hpp)
+  std::vector<std::unique_ptr<batch::WorldLanes>> world_lanes_;  // one per thread
+  int lanes_ = 1;
   std::vector<Index> joint_q_, joint_v_;  // q and u index of action k's joint
   std::vector<Index> foot_body_;
   std::vector<Index> terminate_body_, penalize_body_;

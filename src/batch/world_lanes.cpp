@@ -1,0 +1,77 @@
+// WorldLanes (see the header).
+#include "impulse/batch/world_lanes.hpp"
+
+#include <algorithm>
+
+#include "impulse/core/check.hpp"
+#include "impulse/stepper/lanes_step.hpp"
+
+namespace impulse::batch {
+
+StepLanes* WorldLanes::lanes(const std::shared_ptr<const Model>& model, int width) {
+  for (const Entry& e : entries_)
+    if (e.model == model && e.width == width) return e.lanes.get();
+  // Models made for a while (randomized per episode) are dropped once only this cache holds them
+  if (entries_.size() >= 16) {
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.model.use_count() == 1; }),
+                   entries_.end());
+  }
+  std::unique_ptr<StepLanes> l;
+  if (width > 1 && !model->is_free_body() && lanes_supported(*model)) l = std::make_unique<StepLanes>(*model, width);
+  entries_.push_back({model, width, std::move(l)});
+  return entries_.back().lanes.get();
+}
+
+void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {
+  IMPULSE_ASSERT(count >= 1 && count <= std::max(width, 1));
+  lanes_clear();
+  if (width > 1 && count > 1) {
+    const World& first = *worlds[0];
+    const std::vector<ArticulatedSystem*>& systems = first.systems();
+    for (std::size_t j = 0; j < systems.size(); ++j) {
+      const std::shared_ptr<const Model>& model = systems[j]->shared_model();
+      bool repeated = false;  // (one StepLanes per Model: the second system of a Model is scalar)
+      for (std::size_t k = 0; k < j; ++k) repeated = repeated || systems[k]->shared_model() == model;
+      if (repeated) continue;
+      // the Worlds whose system j takes a lane (bit w: World w)
+      unsigned used = 0;
+      for (int w = 0; w < count; ++w) {
+        const World& x = *worlds[w];
+        if (j >= x.systems().size() || x.systems()[j]->shared_model() != model) continue;
+        if (x.gravity() != first.gravity() || x.data().systems[j].has_f_ext) continue;
+        used |= 1u << w;
+      }
+      if ((used & (used - 1)) == 0) continue;  // one World or none: its step computes it
+      StepLanes* l = lanes(model, width);
+      if (l == nullptr) continue;
+      l->set_gravity(first.gravity());
+      int some = 0;
+      for (int w = 0; w < count; ++w)
+        if (used & (1u << w)) some = w;
+      for (int w = 0; w < width; ++w) {
+        // (a lane no World takes computes a copy of another's state: finite, not read)
+        const SystemState& st = worlds[(used & (1u << w)) ? w : some]->data().systems[j];
+        l->set_state(w, st.q, st.u);
+      }
+      l->compute();
+      for (int w = 0; w < count; ++w) {
+        if (!(used & (1u << w))) continue;
+        const World& x = *worlds[w];
+        lanes_diagonal(*model, x.data().systems[j], x.settings().dt, *l, w);
+      }
+      l->factor();
+      for (int w = 0; w < count; ++w)
+        if (used & (1u << w)) lanes_put(&worlds[w]->data().systems[j], l, w);
+    }
+  }
+  // (what a step leaves pending, because it threw, is dropped with the group)
+  struct Clear {
+    ~Clear() { lanes_clear(); }
+  } clear;
+  for (int w = 0; w < count; ++w) {
+    if (w + 1 < count) worlds[w + 1]->prefetch(&ws);
+    report[w] = worlds[w]->integrate(ws);
+  }
+}
+
+}  // namespace impulse::batch

@@ -1,0 +1,139 @@
+// VecWorld with its worlds' dynamics computed in SIMD lanes (World::integrate_lanes): every width
+// the CPU runs gives the trajectories of width 1 (the worlds stepped one by one) bit for bit, with
+// 1 and 2 threads, for worlds with different states and PD targets (some clamped at their effort
+// limits), with external wrenches in some steps, and in groups the world count does not fill;
+// integrate() then allocates nothing after the first steps.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "impulse/batch/vec_world.hpp"
+#include "impulse/core/error.hpp"
+#include "impulse/dynamics/lanes.hpp"
+#include "support/alloc_counter.hpp"
+
+using namespace impulse;
+using impulse::batch::RowMatX;
+using impulse::batch::VecWorld;
+
+namespace {
+
+const std::string kStand = std::string(IMPULSE_SOURCE_DIR) + "/models/worlds/anymal_stand.xml";
+
+std::vector<int> widths() {
+  std::vector<int> w;
+  for (int x = 2; x <= lanes_max_width(); x *= 2) w.push_back(x);
+  return w;
+}
+
+struct Trajectory {
+  RowMatX q, u;
+};
+
+// n ANYmal worlds, each with its own initial velocity and PD targets (world 3's far off: its
+// actuators saturate), stepped `steps` times; push: an external wrench on world 1's base in
+// every third step.
+// mixed: world 2 with another gravity, world 1 with a heavier base (a Model of its own)
+Trajectory run(int width, int threads, Index n, Index steps, bool push, bool mixed = false) {
+  VecWorld vec(parse_world_file(kStand), n, threads);
+  vec.set_lanes(width);
+  if (mixed) {
+    RowMatX gravity = RowMatX::Zero(n, 3);
+    gravity.col(2).setConstant(-9.81);
+    gravity(2, 2) = -9.0;
+    vec.set_gravity(gravity);
+    VecX mass(n);
+    RowMatX com = RowMatX::Zero(n, 3);
+    for (Index i = 0; i < n; ++i) {
+      const Inertia& base = vec.world(i).system(0).model().inertia[0];
+      mass[i] = base.m;
+      com.row(i) = base.c.transpose();
+    }
+    mass[1] += 2;
+    vec.set_body_mass(0, 0, mass, com);
+  }
+  const Index nq = 19, nv = 18;
+  RowMatX q(n, nq), u = RowMatX::Zero(n, nv);
+  vec.get_q(0, q);
+  RowMatX q_target = q, u_target = RowMatX::Zero(n, nv);
+  for (Index i = 0; i < n; ++i) {
+    u(i, 0) = 0.1 * static_cast<Scalar>(i), u(i, 5) = -0.2 * static_cast<Scalar>(i);
+    u(i, 6 + i % 12) = 0.5;
+    for (Index k = 7; k < nq; ++k) q_target(i, k) += 0.02 * static_cast<Scalar>((i + k) % 5) - 0.04;
+  }
+  q_target.row(3 % n).tail(12).array() += 1.5;
+  vec.set_state(0, q, u);
+  vec.set_pd_targets(0, q_target, u_target);
+  RowMatX wrench = RowMatX::Zero(n, 6);
+  wrench(1 % n, 0) = 40, wrench(1 % n, 4) = 5;
+  for (Index k = 0; k < steps; ++k) {
+    if (push && k % 3 == 0) vec.set_external_wrenches(0, {0}, wrench);
+    vec.integrate(1);
+  }
+  Trajectory t{RowMatX(n, nq), RowMatX(n, nv)};
+  vec.get_q(0, t.q);
+  vec.get_u(0, t.u);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("VecWorld in SIMD lanes equals the worlds stepped one by one bit for bit", "[batch][lanes]") {
+  const Index n = 5, steps = 200;  // (5: a group of 4 or 8 is not filled)
+  const Trajectory scalar = run(1, 1, n, steps, false);
+  // the worlds differ, and world 3 left its start (the comparisons below are not vacuous)
+  CHECK(scalar.q(0, 0) != scalar.q(2, 0));
+  CHECK(scalar.q(3, 10) != scalar.q(0, 10));
+  for (int width : widths()) {
+    for (int threads : {1, 2}) {
+      INFO("width " << width << ", threads " << threads);
+      const Trajectory lanes = run(width, threads, n, steps, false);
+      CHECK(lanes.q == scalar.q);
+      CHECK(lanes.u == scalar.u);
+    }
+  }
+}
+
+TEST_CASE("VecWorld in SIMD lanes: a world pushed in some steps equals the scalar run", "[batch][lanes]") {
+  const Index n = 4, steps = 60;
+  const Trajectory scalar = run(1, 1, n, steps, true);
+  CHECK(scalar.u(1, 0) != run(1, 1, n, steps, false).u(1, 0));  // (the push acts)
+  for (int width : widths()) {
+    INFO("width " << width);
+    const Trajectory lanes = run(width, 2, n, steps, true);
+    CHECK(lanes.q == scalar.q);
+    CHECK(lanes.u == scalar.u);
+  }
+}
+
+TEST_CASE("VecWorld in SIMD lanes: worlds with their own gravity or Model equal the scalar run", "[batch][lanes]") {
+  const Index n = 4, steps = 60;
+  const Trajectory scalar = run(1, 1, n, steps, false, true);
+  CHECK(scalar.q(2, 2) != run(1, 1, n, steps, false).q(2, 2));  // (the gravity and the mass act)
+  CHECK(scalar.q(1, 2) != run(1, 1, n, steps, false).q(1, 2));
+  for (int width : widths()) {
+    INFO("width " << width);
+    const Trajectory lanes = run(width, 1, n, steps, false, true);
+    CHECK(lanes.q == scalar.q);
+    CHECK(lanes.u == scalar.u);
+  }
+}
+
+TEST_CASE("VecWorld::set_lanes refuses widths other than 1, 2, 4, 8 and widths this CPU lacks", "[batch][lanes]") {
+  VecWorld vec(parse_world_file(kStand), 2, 1);
+  CHECK_THROWS_WITH(vec.set_lanes(3), Catch::Contains("width must be 1, 2, 4 or 8, got 3"));
+  CHECK_THROWS_AS(vec.set_lanes(0), InvalidArgument);
+  if (lanes_max_width() < 8) CHECK_THROWS_WITH(vec.set_lanes(8), Catch::Contains("AVX-512F"));
+  vec.set_lanes(2);
+  CHECK(vec.lanes() == 2);
+}
+
+TEST_CASE("VecWorld::integrate in SIMD lanes allocates nothing after the first steps", "[batch][lanes]") {
+  if (!test::alloc_counter_available()) return;
+  VecWorld vec(parse_world_file(kStand), 8, 2);
+  vec.set_lanes(lanes_max_width());
+  vec.integrate(20);
+  test::alloc_counter_start();
+  vec.integrate(20);
+  CHECK(test::alloc_counter_stop() == 0);
+}
