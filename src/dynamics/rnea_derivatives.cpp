@@ -131,6 +131,10 @@ void forward_body(const Model& model, Data& data, Index i, const VecXcref& q, co
   } else if (n == 0) {
     v = vp;
     a = ap;
+  } else if (n == 1) {  // (no dynamic-size product for the common one-dof joint)
+    const Vec6 vJ = data.J.col(k) * u[k];
+    v = vp + vJ;
+    a = ap + data.J.col(k) * udot[k] + cross_motion(v, vJ);
   } else {
     const Vec6 vJ = data.J.middleCols(k, n) * u.segment(k, n);
     v = vp + vJ;
@@ -192,14 +196,17 @@ void accumulate_into_parent(const Model& model, Data& data, Index i) {
 // over the columns) instead of six pairs of 6-dot products.
 using FloatingCoeffs = Eigen::Matrix<Scalar, 9, 6, Eigen::RowMajor>;  // rows: the six of F_r, G_r's last three
 
-// The coefficients Pq, Pu of the six columns and the root's own rows, extra (above).
+// The coefficients Pq, Pu of the columns c0 .. 5 and the root's own rows, extra (above). The
+// translation columns (c < 3: s = [e_c; 0], dv = e_c) are zero: beta = e_c x w - e_c x w,
+// alpha = e_c x wdot - e_c x wdot, gamma = 0 and extra = [0; e_c x F_lin - e_c x F_lin] (a
+// uniform translation of the whole tree, the gravity uniform, changes no joint torque).
 void floating_coeffs(const Model& model, const Data& data, Index i, const VecXcref& u, const VecXcref& udot,
-                     FloatingCoeffs& Pq, FloatingCoeffs& Pu, Mat6& extra) {
+                     FloatingCoeffs& Pq, FloatingCoeffs& Pu, Mat6& extra, Index c0 = 0) {
   const Index k0 = model.idx_v[i];
   const Vec6& Fi = data.of[i];
   const Vec6& vi = data.ov[i];
   const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
-  for (Index c = 0; c < 6; ++c) {
+  for (Index c = c0; c < 6; ++c) {
     const Vec6 s = data.J.col(k0 + c);
     const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
     Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
@@ -277,7 +284,7 @@ struct FloatingMinvBlocks {
       y1 += g[1] * m;
       y2 += g[2] * m;
     }
-    for (int c = 0; c < 6; ++c) {
+    for (int c = 3; c < 6; ++c) {
       const Scalar(*a)[2] = cq->v[c];
       VecR q = y0 * a[0][0] + y1 * a[1][0] + y2 * a[2][0];
       for (int t = 0; t < 6; ++t) q += a[3 + t][0] * Eigen::Map<const VecR>(Minv + R0 + (k0 + t) * ld);
@@ -299,17 +306,18 @@ struct FloatingMinvBlocks {
 // W_F = (M_0 - E A) S_0^-1 with M_0 those six columns, E the identity's, A = diag(armature), and
 //   -M^-1 W_F P_F = -E S_0^-1 P_F + (M^-1)_0 A S_0^-1 P_F :
 // the F part costs nothing but the armature term, S_0^-1 = [[1, -[p]], [0, 1]]. What remains is
-// Y = M^-1 W_G (nv x 3) and then Y P_G plus (M^-1)_0 times the root rows' terms: ANYmal 2.3k
-// multiply-adds against 5.8k for forming the columns and multiplying them by -M^-1.
+// Y = M^-1 W_G (nv x 3) and then Y P_G plus (M^-1)_0 times the root rows' terms, for the three
+// rotation columns only (floating_coeffs: the translation columns are zero): ANYmal 1.6k
+// multiply-adds against 5.8k for forming the six columns and multiplying them by -M^-1.
 void floating_minv_columns(const Model& model, const Data& data, Index i, const VecXcref& u, const VecXcref& udot,
                            const MatXref& Minv, MatXref out_q, MatXref out_u) {
   const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i), n = model.nv;
   FloatingCoeffs Pq, Pu;
-  Mat6 Eq;
-  floating_coeffs(model, data, i, u, udot, Pq, Pu, Eq);
+  Mat6 Eq = Mat6::Zero();
+  floating_coeffs(model, data, i, u, udot, Pq, Pu, Eq, 3);  // (the translation columns are zero)
   const Vec3& p = data.oMi[i].p;
-  Mat6 Tq, Tu;  // S_0^-1 P_F
-  for (Index c = 0; c < 6; ++c) {
+  Mat6 Tq = Mat6::Zero(), Tu = Mat6::Zero();  // S_0^-1 P_F
+  for (Index c = 3; c < 6; ++c) {
     Tq.col(c) << Pq.col(c).head<3>() - p.cross(Pq.col(c).segment<3>(3)), Pq.col(c).segment<3>(3);
     Tu.col(c) << Pu.col(c).head<3>() - p.cross(Pu.col(c).segment<3>(3)), Pu.col(c).segment<3>(3);
   }
@@ -324,7 +332,7 @@ void floating_minv_columns(const Model& model, const Data& data, Index i, const 
   // doubles (one SSE2 packet each, no broadcast in the loop): q column c = sum_t Y_t PqG(t, c) +
   // sum_t (M^-1)_{k0 + t} Eq(t, c), u column c = sum_t Y_t PuG(t, c) (+ (M^-1)_0 Eu)
   FloatingPairs cq, cu;
-  for (int c = 0; c < 6; ++c)
+  for (int c = 3; c < 6; ++c)
     for (int t = 0; t < 9; ++t) {
       cq.v[c][t][0] = cq.v[c][t][1] = t < 3 ? Pq(6 + t, c) : Eq(t - 3, c);
       cu.v[c][t][0] = cu.v[c][t][1] = t < 3 ? Pu(6 + t, c) : Eu(t - 3, c);
@@ -337,7 +345,11 @@ void floating_minv_columns(const Model& model, const Data& data, Index i, const 
   for (; n - R0 >= 2; R0 += 2) blocks.run<2>(R0);
   if (R0 < n) blocks.run<1>(R0);
   // the F part: -S_0^-1 P_F on the root's own rows
-  for (Index c = 0; c < 6; ++c) {
+  for (Index c = 0; c < 3; ++c) {
+    out_q.col(k0 + c).setZero();
+    out_u.col(k0 + c).setZero();
+  }
+  for (Index c = 3; c < 6; ++c) {
     out_q.col(k0 + c).segment<6>(k0) -= Tq.col(c);
     out_u.col(k0 + c).segment<6>(k0) -= Tu.col(c);
   }
@@ -517,7 +529,8 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
     const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
     Vec6& da = data.oc[i];
     if (p < 0) da.setZero(); else da = data.oc[p];
-    if (n > 0) da.noalias() += data.J.middleCols(k, n) * udot.segment(k, n);
+    if (n == 1) da += data.J.col(k) * udot[k];
+    else if (n > 0) da.noalias() += data.J.middleCols(k, n) * udot.segment(k, n);
     data.oa[i] += da;
     data.opA[i] = data.oinertia[i].apply(da);
   }
