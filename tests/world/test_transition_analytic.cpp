@@ -215,3 +215,39 @@ TEST_CASE("transition_derivatives analytic: an impact is refused with a one-line
   o.method = static_cast<TransitionMethod>(7);
   CHECK_THROWS_WITH(world.transition_derivatives(o), "transition_derivatives: unknown method 7");
 }
+
+TEST_CASE("transition_derivatives analytic: two spheres pressed together on the ground", "[world]") {
+  // Between two moving spheres the normal n = (c_a - c_b) / |c_a - c_b|, the contact point and the
+  // contact frame turn with both centres: d(J^T lambda)/dq and d(J v)/dq carry those terms. A big
+  // and a small sphere on the ground (the normal between them tilted), pushed together; sticking
+  // (at rest) and sliding (the small one spinning against the big one).
+  for (bool sliding : {false, true}) {
+    World world;
+    SolverSettings ss;
+    ss.bisection.tolerance = 1e-12;
+    world.set_contact_solver(make_contact_solver(ss));
+    world.add_ground();
+    ArticulatedSystem& big = world.add_sphere("big", 0.3, 2.0);
+    ArticulatedSystem& small = world.add_sphere("small", 0.1, 0.5);
+    // resting on the ground 1 mm deep (the split correction acts: the step is smooth), touching
+    // each other 1 mm deep along a tilted normal
+    const Scalar rb = 0.3, rs = 0.1, dz = rb - rs;
+    const Scalar dx = std::sqrt((rb + rs - 1e-3) * (rb + rs - 1e-3) - dz * dz);
+    VecX qb(7), qs(7);
+    qb << 0, 0, rb - 1e-3, 1, 0, 0, 0;
+    qs << dx, 0.02, rs - 1e-3, 1, 0, 0, 0;
+    VecX ub = VecX::Zero(6), us = VecX::Zero(6);
+    if (sliding) us[4] = 3.0;  // spinning about y: slides on the big sphere and on the ground
+    big.set_state(qb, ub);
+    small.set_state(qs, us);
+    VecX fb = VecX::Zero(6), fs = VecX::Zero(6);
+    fb << 2.0, 0.3, 0, 0, 0, 0;
+    fs << -2.0, 0, 0, 0, 0, 0;
+    big.set_generalized_force(fb);
+    small.set_generalized_force(fs);
+    const AnalyticErrors e = compare_with_fd(world, 1e-6);
+    INFO((sliding ? "sliding" : "sticking") << ": A " << e.A << ", B " << e.B);
+    CHECK(e.A < 1e-5);
+    CHECK(e.B < 1e-5);
+  }
+}
