@@ -315,9 +315,64 @@ TransitionJacobians World::analytic_transition_derivatives() {
         fv.dC.push_back(contact_frame_derivative(n, dn));
       }
       frame_vars.push_back(std::move(fv));
+    } else if (sys_a >= 0 && sys_b >= 0 && ct.body_a >= 0 && ct.body_b >= 0 &&
+               ((type_a == ShapeType::Sphere && type_b == ShapeType::Box) ||
+                (type_a == ShapeType::Box && type_b == ShapeType::Sphere))) {
+      // a moving sphere against a moving box (manifold.cpp, sphere_box, with m the normal from
+      // the box into the sphere, n = m or -m): in the box frame (R, o) the centre cl = R^T (c - o),
+      // its clamp q to the box and the clamped coordinates K give m = R m_l, m_l = (cl - q) / |cl - q|
+      // outside the box (a face, an edge or a corner), or the nearest face's e_k inside, and the
+      // point p = c - (r + s) / 2 m with s = r - depth. With dcl = R^T (dc - dx), dx the box's
+      // motion at c and w_g its turn:
+      //   dm = w_g x m + R (1 - m_l m_l^T) K dcl / |cl - q| (the second term zero inside or on a
+      //   face), ds = m_l . dcl, dp = dc - (r + s) / 2 dm - ds / 2 m
+      const bool sphere_a = type_a == ShapeType::Sphere;
+      const Index sys_s = sphere_a ? sys_a : sys_b, body_s = sphere_a ? ct.body_a : ct.body_b;
+      const Index sys_x = sphere_a ? sys_b : sys_a, body_x = sphere_a ? ct.body_b : ct.body_a;
+      const CollisionShape box = sphere_a ? collision_.shape_description(ct.object_b, ct.shape_b)
+                                          : collision_.shape_description(ct.object_a, ct.shape_a);
+      const Scalar r = sphere_a ? r_a : r_b;
+      const Vec3 mn = sphere_a ? n : Vec3(-n);
+      const Scalar sd = r - ct.depth;
+      const Vec3 c = ct.position + 0.5 * (r + sd) * mn;
+      const SE3 X = data[static_cast<std::size_t>(sys_x)]->oMi[body_x] * box.X_BS;
+      const Vec3 h = 0.5 * box.size, cl = X.R.transpose() * (c - X.p);
+      const Vec3 ml = X.R.transpose() * mn;
+      Mat3 Kp = Mat3::Zero();  // (1 - m_l m_l^T) K / |cl - q| outside, 0 inside
+      const Vec3 diff = cl - cl.cwiseMax(-h).cwiseMin(h);
+      const Scalar dist = diff.norm();
+      if (dist > 1e-12) {
+        Mat3 K = Mat3::Zero();
+        for (int k = 0; k < 3; ++k) K(k, k) = std::abs(cl[k]) > h[k] ? 1 : 0;
+        Kp = (Mat3::Identity() - ml * ml.transpose()) * K / dist;
+      }
+      std::vector<Vec3> dc(static_cast<std::size_t>(NV), Vec3::Zero()), dx = dc, wx = dc;
+      point_motion(sys_s, body_s, c, 1, dc);
+      point_motion(sys_x, body_x, c, 1, dx);
+      {
+        const Model& m = systems_[static_cast<std::size_t>(sys_x)]->model();
+        const Mat6X& Ss = S[static_cast<std::size_t>(sys_x)];
+        for (Index b = body_x; b >= 0; b = m.parent[b])
+          for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j)
+            wx[static_cast<std::size_t>(v0[static_cast<std::size_t>(sys_x)] + j)] += Ss.col(j).tail<3>();
+      }
+      FrameVariation fv;
+      fv.contact = i;
+      for (Index g = 0; g < NV; ++g) {
+        const std::size_t gs = static_cast<std::size_t>(g);
+        if (dc[gs].isZero(0) && dx[gs].isZero(0) && wx[gs].isZero(0)) continue;
+        const Vec3 dcl = X.R.transpose() * (dc[gs] - dx[gs]);
+        const Vec3 dm = wx[gs].cross(mn) + X.R * (Kp * dcl);
+        const Scalar ds = ml.dot(dcl);
+        dp[gs] = dc[gs] - 0.5 * (r + sd) * dm - 0.5 * ds * mn;
+        fv.cols.push_back(g);
+        fv.dC.push_back(contact_frame_derivative(n, sphere_a ? dm : Vec3(-dm)));
+      }
+      frame_vars.push_back(std::move(fv));
     } else if (sys_a >= 0 && ct.body_a >= 0) {
       // the point moves with side A's witness point, midway to B's surface, the normal held fixed
-      // (exact against a static plane; an approximation between two moving bodies but spheres)
+      // (exact against a static plane; between two moving bodies other than sphere-sphere and
+      // sphere-box an approximation, docs/dynamics.md)
       const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
       point_motion(sys_a, ct.body_a, w, 1, dp);
       for (Vec3& x : dp) x = Pn * x;

@@ -251,3 +251,34 @@ TEST_CASE("transition_derivatives analytic: two spheres pressed together on the 
     CHECK(e.B < 1e-5);
   }
 }
+
+TEST_CASE("transition_derivatives analytic: a sphere on a free box on the ground", "[world]") {
+  // Between a moving sphere and a moving box the normal turns with the box (a face contact), the
+  // point moves with the sphere's centre and the box: a sphere resting on a box that rests on the
+  // ground, tilted by a pushing torque; sticking (a small push), and sliding (the sphere spinning).
+  for (bool sliding : {false, true}) {
+    World world;
+    SolverSettings ss;
+    ss.bisection.tolerance = 1e-12;
+    world.set_contact_solver(make_contact_solver(ss));
+    world.add_ground();
+    ArticulatedSystem& box = world.add_box("box", Vec3(0.4, 0.3, 0.2), 2.0);
+    ArticulatedSystem& ball = world.add_sphere("ball", 0.1, 0.5);
+    VecX qx(7), qs(7);
+    qx << 0, 0, 0.1 - 1e-3, 1, 0, 0, 0;  // 1 mm deep: the split correction acts, the step is smooth
+    qs << 0.05, -0.03, 0.2 - 2e-3 + 0.1 - 1e-3, 1, 0, 0, 0;
+    VecX us = VecX::Zero(6);
+    if (sliding) us[3] = 4.0;  // spinning about x: slides on the box's top face
+    box.set_state(qx, VecX::Zero(6));
+    ball.set_state(qs, us);
+    VecX fx = VecX::Zero(6), fs = VecX::Zero(6);
+    fx << 0.5, 0, 0, 0, 0, 0.05;
+    fs << 0.2, 0.1, 0, 0, 0, 0;
+    box.set_generalized_force(fx);
+    ball.set_generalized_force(fs);
+    const AnalyticErrors e = compare_with_fd(world, 1e-5);
+    INFO((sliding ? "sliding" : "sticking") << ": A " << e.A << ", B " << e.B);
+    CHECK(e.A < 1e-5);
+    CHECK(e.B < 1e-5);
+  }
+}
