@@ -228,29 +228,34 @@ void floating_coeffs(const Model& model, const Data& data, Index i, const VecXcr
 void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
                       MatXref dtau_dq, MatXref dtau_du) {
   const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i);
-  using Row6 = Eigen::Matrix<Scalar, 1, 6>;
+  // only the rotation columns 3 .. 5 (floating_coeffs: the translation columns are zero, and
+  // rnea_derivatives zeroes the outputs first), as columns 2 .. 5 (two packets; column 2 zero)
+  using Row4 = Eigen::Matrix<Scalar, 1, 4>;
   FloatingCoeffs Pq, Pu;
   Mat6 extra;
-  floating_coeffs(model, data, i, u, udot, Pq, Pu, extra);
+  floating_coeffs(model, data, i, u, udot, Pq, Pu, extra, 3);
+  Pq.col(2).setZero();
+  Pu.col(2).setZero();
+  extra.col(2).setZero();
   const Index ldq = dtau_dq.outerStride(), ldu = dtau_du.outerStride();
   Scalar* out_q = dtau_dq.data() + k0 * ldq;
   Scalar* out_u = dtau_du.data() + k0 * ldu;
   for (Index r = k0; r < k0 + ns; ++r) {
     const Scalar* Fr = data.F.data() + 6 * r;
     const Scalar* Gr = data.dG.data() + 6 * r;
-    Row6 q = Fr[0] * Pq.row(0), w = Fr[0] * Pu.row(0);
+    Row4 q = Fr[0] * Pq.row(0).tail<4>(), w = Fr[0] * Pu.row(0).tail<4>();
     for (int t = 1; t < 6; ++t) {
-      q += Fr[t] * Pq.row(t);
-      w += Fr[t] * Pu.row(t);
+      q += Fr[t] * Pq.row(t).tail<4>();
+      w += Fr[t] * Pu.row(t).tail<4>();
     }
     for (int t = 3; t < 6; ++t) {
-      q += Gr[t] * Pq.row(t + 3);
-      w += Gr[t] * Pu.row(t + 3);
+      q += Gr[t] * Pq.row(t + 3).tail<4>();
+      w += Gr[t] * Pu.row(t + 3).tail<4>();
     }
-    if (r < k0 + 6) q += extra.row(r - k0);
-    for (Index c = 0; c < 6; ++c) {
-      out_q[r + c * ldq] = q[c];
-      out_u[r + c * ldu] = w[c];
+    if (r < k0 + 6) q += extra.row(r - k0).tail<4>();
+    for (Index c = 3; c < 6; ++c) {
+      out_q[r + c * ldq] = q[c - 2];
+      out_u[r + c * ldu] = w[c - 2];
     }
   }
 }
