@@ -26,8 +26,11 @@
 // The q-derivatives of J enter as d(J^T lambda)/dq and d(J v)/dq at fixed lambda and v. A contact
 // point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
 // the centre of a sphere's or capsule's rounded end): dp = (I - n n^T / 2) dw, the contact sitting
-// midway between the shape and the plane; the normal and the contact frame are fixed. For a
-// contact between two moving bodies this holds the normal fixed too (an approximation).
+// midway between the shape and the plane; the normal and the contact frame are fixed. Between
+// two moving spheres, or a moving sphere and a moving box, the normal, the point and the frame
+// follow both poses as the narrow phase computes them (manifold.cpp), which adds the frame's turn
+// dC to both derivatives; other pairs between two moving bodies hold the normal fixed (an
+// approximation, docs/dynamics.md).
 // Restitution, per-row position weights (an impact under the midpoint update) and mimic rows are
 // not differentiated (Error: use finite differences).
 #include <algorithm>
