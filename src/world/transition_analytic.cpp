@@ -27,7 +27,8 @@
 // point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
 // the centre of a sphere's or capsule's rounded end): dp = (I - n n^T / 2) dw, the contact sitting
 // midway between the shape and the plane; the normal and the contact frame are fixed. Between
-// two moving spheres, or a moving sphere and a moving box, the normal, the point and the frame
+// two moving spheres, a moving sphere and a moving box, or two moving boxes in a face contact,
+// the normal, the point and the frame
 // follow both poses as the narrow phase computes them (manifold.cpp), which adds the frame's turn
 // dC to both derivatives; other pairs between two moving bodies hold the normal fixed (an
 // approximation, docs/dynamics.md).
@@ -274,6 +275,102 @@ TransitionJacobians World::analytic_transition_derivatives() {
         out[static_cast<std::size_t>(v0[static_cast<std::size_t>(s)] + j)] +=
             scale * (Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(x));
   };
+  // d x / dq_g of a point x on the body b of system s: its motion, and the body's turn
+  const auto body_motion = [&](Index s, Index b, const Vec3& x, std::vector<Vec3>& v, std::vector<Vec3>& w) {
+    const Model& m = systems_[static_cast<std::size_t>(s)]->model();
+    const Mat6X& Ss = S[static_cast<std::size_t>(s)];
+    for (; b >= 0; b = m.parent[b])
+      for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j) {
+        const std::size_t g = static_cast<std::size_t>(v0[static_cast<std::size_t>(s)] + j);
+        v[g] += Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(x);
+        w[g] += Ss.col(j).tail<3>();
+      }
+  };
+  // A face contact of two moving boxes (manifold.cpp, box_box and face_contact): the reference
+  // box's face normal n_r (n = n_r when B's face, -n_r when A's), the point p = x - sep / 2 n_r
+  // with x a point of the incident face clipped to the reference face's side planes and sep =
+  // n_r . x - offset = -depth. x lies on three planes, each fixed on one box: the three faces of
+  // an incident corner, two faces of an incident edge and a side plane of the reference face, or
+  // the incident face and two side planes; so N dx = (N_i . v_body(i)(x))_i, dn_r = w_r x n_r,
+  // dsep = n_r . (dx - v_r(x)) and dp = dx - dsep / 2 n_r - sep / 2 dn_r. The reference face is
+  // chosen again as box_box does from the two poses; false (the normal held fixed) for an
+  // edge-edge contact, a point on no such three planes, or a choice that does not give n.
+  const auto box_face_contact = [&](Index i, const Contact& ct, Index sys_a, Index sys_b, std::vector<Vec3>& dpo,
+                                    std::vector<FrameVariation>& fvs) -> bool {
+    const CollisionShape sa_ = collision_.shape_description(ct.object_a, ct.shape_a);
+    const CollisionShape sb_ = collision_.shape_description(ct.object_b, ct.shape_b);
+    const SE3 XA = data[static_cast<std::size_t>(sys_a)]->oMi[ct.body_a] * sa_.X_BS;
+    const SE3 XB = data[static_cast<std::size_t>(sys_b)]->oMi[ct.body_b] * sb_.X_BS;
+    const Vec3 ha = 0.5 * sa_.size, hb = 0.5 * sb_.size;
+    const Vec3 d = XA.p - XB.p;
+    const Mat3 absC = (XA.R.transpose() * XB.R).cwiseAbs();
+    const Vec3 d_a = XA.R.transpose() * d, d_b = XB.R.transpose() * d;
+    Scalar sa = -1e300, sb = -1e300;
+    int ka = 0, kb = 0;
+    for (int k = 0; k < 3; ++k) {
+      const Scalar s1 = std::abs(d_a[k]) - ha[k] - hb.dot(absC.row(k));
+      if (s1 > sa) sa = s1, ka = k;
+      const Scalar s2 = std::abs(d_b[k]) - hb[k] - ha.dot(absC.col(k));
+      if (s2 > sb) sb = s2, kb = k;
+    }
+    Scalar se = -1e300;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        Vec3 L = XA.R.col(a).cross(XB.R.col(b));
+        const Scalar len = L.norm();
+        if (len < 1e-6) continue;
+        L /= len;
+        const Scalar s3 = std::abs(d.dot(L)) - ha.dot((XA.R.transpose() * L).cwiseAbs()) -
+                          hb.dot((XB.R.transpose() * L).cwiseAbs());
+        se = std::max(se, s3);
+      }
+    if (se > std::max(sa, sb) + 1e-4) return false;  // edge-edge
+    const bool ref_b = sb >= sa - 1e-5;
+    const SE3& XR = ref_b ? XB : XA;
+    const SE3& XI = ref_b ? XA : XB;
+    const Vec3& hr = ref_b ? hb : ha;
+    const Vec3& hi = ref_b ? ha : hb;
+    const int kr = ref_b ? kb : ka;
+    const Vec3 nr = ref_b ? Vec3(d_b[kb] >= 0 ? Vec3(XB.R.col(kb)) : Vec3(-XB.R.col(kb)))
+                          : Vec3(d_a[ka] >= 0 ? Vec3(-XA.R.col(ka)) : Vec3(XA.R.col(ka)));
+    if ((ref_b ? nr : Vec3(-nr)).dot(ct.normal) < 1 - 1e-9) return false;
+    const Scalar sep = -ct.depth;
+    const Vec3 x = ct.position + 0.5 * sep * nr;
+    // the planes through x: the incident box's faces, then the reference face's side planes
+    Mat3 N;
+    int side_of[3];
+    int count = 0;
+    const Vec3 xi = XI.R.transpose() * (x - XI.p), xr = XR.R.transpose() * (x - XR.p);
+    const Scalar tol = 1e-9 * std::max(hi.maxCoeff(), hr.maxCoeff());
+    for (int k = 0; k < 3; ++k)
+      if (std::abs(std::abs(xi[k]) - hi[k]) <= tol && count < 3) N.row(count) = XI.R.col(k).transpose(), side_of[count++] = 0;
+    for (int k = 0; k < 3; ++k)
+      if (k != kr && std::abs(std::abs(xr[k]) - hr[k]) <= tol && count < 3)
+        N.row(count) = XR.R.col(k).transpose(), side_of[count++] = 1;
+    if (count < 3 || std::abs(N.determinant()) < 1e-6) return false;
+    const Mat3 Ninv = N.inverse();
+    std::vector<Vec3> vi(static_cast<std::size_t>(NV), Vec3::Zero()), wi = vi, vr = vi, wr = vi;
+    const Index sys_i = ref_b ? sys_a : sys_b, body_i = ref_b ? ct.body_a : ct.body_b;
+    const Index sys_r = ref_b ? sys_b : sys_a, body_r = ref_b ? ct.body_b : ct.body_a;
+    body_motion(sys_i, body_i, x, vi, wi);
+    body_motion(sys_r, body_r, x, vr, wr);
+    FrameVariation fv;
+    fv.contact = i;
+    for (Index g = 0; g < NV; ++g) {
+      const std::size_t gs = static_cast<std::size_t>(g);
+      if (vi[gs].isZero(0) && vr[gs].isZero(0) && wr[gs].isZero(0)) continue;
+      Vec3 rhs;
+      for (int r = 0; r < 3; ++r) rhs[r] = N.row(r).dot(side_of[r] == 0 ? vi[gs] : vr[gs]);
+      const Vec3 dx = Ninv * rhs;
+      const Vec3 dnr = wr[gs].cross(nr);
+      const Scalar dsep = nr.dot(dx - vr[gs]);
+      dpo[gs] = dx - 0.5 * dsep * nr - 0.5 * sep * dnr;
+      fv.cols.push_back(g);
+      fv.dC.push_back(contact_frame_derivative(ct.normal, ref_b ? dnr : Vec3(-dnr)));
+    }
+    fvs.push_back(std::move(fv));
+    return true;
+  };
   for (Index i = 0; i < as.num_contacts(); ++i) {
     if (as.contact_island(i) < 0) continue;
     const Contact& ct = contacts[i];
@@ -372,10 +469,13 @@ TransitionJacobians World::analytic_transition_derivatives() {
         fv.dC.push_back(contact_frame_derivative(n, sphere_a ? dm : Vec3(-dm)));
       }
       frame_vars.push_back(std::move(fv));
+    } else if (sys_a >= 0 && sys_b >= 0 && ct.body_a >= 0 && ct.body_b >= 0 && type_a == ShapeType::Box &&
+               type_b == ShapeType::Box && box_face_contact(i, ct, sys_a, sys_b, dp, frame_vars)) {
+      // (a face contact of two moving boxes: box_face_contact)
     } else if (sys_a >= 0 && ct.body_a >= 0) {
       // the point moves with side A's witness point, midway to B's surface, the normal held fixed
-      // (exact against a static plane; between two moving bodies other than sphere-sphere and
-      // sphere-box an approximation, docs/dynamics.md)
+      // (exact against a static plane; between two moving bodies other than the pairs above an
+      // approximation, docs/dynamics.md)
       const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
       point_motion(sys_a, ct.body_a, w, 1, dp);
       for (Vec3& x : dp) x = Pn * x;

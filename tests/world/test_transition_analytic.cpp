@@ -282,3 +282,46 @@ TEST_CASE("transition_derivatives analytic: a sphere on a free box on the ground
     CHECK(e.B < 1e-5);
   }
 }
+
+TEST_CASE("transition_derivatives analytic: a box on a free box on the ground", "[world]") {
+  // A face contact between two moving boxes: the normal turns with the reference box, the points
+  // (the top box's corners over the lower box's face, and, turned and overhanging, the clip points
+  // of its edges with the lower face's sides) move with both. Sticking under a small push (both
+  // boxes held by their corners: B = 0), and the top box sliding in translation (every corner
+  // slides the same way: the normal impulses that 4 corners leave undetermined give one friction
+  // resultant).
+  for (bool sliding : {false, true}) {
+    for (bool overhang : {false, true}) {
+      World world;
+      SolverSettings ss;
+      ss.bisection.tolerance = 1e-12;
+      world.set_contact_solver(make_contact_solver(ss));
+      world.add_ground();
+      ArticulatedSystem& low = world.add_box("low", Vec3(0.4, 0.3, 0.2), 2.0);
+      ArticulatedSystem& top = world.add_box("top", overhang ? Vec3(0.3, 0.3, 0.1) : Vec3(0.2, 0.1, 0.1), 0.8);
+      VecX ql(7), qt(7);
+      ql << 0, 0, 0.1 - 1e-3, 1, 0, 0, 0;
+      const Scalar yaw = overhang ? 0.5 : 0.2;
+      qt << 0.03, 0.02, 0.2 - 2e-3 + 0.05 - 1e-3, std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
+      VecX ut = VecX::Zero(6);
+      if (sliding) ut[0] = 0.5;
+      low.set_state(ql, VecX::Zero(6));
+      top.set_state(qt, ut);
+      VecX fl = VecX::Zero(6), ft = VecX::Zero(6);
+      fl << 0.5, 0, 0, 0, 0, sliding ? 0 : 0.05;
+      ft << 0.2, 0.1, 0, 0, 0, sliding ? 0 : 0.01;
+      low.set_generalized_force(fl);
+      top.set_generalized_force(ft);
+      const AnalyticErrors e = compare_with_fd(world, 1e-5);
+      INFO((sliding ? "sliding" : "sticking") << (overhang ? ", overhanging" : "") << ": A " << e.A << ", B " << e.B);
+      CHECK(e.A < 1e-5);
+      if (sliding) {
+        CHECK(e.B < 1e-5);
+      } else {
+        TransitionOptions o;
+        o.method = TransitionMethod::Analytic;
+        CHECK(world.transition_derivatives(o).B.norm() < 1e-12);
+      }
+    }
+  }
+}
