@@ -297,11 +297,11 @@ TransitionJacobians World::analytic_transition_derivatives() {
   // edge-edge contact, a point on no such three planes, or a choice that does not give n.
   const auto box_face_contact = [&](Index i, const Contact& ct, Index sys_a, Index sys_b, std::vector<Vec3>& dpo,
                                     std::vector<FrameVariation>& fvs) -> bool {
-    const CollisionShape sa_ = collision_.shape_description(ct.object_a, ct.shape_a);
-    const CollisionShape sb_ = collision_.shape_description(ct.object_b, ct.shape_b);
-    const SE3 XA = data[static_cast<std::size_t>(sys_a)]->oMi[ct.body_a] * sa_.X_BS;
-    const SE3 XB = data[static_cast<std::size_t>(sys_b)]->oMi[ct.body_b] * sb_.X_BS;
-    const Vec3 ha = 0.5 * sa_.size, hb = 0.5 * sb_.size;
+    const CollisionShape shape_a = collision_.shape_description(ct.object_a, ct.shape_a);
+    const CollisionShape shape_b = collision_.shape_description(ct.object_b, ct.shape_b);
+    const SE3 XA = data[static_cast<std::size_t>(sys_a)]->oMi[ct.body_a] * shape_a.X_BS;
+    const SE3 XB = data[static_cast<std::size_t>(sys_b)]->oMi[ct.body_b] * shape_b.X_BS;
+    const Vec3 ha = 0.5 * shape_a.size, hb = 0.5 * shape_b.size;
     const Vec3 d = XA.p - XB.p;
     const Mat3 absC = (XA.R.transpose() * XB.R).cwiseAbs();
     const Vec3 d_a = XA.R.transpose() * d, d_b = XB.R.transpose() * d;
