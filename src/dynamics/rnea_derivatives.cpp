@@ -131,6 +131,10 @@ void forward_body(const Model& model, Data& data, Index i, const VecXcref& q, co
   } else if (n == 0) {
     v = vp;
     a = ap;
+  } else if (n == 1) {  // (no dynamic-size product for the common one-dof joint)
+    const Vec6 vJ = data.J.col(k) * u[k];
+    v = vp + vJ;
+    a = ap + data.J.col(k) * udot[k] + cross_motion(v, vJ);
   } else {
     const Vec6 vJ = data.J.middleCols(k, n) * u.segment(k, n);
     v = vp + vJ;
@@ -190,17 +194,19 @@ void accumulate_into_parent(const Model& model, Data& data, Index i) {
 // Row r of all six columns at once: [F_r; G_r] (G_r's first three entries zero) times the 9 x 6
 // coefficients [alpha; beta] and [gamma; s], each a sum of rows of coefficients (three packets
 // over the columns) instead of six pairs of 6-dot products.
-void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
-                      MatXref dtau_dq, MatXref dtau_du) {
-  const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i);
-  using Coeffs = Eigen::Matrix<Scalar, 9, 6, Eigen::RowMajor>;  // rows: the six of F_r, G_r's last three
-  using Row6 = Eigen::Matrix<Scalar, 1, 6>;
-  Coeffs Pq, Pu;
-  Mat6 extra;
+using FloatingCoeffs = Eigen::Matrix<Scalar, 9, 6, Eigen::RowMajor>;  // rows: the six of F_r, G_r's last three
+
+// The coefficients Pq, Pu of the columns c0 .. 5 and the root's own rows, extra (above). The
+// translation columns (c < 3: s = [e_c; 0], dv = e_c) are zero: beta = e_c x w - e_c x w,
+// alpha = e_c x wdot - e_c x wdot, gamma = 0 and extra = [0; e_c x F_lin - e_c x F_lin] (a
+// uniform translation of the whole tree, the gravity uniform, changes no joint torque).
+void floating_coeffs(const Model& model, const Data& data, Index i, const VecXcref& u, const VecXcref& udot,
+                     FloatingCoeffs& Pq, FloatingCoeffs& Pu, Mat6& extra, Index c0 = 0) {
+  const Index k0 = model.idx_v[i];
   const Vec6& Fi = data.of[i];
   const Vec6& vi = data.ov[i];
   const Vec3 vb = u.segment<3>(k0), wb = u.segment<3>(k0 + 3), wd = udot.segment<3>(k0 + 3);
-  for (Index c = 0; c < 6; ++c) {
+  for (Index c = c0; c < 6; ++c) {
     const Vec6 s = data.J.col(k0 + c);
     const Vec3 dv = c < 3 ? Vec3(Vec3::Unit(c)) : Vec3(Vec3::Zero());  // translation part of dq
     Vec6 dv0 = Vec6::Zero(), da0 = Vec6::Zero(), dc0 = Vec6::Zero();
@@ -217,26 +223,140 @@ void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u
     extra.col(c).head<3>() = xF.head<3>();
     extra.col(c).tail<3>() = xF.tail<3>() - data.oMi[i].p.cross(xF.head<3>()) - dv.cross(Fi.head<3>());
   }
+}
+
+void floating_columns(const Model& model, Data& data, Index i, const VecXcref& u, const VecXcref& udot,
+                      MatXref dtau_dq, MatXref dtau_du) {
+  const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i);
+  // only the rotation columns 3 .. 5 (floating_coeffs: the translation columns are zero, and
+  // rnea_derivatives zeroes the outputs first), as columns 2 .. 5 (two packets; column 2 zero)
+  using Row4 = Eigen::Matrix<Scalar, 1, 4>;
+  FloatingCoeffs Pq, Pu;
+  Mat6 extra;
+  floating_coeffs(model, data, i, u, udot, Pq, Pu, extra, 3);
+  Pq.col(2).setZero();
+  Pu.col(2).setZero();
+  extra.col(2).setZero();
   const Index ldq = dtau_dq.outerStride(), ldu = dtau_du.outerStride();
   Scalar* out_q = dtau_dq.data() + k0 * ldq;
   Scalar* out_u = dtau_du.data() + k0 * ldu;
   for (Index r = k0; r < k0 + ns; ++r) {
     const Scalar* Fr = data.F.data() + 6 * r;
     const Scalar* Gr = data.dG.data() + 6 * r;
-    Row6 q = Fr[0] * Pq.row(0), w = Fr[0] * Pu.row(0);
+    Row4 q = Fr[0] * Pq.row(0).tail<4>(), w = Fr[0] * Pu.row(0).tail<4>();
     for (int t = 1; t < 6; ++t) {
-      q += Fr[t] * Pq.row(t);
-      w += Fr[t] * Pu.row(t);
+      q += Fr[t] * Pq.row(t).tail<4>();
+      w += Fr[t] * Pu.row(t).tail<4>();
     }
     for (int t = 3; t < 6; ++t) {
-      q += Gr[t] * Pq.row(t + 3);
-      w += Gr[t] * Pu.row(t + 3);
+      q += Gr[t] * Pq.row(t + 3).tail<4>();
+      w += Gr[t] * Pu.row(t + 3).tail<4>();
     }
-    if (r < k0 + 6) q += extra.row(r - k0);
-    for (Index c = 0; c < 6; ++c) {
-      out_q[r + c * ldq] = q[c];
-      out_u[r + c * ldu] = w[c];
+    if (r < k0 + 6) q += extra.row(r - k0).tail<4>();
+    for (Index c = 3; c < 6; ++c) {
+      out_q[r + c * ldq] = q[c - 2];
+      out_u[r + c * ldu] = w[c - 2];
     }
+  }
+}
+
+struct FloatingPairs {
+  alignas(16) Scalar v[6][9][2];
+};
+
+// Rows R0 .. R0 + R - 1 of floating_minv_columns' outputs: Y = M^-1 W_G over the subtree
+// columns of M^-1 (rows R0.. of column k, by symmetry row k's entries), then each output column
+// from the three columns of Y and the six of (M^-1)_0 in registers.
+struct FloatingMinvBlocks {
+  const Scalar* Minv;
+  Index ld;
+  const Scalar* G;
+  Index k0, ns;
+  const FloatingPairs *cq, *cu;
+  bool has_arm;
+  Scalar* out_q;
+  Index ldq;
+  Scalar* out_u;
+  Index ldu;
+  template <int R>
+  void run(Index R0) const {
+    using VecR = Eigen::Matrix<Scalar, R, 1>;
+    VecR y0 = VecR::Zero(), y1 = VecR::Zero(), y2 = VecR::Zero();
+    for (Index k = k0; k < k0 + ns; ++k) {
+      const Eigen::Map<const VecR> m(Minv + R0 + k * ld);
+      const Scalar* g = G + 6 * k + 3;
+      y0 += g[0] * m;
+      y1 += g[1] * m;
+      y2 += g[2] * m;
+    }
+    for (int c = 3; c < 6; ++c) {
+      const Scalar(*a)[2] = cq->v[c];
+      VecR q = y0 * a[0][0] + y1 * a[1][0] + y2 * a[2][0];
+      for (int t = 0; t < 6; ++t) q += a[3 + t][0] * Eigen::Map<const VecR>(Minv + R0 + (k0 + t) * ld);
+      Eigen::Map<VecR>(out_q + R0 + c * ldq) = -q;
+      const Scalar(*b)[2] = cu->v[c];
+      VecR w = y0 * b[0][0] + y1 * b[1][0] + y2 * b[2][0];
+      if (has_arm)
+        for (int t = 0; t < 6; ++t) w += b[3 + t][0] * Eigen::Map<const VecR>(Minv + R0 + (k0 + t) * ld);
+      Eigen::Map<VecR>(out_u + R0 + c * ldu) = -w;
+    }
+  }
+};
+
+// The six columns of d udot / dq and d udot / du of a floating root i, without its columns of
+// d tau / dq, du (floating_columns). Those are X = W_F P_F + W_G P_G (+ extra on the root's own
+// rows) with W_F, W_G the subtree rows F_r^T and G_r^T (last three entries) and P the
+// coefficients above. The rows of M in the root's columns are M(r, k0 + t) = F_r . S_{k0 + t} (+
+// the armature on the diagonal) for every r of the subtree and zero elsewhere, so
+// W_F = (M_0 - E A) S_0^-1 with M_0 those six columns, E the identity's, A = diag(armature), and
+//   -M^-1 W_F P_F = -E S_0^-1 P_F + (M^-1)_0 A S_0^-1 P_F :
+// the F part costs nothing but the armature term, S_0^-1 = [[1, -[p]], [0, 1]]. What remains is
+// Y = M^-1 W_G (nv x 3) and then Y P_G plus (M^-1)_0 times the root rows' terms, for the three
+// rotation columns only (floating_coeffs: the translation columns are zero): ANYmal 1.6k
+// multiply-adds against 5.8k for forming the six columns and multiplying them by -M^-1.
+void floating_minv_columns(const Model& model, const Data& data, Index i, const VecXcref& u, const VecXcref& udot,
+                           const MatXref& Minv, MatXref out_q, MatXref out_u) {
+  const Index k0 = model.idx_v[i], ns = detail::subtree_nv(model, i), n = model.nv;
+  FloatingCoeffs Pq, Pu;
+  Mat6 Eq = Mat6::Zero();
+  floating_coeffs(model, data, i, u, udot, Pq, Pu, Eq, 3);  // (the translation columns are zero)
+  const Vec3& p = data.oMi[i].p;
+  Mat6 Tq = Mat6::Zero(), Tu = Mat6::Zero();  // S_0^-1 P_F
+  for (Index c = 3; c < 6; ++c) {
+    Tq.col(c) << Pq.col(c).head<3>() - p.cross(Pq.col(c).segment<3>(3)), Pq.col(c).segment<3>(3);
+    Tu.col(c) << Pu.col(c).head<3>() - p.cross(Pu.col(c).segment<3>(3)), Pu.col(c).segment<3>(3);
+  }
+  const Vec6 arm = model.armature.segment<6>(k0);
+  const bool has_arm = !arm.isZero(0);
+  Mat6 Eu = Mat6::Zero();
+  if (has_arm) {
+    Eq -= arm.asDiagonal() * Tq;
+    Eu -= arm.asDiagonal() * Tu;
+  }
+  // the coefficients of the columns of [Y, (M^-1)_0] in each output column, as pairs of equal
+  // doubles (one SSE2 packet each, no broadcast in the loop): q column c = sum_t Y_t PqG(t, c) +
+  // sum_t (M^-1)_{k0 + t} Eq(t, c), u column c = sum_t Y_t PuG(t, c) (+ (M^-1)_0 Eu)
+  FloatingPairs cq, cu;
+  for (int c = 3; c < 6; ++c)
+    for (int t = 0; t < 9; ++t) {
+      cq.v[c][t][0] = cq.v[c][t][1] = t < 3 ? Pq(6 + t, c) : Eq(t - 3, c);
+      cu.v[c][t][0] = cu.v[c][t][1] = t < 3 ? Pu(6 + t, c) : Eu(t - 3, c);
+    }
+  const Index ld = Minv.outerStride(), ldq = out_q.outerStride(), ldu = out_u.outerStride();
+  FloatingMinvBlocks blocks{Minv.data(), ld,  data.dG.data(), k0, ns, &cq, &cu, has_arm, out_q.data() + k0 * ldq, ldq,
+                            out_u.data() + k0 * ldu, ldu};
+  Index R0 = 0;
+  for (; n - R0 >= 4; R0 += 4) blocks.run<4>(R0);
+  for (; n - R0 >= 2; R0 += 2) blocks.run<2>(R0);
+  if (R0 < n) blocks.run<1>(R0);
+  // the F part: -S_0^-1 P_F on the root's own rows
+  for (Index c = 0; c < 3; ++c) {
+    out_q.col(k0 + c).setZero();
+    out_u.col(k0 + c).setZero();
+  }
+  for (Index c = 3; c < 6; ++c) {
+    out_q.col(k0 + c).segment<6>(k0) -= Tq.col(c);
+    out_u.col(k0 + c).segment<6>(k0) -= Tu.col(c);
   }
 }
 
@@ -279,9 +399,19 @@ void body_columns(const Model& model, Data& data, Index i, const VecXcref& u, co
     Vec6 psi_u = Ic.apply(gamma);
     psi_u.noalias() += Bc.rightCols<3>() * s.tail<3>();
     for (Index r = first; r >= 0; r = model.dof_parent[r]) {
+      if (model.joint_type[model.dof_body[r]] == JointType::Floating) {
+        // the floating root's six dofs r - 5 .. r at once: S = [[1, [p]], [0, 1]] gives
+        // S^T psi = [psi_lin; psi_ang + psi_lin x p]
+        const Vec3& p0 = data.oMi[model.dof_body[r]].p;
+        out_q[r - 5] = psi_q[0], out_q[r - 4] = psi_q[1], out_q[r - 3] = psi_q[2];
+        out_u[r - 5] = psi_u[0], out_u[r - 4] = psi_u[1], out_u[r - 3] = psi_u[2];
+        Eigen::Map<Vec3>(out_q + r - 2) = psi_q.tail<3>() + psi_q.head<3>().cross(p0);
+        Eigen::Map<Vec3>(out_u + r - 2) = psi_u.tail<3>() + psi_u.head<3>().cross(p0);
+        break;
+      }
       const Scalar* Sr = data.J.data() + 6 * r;
-      dtau_dq(r, j) = detail::dot6(Sr, psi_q.data());
-      dtau_du(r, j) = detail::dot6(Sr, psi_u.data());
+      out_q[r] = detail::dot6(Sr, psi_q.data());
+      out_u[r] = detail::dot6(Sr, psi_u.data());
     }
   }
 }
@@ -328,12 +458,14 @@ struct MinvProductBlocks {
 // a leg dof). The two share the sparsity, so each column of M^-1 serves both; the nonzero entries
 // of the column pair are copied out first (xA, xB: nv each; only those are read, so the other
 // entries of A and B may hold anything), then the result is formed 8 rows at a time in registers.
-void minus_minv_times(const Data& data, const MatXref& Minv, MatXref A, MatXref B, Scalar* xA, Scalar* xB) {
+void minus_minv_times(const Model& model, const Data& data, const MatXref& Minv, MatXref A, MatXref B, Scalar* xA,
+                      Scalar* xB) {
   const Index n = A.rows(), ld = Minv.outerStride();
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   const Scalar* M = Minv.data();
   for (Index j = 0; j < n; ++j) {
+    if (model.joint_type[model.dof_body[j]] == JointType::Floating) continue;  // floating_minv_columns
     Scalar* outA = A.data() + j * A.outerStride();
     Scalar* outB = B.data() + j * B.outerStride();
     const Index a0 = begin[j], a1 = begin[j + 1], e = data.dof_subtree_end[static_cast<std::size_t>(j)];
@@ -402,7 +534,8 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
     const Index k = model.idx_v[i], n = model.nv_joint[i], p = model.parent[i];
     Vec6& da = data.oc[i];
     if (p < 0) da.setZero(); else da = data.oc[p];
-    if (n > 0) da.noalias() += data.J.middleCols(k, n) * udot.segment(k, n);
+    if (n == 1) da += data.J.col(k) * udot[k];
+    else if (n > 0) da.noalias() += data.J.middleCols(k, n) * udot.segment(k, n);
     data.oa[i] += da;
     data.opA[i] = data.oinertia[i].apply(da);
   }
@@ -412,12 +545,17 @@ void aba_derivatives(const Model& model, Data& data, const VecXcref& q, const Ve
     data.of[i] += data.opA[i];
     const Index p = model.parent[i];
     if (p >= 0) data.opA[p] += data.opA[i];
-    if (model.nv_joint[i] > 0) body_columns(model, data, i, u, udot, a_world, dudot_dq, dudot_du);
+    if (model.nv_joint[i] > 0 && model.joint_type[i] != JointType::Floating)
+      body_columns(model, data, i, u, udot, a_world, dudot_dq, dudot_du);
   }
   data.tau = data.u_aba;
   // 4. d udot / d tau = M^-1, d udot / dq = -M^-1 d tau / dq, d udot / du = -M^-1 d tau / du
+  //    (a floating root's six columns directly, floating_minv_columns)
   inverse_from_factor(model, data, dudot_dtau);
-  minus_minv_times(data, dudot_dtau, dudot_dq, dudot_du, data.ltdl_tmp.data(), data.u_aba.data());
+  minus_minv_times(model, data, dudot_dtau, dudot_dq, dudot_du, data.ltdl_tmp.data(), data.u_aba.data());
+  for (Index i = 0; i < nb; ++i)
+    if (model.joint_type[i] == JointType::Floating)
+      floating_minv_columns(model, data, i, u, udot, dudot_dtau, dudot_dq, dudot_du);
 }
 
 }  // namespace impulse

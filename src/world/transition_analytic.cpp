@@ -26,8 +26,12 @@
 // The q-derivatives of J enter as d(J^T lambda)/dq and d(J v)/dq at fixed lambda and v. A contact
 // point p (on body A, against a static plane) moves with the shape's witness point w (a vertex, or
 // the centre of a sphere's or capsule's rounded end): dp = (I - n n^T / 2) dw, the contact sitting
-// midway between the shape and the plane; the normal and the contact frame are fixed. For a
-// contact between two moving bodies this holds the normal fixed too (an approximation).
+// midway between the shape and the plane; the normal and the contact frame are fixed. Between
+// two moving spheres, a moving sphere and a moving box, or two moving boxes in a face contact,
+// the normal, the point and the frame
+// follow both poses as the narrow phase computes them (manifold.cpp), which adds the frame's turn
+// dC to both derivatives; other pairs between two moving bodies hold the normal fixed (an
+// approximation, docs/dynamics.md).
 // Restitution, per-row position weights (an impact under the midpoint update) and mimic rows are
 // not differentiated (Error: use finite differences).
 #include <algorithm>
@@ -116,9 +120,32 @@ struct Side {
   Index contact = 0, system = 0;
   Scalar sign = 1;
   std::vector<Index> dofs;  // path root..body, ascending
-  std::vector<Index> cols;  // the dofs j with a nonzero T(., j): the path (and the dofs moving p)
+  std::vector<Index> cols;  // the global dofs g with a nonzero T(., g): the path (and the dofs moving p)
   std::vector<Vec3> Jp;     // per path entry
   std::vector<Vec3> T;      // dofs.size() x cols.size(), row major
+};
+
+// The derivative of the contact frame C(n) = [t, n x t, n] of contact_frame_from_normal
+// (delassus.cpp: t = (e - n (n . e)) / |...|, e a fixed axis) along a change dn of its normal.
+Mat3 contact_frame_derivative(const Vec3& n, const Vec3& dn) {
+  const Vec3 e = std::abs(n.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+  const Vec3 t0 = e - n * n.dot(e);
+  const Scalar len = t0.norm();
+  const Vec3 t = t0 / len;
+  const Vec3 dt0 = -(dn * n.dot(e) + n * dn.dot(e));
+  const Vec3 dt = (dt0 - t * t.dot(dt0)) / len;
+  Mat3 dC;
+  dC.col(0) = dt;
+  dC.col(1) = dn.cross(t) + n.cross(dt);
+  dC.col(2) = dn;
+  return dC;
+}
+
+// A contact whose frame turns with the bodies' poses: dC / dq_g for the global dofs g.
+struct FrameVariation {
+  Index contact = 0;
+  std::vector<Index> cols;
+  std::vector<Mat3> dC;
 };
 
 // S X = R for the Schur complement S of the equality rows: by LDL^T when S is symmetric (no
@@ -232,7 +259,118 @@ TransitionJacobians World::analytic_transition_derivatives() {
   // constraint rows: J (global rows x NV) and the contact sides' derivatives
   MatX J = MatX::Zero(nrows, NV);
   std::vector<Side> sides;
+  std::vector<FrameVariation> frame_vars;
   const ContactSet& contacts = data_.state.contacts;
+  std::vector<Vec3> dp(static_cast<std::size_t>(NV));  // dp / dq_g over the global dofs g
+  const auto system_of = [&](Index obj) -> Index {
+    if (obj < 0 || obj >= static_cast<Index>(model_->object_system.size())) return -1;
+    return model_->object_system[static_cast<std::size_t>(obj)];
+  };
+  // d x / dq_g of a point x fixed on body b of system s, for the dofs g of its path
+  const auto point_motion = [&](Index s, Index b, const Vec3& x, Scalar scale, std::vector<Vec3>& out) {
+    const Model& m = systems_[static_cast<std::size_t>(s)]->model();
+    const Mat6X& Ss = S[static_cast<std::size_t>(s)];
+    for (; b >= 0; b = m.parent[b])
+      for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j)
+        out[static_cast<std::size_t>(v0[static_cast<std::size_t>(s)] + j)] +=
+            scale * (Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(x));
+  };
+  // d x / dq_g of a point x on the body b of system s: its motion, and the body's turn
+  const auto body_motion = [&](Index s, Index b, const Vec3& x, std::vector<Vec3>& v, std::vector<Vec3>& w) {
+    const Model& m = systems_[static_cast<std::size_t>(s)]->model();
+    const Mat6X& Ss = S[static_cast<std::size_t>(s)];
+    for (; b >= 0; b = m.parent[b])
+      for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j) {
+        const std::size_t g = static_cast<std::size_t>(v0[static_cast<std::size_t>(s)] + j);
+        v[g] += Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(x);
+        w[g] += Ss.col(j).tail<3>();
+      }
+  };
+  // A face contact of two moving boxes (manifold.cpp, box_box and face_contact): the reference
+  // box's face normal n_r (n = n_r when B's face, -n_r when A's), the point p = x - sep / 2 n_r
+  // with x a point of the incident face clipped to the reference face's side planes and sep =
+  // n_r . x - offset = -depth. x lies on three planes, each fixed on one box: the three faces of
+  // an incident corner, two faces of an incident edge and a side plane of the reference face, or
+  // the incident face and two side planes; so N dx = (N_i . v_body(i)(x))_i, dn_r = w_r x n_r,
+  // dsep = n_r . (dx - v_r(x)) and dp = dx - dsep / 2 n_r - sep / 2 dn_r. The reference face is
+  // chosen again as box_box does from the two poses; false (the normal held fixed) for an
+  // edge-edge contact, a point on no such three planes, or a choice that does not give n.
+  const auto box_face_contact = [&](Index i, const Contact& ct, Index sys_a, Index sys_b, std::vector<Vec3>& dpo,
+                                    std::vector<FrameVariation>& fvs) -> bool {
+    const CollisionShape shape_a = collision_.shape_description(ct.object_a, ct.shape_a);
+    const CollisionShape shape_b = collision_.shape_description(ct.object_b, ct.shape_b);
+    const SE3 XA = data[static_cast<std::size_t>(sys_a)]->oMi[ct.body_a] * shape_a.X_BS;
+    const SE3 XB = data[static_cast<std::size_t>(sys_b)]->oMi[ct.body_b] * shape_b.X_BS;
+    const Vec3 ha = 0.5 * shape_a.size, hb = 0.5 * shape_b.size;
+    const Vec3 d = XA.p - XB.p;
+    const Mat3 absC = (XA.R.transpose() * XB.R).cwiseAbs();
+    const Vec3 d_a = XA.R.transpose() * d, d_b = XB.R.transpose() * d;
+    Scalar sa = -1e300, sb = -1e300;
+    int ka = 0, kb = 0;
+    for (int k = 0; k < 3; ++k) {
+      const Scalar s1 = std::abs(d_a[k]) - ha[k] - hb.dot(absC.row(k));
+      if (s1 > sa) sa = s1, ka = k;
+      const Scalar s2 = std::abs(d_b[k]) - hb[k] - ha.dot(absC.col(k));
+      if (s2 > sb) sb = s2, kb = k;
+    }
+    Scalar se = -1e300;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        Vec3 L = XA.R.col(a).cross(XB.R.col(b));
+        const Scalar len = L.norm();
+        if (len < 1e-6) continue;
+        L /= len;
+        const Scalar s3 = std::abs(d.dot(L)) - ha.dot((XA.R.transpose() * L).cwiseAbs()) -
+                          hb.dot((XB.R.transpose() * L).cwiseAbs());
+        se = std::max(se, s3);
+      }
+    if (se > std::max(sa, sb) + 1e-4) return false;  // edge-edge
+    const bool ref_b = sb >= sa - 1e-5;
+    const SE3& XR = ref_b ? XB : XA;
+    const SE3& XI = ref_b ? XA : XB;
+    const Vec3& hr = ref_b ? hb : ha;
+    const Vec3& hi = ref_b ? ha : hb;
+    const int kr = ref_b ? kb : ka;
+    const Vec3 nr = ref_b ? Vec3(d_b[kb] >= 0 ? Vec3(XB.R.col(kb)) : Vec3(-XB.R.col(kb)))
+                          : Vec3(d_a[ka] >= 0 ? Vec3(-XA.R.col(ka)) : Vec3(XA.R.col(ka)));
+    if ((ref_b ? nr : Vec3(-nr)).dot(ct.normal) < 1 - 1e-9) return false;
+    const Scalar sep = -ct.depth;
+    const Vec3 x = ct.position + 0.5 * sep * nr;
+    // the planes through x: the incident box's faces, then the reference face's side planes
+    Mat3 N;
+    int side_of[3];
+    int count = 0;
+    const Vec3 xi = XI.R.transpose() * (x - XI.p), xr = XR.R.transpose() * (x - XR.p);
+    const Scalar tol = 1e-9 * std::max(hi.maxCoeff(), hr.maxCoeff());
+    for (int k = 0; k < 3; ++k)
+      if (std::abs(std::abs(xi[k]) - hi[k]) <= tol && count < 3) N.row(count) = XI.R.col(k).transpose(), side_of[count++] = 0;
+    for (int k = 0; k < 3; ++k)
+      if (k != kr && std::abs(std::abs(xr[k]) - hr[k]) <= tol && count < 3)
+        N.row(count) = XR.R.col(k).transpose(), side_of[count++] = 1;
+    if (count < 3 || std::abs(N.determinant()) < 1e-6) return false;
+    const Mat3 Ninv = N.inverse();
+    std::vector<Vec3> vi(static_cast<std::size_t>(NV), Vec3::Zero()), wi = vi, vr = vi, wr = vi;
+    const Index sys_i = ref_b ? sys_a : sys_b, body_i = ref_b ? ct.body_a : ct.body_b;
+    const Index sys_r = ref_b ? sys_b : sys_a, body_r = ref_b ? ct.body_b : ct.body_a;
+    body_motion(sys_i, body_i, x, vi, wi);
+    body_motion(sys_r, body_r, x, vr, wr);
+    FrameVariation fv;
+    fv.contact = i;
+    for (Index g = 0; g < NV; ++g) {
+      const std::size_t gs = static_cast<std::size_t>(g);
+      if (vi[gs].isZero(0) && vr[gs].isZero(0) && wr[gs].isZero(0)) continue;
+      Vec3 rhs;
+      for (int r = 0; r < 3; ++r) rhs[r] = N.row(r).dot(side_of[r] == 0 ? vi[gs] : vr[gs]);
+      const Vec3 dx = Ninv * rhs;
+      const Vec3 dnr = wr[gs].cross(nr);
+      const Scalar dsep = nr.dot(dx - vr[gs]);
+      dpo[gs] = dx - 0.5 * dsep * nr - 0.5 * sep * dnr;
+      fv.cols.push_back(g);
+      fv.dC.push_back(contact_frame_derivative(ct.normal, ref_b ? dnr : Vec3(-dnr)));
+    }
+    fvs.push_back(std::move(fv));
+    return true;
+  };
   for (Index i = 0; i < as.num_contacts(); ++i) {
     if (as.contact_island(i) < 0) continue;
     const Contact& ct = contacts[i];
@@ -240,20 +378,115 @@ TransitionJacobians World::analytic_transition_derivatives() {
     const Vec3 n = ct.normal;
     // witness point of side A: the contact sits halfway between it and B's surface
     Vec3 w = ct.position - 0.5 * ct.depth * n;
-    Index sys_a = -1;
-    if (ct.object_a >= 0 && ct.object_a < static_cast<Index>(model_->object_system.size())) {
-      sys_a = model_->object_system[static_cast<std::size_t>(ct.object_a)];
+    const Index sys_a = system_of(ct.object_a), sys_b = system_of(ct.object_b);
+    ShapeType type_a = ShapeType::Box, type_b = ShapeType::Box;
+    Scalar r_a = 0, r_b = 0;
+    if (sys_a >= 0) {
       const CollisionShape sh = collision_.shape_description(ct.object_a, ct.shape_a);
+      type_a = sh.type;
+      r_a = sh.size[0];
       if (sh.type == ShapeType::Sphere || sh.type == ShapeType::Capsule) w += sh.size[0] * n;
     }
-    const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
+    if (sys_b >= 0) {
+      const CollisionShape sh = collision_.shape_description(ct.object_b, ct.shape_b);
+      type_b = sh.type;
+      r_b = sh.size[0];
+    }
+    std::fill(dp.begin(), dp.end(), Vec3::Zero());
+    if (sys_a >= 0 && sys_b >= 0 && ct.body_a >= 0 && ct.body_b >= 0 && type_a == ShapeType::Sphere &&
+        type_b == ShapeType::Sphere) {
+      // two moving spheres (manifold.cpp, sphere_sphere): with the centres c_a = w, c_b = c_a - d n,
+      // d = r_a + r_b - depth, the normal n = (c_a - c_b) / d, the point p = (c_a + c_b) / 2 +
+      // (r_b - r_a) / 2 n and the frame C(n) (contact_frame_from_normal) all move with both centres:
+      // dn = (1 - n n^T) (dc_a - dc_b) / d, dp = (dc_a + dc_b) / 2 + (r_b - r_a) / 2 dn
+      const Scalar d = r_a + r_b - ct.depth;
+      std::vector<Vec3> dca(static_cast<std::size_t>(NV), Vec3::Zero()), dcb = dca;
+      point_motion(sys_a, ct.body_a, w, 1, dca);
+      point_motion(sys_b, ct.body_b, w - d * n, 1, dcb);
+      const Mat3 Pt = Mat3::Identity() - n * n.transpose();
+      FrameVariation fv;
+      fv.contact = i;
+      for (Index g = 0; g < NV; ++g) {
+        const std::size_t gs = static_cast<std::size_t>(g);
+        if (dca[gs].isZero(0) && dcb[gs].isZero(0)) continue;
+        const Vec3 dn = Pt * (dca[gs] - dcb[gs]) / d;
+        dp[gs] = 0.5 * (dca[gs] + dcb[gs]) + 0.5 * (r_b - r_a) * dn;
+        fv.cols.push_back(g);
+        fv.dC.push_back(contact_frame_derivative(n, dn));
+      }
+      frame_vars.push_back(std::move(fv));
+    } else if (sys_a >= 0 && sys_b >= 0 && ct.body_a >= 0 && ct.body_b >= 0 &&
+               ((type_a == ShapeType::Sphere && type_b == ShapeType::Box) ||
+                (type_a == ShapeType::Box && type_b == ShapeType::Sphere))) {
+      // a moving sphere against a moving box (manifold.cpp, sphere_box, with m the normal from
+      // the box into the sphere, n = m or -m): in the box frame (R, o) the centre cl = R^T (c - o),
+      // its clamp q to the box and the clamped coordinates K give m = R m_l, m_l = (cl - q) / |cl - q|
+      // outside the box (a face, an edge or a corner), or the nearest face's e_k inside, and the
+      // point p = c - (r + s) / 2 m with s = r - depth. With dcl = R^T (dc - dx), dx the box's
+      // motion at c and w_g its turn:
+      //   dm = w_g x m + R (1 - m_l m_l^T) K dcl / |cl - q| (the second term zero inside or on a
+      //   face), ds = m_l . dcl, dp = dc - (r + s) / 2 dm - ds / 2 m
+      const bool sphere_a = type_a == ShapeType::Sphere;
+      const Index sys_s = sphere_a ? sys_a : sys_b, body_s = sphere_a ? ct.body_a : ct.body_b;
+      const Index sys_x = sphere_a ? sys_b : sys_a, body_x = sphere_a ? ct.body_b : ct.body_a;
+      const CollisionShape box = sphere_a ? collision_.shape_description(ct.object_b, ct.shape_b)
+                                          : collision_.shape_description(ct.object_a, ct.shape_a);
+      const Scalar r = sphere_a ? r_a : r_b;
+      const Vec3 mn = sphere_a ? n : Vec3(-n);
+      const Scalar sd = r - ct.depth;
+      const Vec3 c = ct.position + 0.5 * (r + sd) * mn;
+      const SE3 X = data[static_cast<std::size_t>(sys_x)]->oMi[body_x] * box.X_BS;
+      const Vec3 h = 0.5 * box.size, cl = X.R.transpose() * (c - X.p);
+      const Vec3 ml = X.R.transpose() * mn;
+      Mat3 Kp = Mat3::Zero();  // (1 - m_l m_l^T) K / |cl - q| outside, 0 inside
+      const Vec3 diff = cl - cl.cwiseMax(-h).cwiseMin(h);
+      const Scalar dist = diff.norm();
+      if (dist > 1e-12) {
+        Mat3 K = Mat3::Zero();
+        for (int k = 0; k < 3; ++k) K(k, k) = std::abs(cl[k]) > h[k] ? 1 : 0;
+        Kp = (Mat3::Identity() - ml * ml.transpose()) * K / dist;
+      }
+      std::vector<Vec3> dc(static_cast<std::size_t>(NV), Vec3::Zero()), dx = dc, wx = dc;
+      point_motion(sys_s, body_s, c, 1, dc);
+      point_motion(sys_x, body_x, c, 1, dx);
+      {
+        const Model& m = systems_[static_cast<std::size_t>(sys_x)]->model();
+        const Mat6X& Ss = S[static_cast<std::size_t>(sys_x)];
+        for (Index b = body_x; b >= 0; b = m.parent[b])
+          for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j)
+            wx[static_cast<std::size_t>(v0[static_cast<std::size_t>(sys_x)] + j)] += Ss.col(j).tail<3>();
+      }
+      FrameVariation fv;
+      fv.contact = i;
+      for (Index g = 0; g < NV; ++g) {
+        const std::size_t gs = static_cast<std::size_t>(g);
+        if (dc[gs].isZero(0) && dx[gs].isZero(0) && wx[gs].isZero(0)) continue;
+        const Vec3 dcl = X.R.transpose() * (dc[gs] - dx[gs]);
+        const Vec3 dm = wx[gs].cross(mn) + X.R * (Kp * dcl);
+        const Scalar ds = ml.dot(dcl);
+        dp[gs] = dc[gs] - 0.5 * (r + sd) * dm - 0.5 * ds * mn;
+        fv.cols.push_back(g);
+        fv.dC.push_back(contact_frame_derivative(n, sphere_a ? dm : Vec3(-dm)));
+      }
+      frame_vars.push_back(std::move(fv));
+    } else if (sys_a >= 0 && sys_b >= 0 && ct.body_a >= 0 && ct.body_b >= 0 && type_a == ShapeType::Box &&
+               type_b == ShapeType::Box && box_face_contact(i, ct, sys_a, sys_b, dp, frame_vars)) {
+      // (a face contact of two moving boxes: box_face_contact)
+    } else if (sys_a >= 0 && ct.body_a >= 0) {
+      // the point moves with side A's witness point, midway to B's surface, the normal held fixed
+      // (exact against a static plane; between two moving bodies other than the pairs above an
+      // approximation, docs/dynamics.md)
+      const Mat3 Pn = Mat3::Identity() - 0.5 * n * n.transpose();
+      point_motion(sys_a, ct.body_a, w, 1, dp);
+      for (Vec3& x : dp) x = Pn * x;
+    }
     const Index obj[2] = {ct.object_a, ct.object_b}, body[2] = {ct.body_a, ct.body_b};
     for (int side = 0; side < 2; ++side) {
-      if (obj[side] < 0 || obj[side] >= static_cast<Index>(model_->object_system.size())) continue;
-      const Index s = model_->object_system[static_cast<std::size_t>(obj[side])];
+      const Index s = system_of(obj[side]);
       if (s < 0 || body[side] < 0) continue;
       const Model& m = systems_[static_cast<std::size_t>(s)]->model();
       const Mat6X& Ss = S[static_cast<std::size_t>(s)];
+      const Index o = v0[static_cast<std::size_t>(s)];
       Side sd;
       sd.contact = i;
       sd.system = s;
@@ -263,19 +496,15 @@ TransitionJacobians World::analytic_transition_derivatives() {
       if (sd.dofs.empty()) continue;
       std::reverse(sd.dofs.begin(), sd.dofs.end());
       const Vec3& p = ct.position;
-      // dp / dq_j: the witness point's velocity under S_j, for the dofs of side A's path
-      std::vector<Vec3> dp(static_cast<std::size_t>(m.nv), Vec3::Zero());
-      if (s == sys_a) {
-        for (Index b = ct.body_a; b >= 0; b = m.parent[b])
-          for (Index j = m.idx_v[b]; j < m.idx_v[b] + m.nv_joint[b]; ++j)
-            dp[static_cast<std::size_t>(j)] = Pn * (Ss.col(j).head<3>() + Ss.col(j).tail<3>().cross(w));
-      }
       const std::size_t len = sd.dofs.size();
       std::vector<Index> pos(static_cast<std::size_t>(m.nv), -1);  // path entry of each dof
       for (std::size_t a = 0; a < len; ++a) pos[static_cast<std::size_t>(sd.dofs[a])] = static_cast<Index>(a);
-      sd.cols = sd.dofs;
-      for (Index j = 0; j < m.nv; ++j)
-        if (pos[static_cast<std::size_t>(j)] < 0 && !dp[static_cast<std::size_t>(j)].isZero(0)) sd.cols.push_back(j);
+      // the columns (global dofs): the path, and the dofs moving p
+      for (const Index k : sd.dofs) sd.cols.push_back(o + k);
+      for (Index g = 0; g < NV; ++g) {
+        const bool on_path = g >= o && g < o + m.nv && pos[static_cast<std::size_t>(g - o)] >= 0;
+        if (!on_path && !dp[static_cast<std::size_t>(g)].isZero(0)) sd.cols.push_back(g);
+      }
       const std::size_t nc = sd.cols.size();
       sd.Jp.resize(len);
       sd.T.assign(len * nc, Vec3::Zero());
@@ -283,12 +512,17 @@ TransitionJacobians World::analytic_transition_derivatives() {
       for (std::size_t a = 0; a < len; ++a) {
         const Index k = sd.dofs[a];
         sd.Jp[a] = Ss.col(k).head<3>() + Ss.col(k).tail<3>().cross(p);
-        for (int r = 0; r < 3; ++r) J(3 * i + r, v0[static_cast<std::size_t>(s)] + k) += sd.sign * C.col(r).dot(sd.Jp[a]);
+        for (int r = 0; r < 3; ++r) J(3 * i + r, o + k) += sd.sign * C.col(r).dot(sd.Jp[a]);
         const Index bk = bof[static_cast<std::size_t>(k)];
         for (std::size_t c = 0; c < nc; ++c) {
-          const Index j = sd.cols[c];
-          Vec3 t = Ss.col(k).tail<3>().cross(dp[static_cast<std::size_t>(j)]);
+          const Index g = sd.cols[c];
+          Vec3 t = Ss.col(k).tail<3>().cross(dp[static_cast<std::size_t>(g)]);
+          if (g < o || g >= o + m.nv) {  // a dof of another system moves only p
+            sd.T[a * nc + c] = t;
+            continue;
+          }
           // j on the path of k: an earlier path entry, or a dof of the same joint
+          const Index j = g - o;
           const Index pj = pos[static_cast<std::size_t>(j)];
           if (bof[static_cast<std::size_t>(j)] == bk || (pj >= 0 && pj < static_cast<Index>(a))) {
             const Vec6 dS = subspace_derivative(m, Ss, bof, k, j);
@@ -306,15 +540,24 @@ TransitionJacobians World::analytic_transition_derivatives() {
     const Scalar sign = cr.kind == ConstraintRow::Kind::Limit ? cr.sign : Scalar(1);
     J(cr.row, v0[static_cast<std::size_t>(cr.system)] + cr.index) = sign;
   }
-  // d(J^T f)/dq for impulses f (global rows), and d(J v)/dq for velocities v (NV)
+  // d(J^T f)/dq for impulses f (global rows), and d(J v)/dq for velocities v (NV): the sides'
+  // terms at a fixed frame, then those of a turning frame, J_i = C_i^T sum_sides sign Jp
   const auto force_derivative = [&](const VecX& f, MatX& out) {
     out.setZero(NV, NV);
     for (const Side& sd : sides) {
-      const Vec3 fw = sd.sign * (as.contact_frame(sd.contact) * f.segment<3>(3 * sd.contact));
+      const Vec3 fl = f.segment<3>(3 * sd.contact);
+      const Vec3 fw = sd.sign * (as.contact_frame(sd.contact) * fl);
       const Index o = v0[static_cast<std::size_t>(sd.system)];
       const std::size_t nc = sd.cols.size();
       for (std::size_t a = 0; a < sd.dofs.size(); ++a)
-        for (std::size_t c = 0; c < nc; ++c) out(o + sd.dofs[a], o + sd.cols[c]) += sd.T[a * nc + c].dot(fw);
+        for (std::size_t c = 0; c < nc; ++c) out(o + sd.dofs[a], sd.cols[c]) += sd.T[a * nc + c].dot(fw);
+      for (const FrameVariation& fv : frame_vars) {
+        if (fv.contact != sd.contact) continue;
+        for (std::size_t c = 0; c < fv.cols.size(); ++c) {
+          const Vec3 dfw = sd.sign * (fv.dC[c] * fl);
+          for (std::size_t a = 0; a < sd.dofs.size(); ++a) out(o + sd.dofs[a], fv.cols[c]) += sd.Jp[a].dot(dfw);
+        }
+      }
     }
   };
   const auto velocity_derivative = [&](const VecX& v, MatX& out) {
@@ -326,7 +569,14 @@ TransitionJacobians World::analytic_transition_derivatives() {
       for (std::size_t c = 0; c < nc; ++c) {
         Vec3 g = Vec3::Zero();
         for (std::size_t a = 0; a < sd.dofs.size(); ++a) g += sd.T[a * nc + c] * v[o + sd.dofs[a]];
-        out.block<3, 1>(3 * sd.contact, o + sd.cols[c]) += sd.sign * (C.transpose() * g);
+        out.block<3, 1>(3 * sd.contact, sd.cols[c]) += sd.sign * (C.transpose() * g);
+      }
+      for (const FrameVariation& fv : frame_vars) {
+        if (fv.contact != sd.contact) continue;
+        Vec3 vw = Vec3::Zero();  // this side's world velocity at p
+        for (std::size_t a = 0; a < sd.dofs.size(); ++a) vw += sd.Jp[a] * v[o + sd.dofs[a]];
+        for (std::size_t c = 0; c < fv.cols.size(); ++c)
+          out.block<3, 1>(3 * sd.contact, fv.cols[c]) += sd.sign * (fv.dC[c].transpose() * vw);
       }
     }
   };

@@ -145,6 +145,32 @@ TEST_CASE("aba_derivatives: finite differences, M^-1 and the RNEA derivatives", 
                                                                                   << "; udot against aba " << worst_udot);
 }
 
+TEST_CASE("aba_derivatives: a floating root with armature", "[dynamics]") {
+  // The floating root's columns come from M^-1 times the columns of the root's subtree rows, less
+  // an armature term on the root's own dofs (rnea_derivatives.hpp): against -M^-1 times the RNEA
+  // derivatives with an armature on every dof.
+  for (const NamedModel& nm : dynamics_test_models()) {
+    Model model = nm.model;
+    if (model.joint_type[0] != JointType::Floating) continue;
+    for (Index k = 0; k < model.nv; ++k) model.armature[k] = 0.05 * (k + 1);
+    INFO(nm.name);
+    Data data(model), fd(model);
+    std::mt19937 rng(29);
+    VecX q, u;
+    random_state(model, rng, q, u, 2.0);
+    const VecX tau = random_vector(model.nv, rng, 5.0);
+    MatX da_dq(model.nv, model.nv), da_du(model.nv, model.nv), da_dtau(model.nv, model.nv);
+    aba_derivatives(model, data, q, u, tau, da_dq, da_du, da_dtau);
+    const VecX udot = aba(model, fd, q, u, tau);
+    const MatX M = crba(model, fd, q);
+    MatX dq(model.nv, model.nv), du(model.nv, model.nv);
+    rnea_derivatives(model, fd, q, u, udot, dq, du);
+    CHECK(rel_frob(MatX(-M * da_dq), dq) < 1e-9);
+    CHECK(rel_frob(MatX(-M * da_du), du) < 1e-9);
+    CHECK(rel_err(MatX(da_dtau * M), MatX(MatX::Identity(model.nv, model.nv))) < 1e-9);
+  }
+}
+
 TEST_CASE("aba_derivatives: the outputs' previous contents are never read", "[dynamics]") {
   // d udot / dq and d udot / du first hold d tau / dq and d tau / du on their nonzero entries
   // only: outputs full of NaN give the same bits as zeroed ones

@@ -215,3 +215,113 @@ TEST_CASE("transition_derivatives analytic: an impact is refused with a one-line
   o.method = static_cast<TransitionMethod>(7);
   CHECK_THROWS_WITH(world.transition_derivatives(o), "transition_derivatives: unknown method 7");
 }
+
+TEST_CASE("transition_derivatives analytic: two spheres pressed together on the ground", "[world]") {
+  // Between two moving spheres the normal n = (c_a - c_b) / |c_a - c_b|, the contact point and the
+  // contact frame turn with both centres: d(J^T lambda)/dq and d(J v)/dq carry those terms. A big
+  // and a small sphere on the ground (the normal between them tilted), pushed together; sticking
+  // (at rest) and sliding (the small one spinning against the big one).
+  for (bool sliding : {false, true}) {
+    World world;
+    SolverSettings ss;
+    ss.bisection.tolerance = 1e-12;
+    world.set_contact_solver(make_contact_solver(ss));
+    world.add_ground();
+    ArticulatedSystem& big = world.add_sphere("big", 0.3, 2.0);
+    ArticulatedSystem& small = world.add_sphere("small", 0.1, 0.5);
+    // resting on the ground 1 mm deep (the split correction acts: the step is smooth), touching
+    // each other 1 mm deep along a tilted normal
+    const Scalar rb = 0.3, rs = 0.1, dz = rb - rs;
+    const Scalar dx = std::sqrt((rb + rs - 1e-3) * (rb + rs - 1e-3) - dz * dz);
+    VecX qb(7), qs(7);
+    qb << 0, 0, rb - 1e-3, 1, 0, 0, 0;
+    qs << dx, 0.02, rs - 1e-3, 1, 0, 0, 0;
+    VecX ub = VecX::Zero(6), us = VecX::Zero(6);
+    if (sliding) us[4] = 3.0;  // spinning about y: slides on the big sphere and on the ground
+    big.set_state(qb, ub);
+    small.set_state(qs, us);
+    VecX fb = VecX::Zero(6), fs = VecX::Zero(6);
+    fb << 2.0, 0.3, 0, 0, 0, 0;
+    fs << -2.0, 0, 0, 0, 0, 0;
+    big.set_generalized_force(fb);
+    small.set_generalized_force(fs);
+    const AnalyticErrors e = compare_with_fd(world, 1e-6);
+    INFO((sliding ? "sliding" : "sticking") << ": A " << e.A << ", B " << e.B);
+    CHECK(e.A < 1e-5);
+    CHECK(e.B < 1e-5);
+  }
+}
+
+TEST_CASE("transition_derivatives analytic: a sphere on a free box on the ground", "[world]") {
+  // Between a moving sphere and a moving box the normal turns with the box (a face contact), the
+  // point moves with the sphere's centre and the box: a sphere resting on a box that rests on the
+  // ground, tilted by a pushing torque; sticking (a small push), and sliding (the sphere spinning).
+  for (bool sliding : {false, true}) {
+    World world;
+    SolverSettings ss;
+    ss.bisection.tolerance = 1e-12;
+    world.set_contact_solver(make_contact_solver(ss));
+    world.add_ground();
+    ArticulatedSystem& box = world.add_box("box", Vec3(0.4, 0.3, 0.2), 2.0);
+    ArticulatedSystem& ball = world.add_sphere("ball", 0.1, 0.5);
+    VecX qx(7), qs(7);
+    qx << 0, 0, 0.1 - 1e-3, 1, 0, 0, 0;  // 1 mm deep: the split correction acts, the step is smooth
+    qs << 0.05, -0.03, 0.2 - 2e-3 + 0.1 - 1e-3, 1, 0, 0, 0;
+    VecX us = VecX::Zero(6);
+    if (sliding) us[3] = 4.0;  // spinning about x: slides on the box's top face
+    box.set_state(qx, VecX::Zero(6));
+    ball.set_state(qs, us);
+    VecX fx = VecX::Zero(6), fs = VecX::Zero(6);
+    fx << 0.5, 0, 0, 0, 0, 0.05;
+    fs << 0.2, 0.1, 0, 0, 0, 0;
+    box.set_generalized_force(fx);
+    ball.set_generalized_force(fs);
+    const AnalyticErrors e = compare_with_fd(world, 1e-5);
+    INFO((sliding ? "sliding" : "sticking") << ": A " << e.A << ", B " << e.B);
+    CHECK(e.A < 1e-5);
+    CHECK(e.B < 1e-5);
+  }
+}
+
+TEST_CASE("transition_derivatives analytic: a box on a free box on the ground", "[world]") {
+  // A face contact between two moving boxes: the normal turns with the reference box, the points
+  // (the top box's corners over the lower box's face, and, turned and overhanging, the clip points
+  // of its edges with the lower face's sides) move with both. Sticking under a small push (both
+  // boxes held by their corners: B = 0), and the top box sliding in translation (every corner
+  // slides the same way: the normal impulses that 4 corners leave undetermined give one friction
+  // resultant).
+  for (bool sliding : {false, true}) {
+    for (bool overhang : {false, true}) {
+      World world;
+      SolverSettings ss;
+      ss.bisection.tolerance = 1e-12;
+      world.set_contact_solver(make_contact_solver(ss));
+      world.add_ground();
+      ArticulatedSystem& low = world.add_box("low", Vec3(0.4, 0.3, 0.2), 2.0);
+      ArticulatedSystem& top = world.add_box("top", overhang ? Vec3(0.3, 0.3, 0.1) : Vec3(0.2, 0.1, 0.1), 0.8);
+      VecX ql(7), qt(7);
+      ql << 0, 0, 0.1 - 1e-3, 1, 0, 0, 0;
+      const Scalar yaw = overhang ? 0.5 : 0.2;
+      qt << 0.03, 0.02, 0.2 - 2e-3 + 0.05 - 1e-3, std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
+      VecX ut = VecX::Zero(6);
+      if (sliding) ut[0] = 0.5;
+      low.set_state(ql, VecX::Zero(6));
+      top.set_state(qt, ut);
+      VecX fl = VecX::Zero(6), ft = VecX::Zero(6);
+      fl << 0.5, 0, 0, 0, 0, sliding ? 0 : 0.05;
+      ft << 0.2, 0.1, 0, 0, 0, sliding ? 0 : 0.01;
+      low.set_generalized_force(fl);
+      top.set_generalized_force(ft);
+      const AnalyticErrors e = compare_with_fd(world, 1e-5);
+      INFO((sliding ? "sliding" : "sticking") << (overhang ? ", overhanging" : "") << ": A " << e.A << ", B " << e.B);
+      CHECK(e.A < 1e-5);
+      if (sliding) {
+        CHECK(e.B < 1e-5);
+      } else {
+        TransitionOptions o;
+        o.method = TransitionMethod::Analytic;
+        CHECK(world.transition_derivatives(o).B.norm() < 1e-12);
+      }
+    }
+  }
+}

@@ -46,7 +46,12 @@
 // the factor, column k from those of k's ancestors (L M^-1 = D^-1 L^-T is upper triangular;
 // sum over dofs of depth times index multiply-adds); the two products with it use the branch
 // sparsity of d tau / dq and d tau / du (column j nonzero only on the ancestors and the subtree
-// of dof j, the same for both), each column of M^-1 read once for the two.
+// of dof j, the same for both), each column of M^-1 read once for the two. A floating root's
+// columns skip both: its three translation columns are zero (a uniform translation of the tree,
+// gravity uniform, changes no torque), and in its rotation columns the part F_r . alpha of the
+// subtree rows is M(r, root) S_0^-1 alpha (M(r, root dof t) = F_r . S_t), so M^-1 maps it to
+// S_0^-1 alpha on the root's own rows (less an armature term): only M^-1 times the three columns
+// G_r (last three entries) and the root rows' own terms remain.
 //
 // Mimic joints (Model::mimic) are not coupled by the dynamics passes (model.hpp): like rnea and
 // aba, the derivatives treat every coordinate as independent. For a coupling q_m = r q_s + o, the
