@@ -508,6 +508,7 @@ class HeightScan:
 class VecWorld:
     size: int
     num_threads: int
+    lanes: int  # 1, 2, 4 or 8 (as the CPU allows)
     status: List[int]
     @overload
     def __init__(self, path: str, num_worlds: int, num_threads: int = 0) -> None: ...
@@ -605,6 +606,7 @@ class LocomotionTask:
     privileged_size: int
     num_envs: int
     num_threads: int
+    lanes: int  # 1, 2, 4 or 8 (as the CPU allows)
     control_dt: float
     base_height_target: float
     settings: LocomotionSettings

@@ -44,6 +44,9 @@ void bind_batch(py::module_& m) {
       .def_property_readonly("size", &VecWorld::size)
       .def("__len__", &VecWorld::size)
       .def_property_readonly("num_threads", &VecWorld::num_threads)
+      .def_property("lanes", &VecWorld::lanes, &VecWorld::set_lanes,
+                    "Worlds stepped together in SIMD lanes (1: one by one; 2, 4, 8 as the CPU allows; default "
+                    "IMPULSE_LANES or the widest). The same bits at every width.")
       .def("world", &VecWorld::world, py::arg("index"), py::return_value_policy::reference_internal)
       .def(
           "integrate",

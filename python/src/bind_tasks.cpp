@@ -81,6 +81,9 @@ void bind_tasks(py::module_& m) {
       .def_property_readonly("privileged_size", &LocomotionTask::privileged_size)
       .def_property_readonly("num_envs", &LocomotionTask::num_envs)
       .def_property_readonly("num_threads", &LocomotionTask::num_threads)
+      .def_property("lanes", &LocomotionTask::lanes, &LocomotionTask::set_lanes,
+                    "Environments stepped together in SIMD lanes (1: one by one; 2, 4, 8 as the CPU allows; "
+                    "default IMPULSE_LANES or the widest). The same bits at every width.")
       .def_property_readonly("control_dt", &LocomotionTask::control_dt)
       .def_property_readonly("base_height_target", &LocomotionTask::base_height_target)
       .def_property_readonly("settings", &LocomotionTask::settings)

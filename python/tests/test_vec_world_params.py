@@ -178,3 +178,28 @@ def test_a_model_handed_out_stays_valid_after_the_system_replaces_it():
     assert s.model.body_inertia("lower")[0] == 3 * mass
     np.testing.assert_array_equal(s.model.damping, [0.5, 0.5])
     np.testing.assert_array_equal(old.damping, [0.0, 0.0])
+
+
+def test_lanes_give_the_bits_of_one_by_one(stand_file):
+    """VecWorld.lanes: environments stepped together in SIMD lanes end in the same state, bit for
+    bit, as stepped one by one (width 1); a width other than 1, 2, 4, 8 is refused."""
+    n = 6
+    runs = []
+    for lanes in (1, None):
+        vec = impulse.VecWorld(stand_file, n, 1)
+        if lanes is not None:
+            assert vec.lanes in (2, 4, 8)  # the default: the widest the CPU runs
+        else:
+            vec.lanes = 1
+        q = np.zeros((n, 19))
+        u = np.zeros((n, 18))
+        vec.get_q(0, q)
+        u[:, 0] = 0.05 * np.arange(n)  # the worlds differ
+        vec.set_state(0, q, u)
+        vec.integrate(100)
+        vec.get_q(0, q)
+        runs.append(q.copy())
+    assert np.array_equal(runs[0], runs[1])
+    assert runs[0][0, 0] != runs[0][n - 1, 0]
+    with pytest.raises(ValueError, match="width must be 1, 2, 4 or 8, got 3"):
+        impulse.VecWorld(stand_file, 2, 1).lanes = 3
