@@ -18,7 +18,7 @@ using impulse::batch::VecWorld;
 
 namespace {
 
-const std::string kStand = std::string(IMPULSE_SOURCE_DIR) + "/models/worlds/anymal_stand.xml";
+const std::string kStandWorld = std::string(IMPULSE_SOURCE_DIR) + "/models/worlds/anymal_stand.xml";
 
 std::vector<int> widths() {
   std::vector<int> w;
@@ -35,7 +35,7 @@ struct Trajectory {
 // every third step.
 // mixed: world 2 with another gravity, world 1 with a heavier base (a Model of its own)
 Trajectory run(int width, int threads, Index n, Index steps, bool push, bool mixed = false) {
-  VecWorld vec(parse_world_file(kStand), n, threads);
+  VecWorld vec(parse_world_file(kStandWorld), n, threads);
   vec.set_lanes(width);
   if (mixed) {
     RowMatX gravity = RowMatX::Zero(n, 3);
@@ -120,7 +120,7 @@ TEST_CASE("VecWorld in SIMD lanes: worlds with their own gravity or Model equal 
 }
 
 TEST_CASE("VecWorld::set_lanes refuses widths other than 1, 2, 4, 8 and widths this CPU lacks", "[batch][lanes]") {
-  VecWorld vec(parse_world_file(kStand), 2, 1);
+  VecWorld vec(parse_world_file(kStandWorld), 2, 1);
   CHECK_THROWS_WITH(vec.set_lanes(3), Catch::Contains("width must be 1, 2, 4 or 8, got 3"));
   CHECK_THROWS_AS(vec.set_lanes(0), InvalidArgument);
   if (lanes_max_width() < 8) CHECK_THROWS_WITH(vec.set_lanes(8), Catch::Contains("AVX-512F"));
@@ -130,7 +130,7 @@ TEST_CASE("VecWorld::set_lanes refuses widths other than 1, 2, 4, 8 and widths t
 
 TEST_CASE("VecWorld::integrate in SIMD lanes allocates nothing after the first steps", "[batch][lanes]") {
   if (!test::alloc_counter_available()) return;
-  VecWorld vec(parse_world_file(kStand), 8, 2);
+  VecWorld vec(parse_world_file(kStandWorld), 8, 2);
   vec.set_lanes(lanes_max_width());
   vec.integrate(20);
   test::alloc_counter_start();
