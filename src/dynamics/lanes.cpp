@@ -41,6 +41,15 @@ bool lanes_supported(const Model& model) {
   return true;
 }
 
+void check_lanes_width(int width, const char* caller) {
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    throw InvalidArgument(std::string(caller) + ": width must be 1, 2, 4 or 8, got " + std::to_string(width));
+  if (width > lanes_max_width())
+    throw InvalidArgument(std::string(caller) + ": width " + std::to_string(width) + " needs a CPU with " +
+                          (width == 8 ? "AVX-512F" : "AVX2") + " (this one runs up to " +
+                          std::to_string(lanes_max_width()) + ")");
+}
+
 int lanes_max_width() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   // (GCC's and Clang's checks include the operating system's support for the wide registers)

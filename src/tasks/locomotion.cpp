@@ -611,12 +611,7 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
 
 void LocomotionTask::set_lanes(int width) {
   const UseMarker::Scope in_use(use_, "LocomotionTask", "set_lanes");
-  if (width != 1 && width != 2 && width != 4 && width != 8)
-    throw InvalidArgument("LocomotionTask::set_lanes: width must be 1, 2, 4 or 8, got " + std::to_string(width));
-  if (width > lanes_max_width())
-    throw InvalidArgument("LocomotionTask::set_lanes: width " + std::to_string(width) + " needs a CPU with " +
-                          (width == 8 ? "AVX-512F" : "AVX2") + " (this one runs up to " +
-                          std::to_string(lanes_max_width()) + ")");
+  check_lanes_width(width, "LocomotionTask::set_lanes");
   lanes_ = width;
 }
 

@@ -33,6 +33,10 @@ int lanes_max_width();
 // for a width this CPU lacks.
 int lanes_default_width();
 
+// Throws InvalidArgument, prefixed with `caller`, unless width is 1, 2, 4 or 8 and this CPU runs
+// it (the check of the batched steppers' set_lanes).
+void check_lanes_width(int width, const char* caller);
+
 class StepLanes {
  public:
   // Throws InvalidArgument when width is not 1, 2, 4 or 8, is wider than lanes_max_width(), or
