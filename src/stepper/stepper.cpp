@@ -163,14 +163,14 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   for (int pass = 0; pass < 3; ++pass) {
     // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
     // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
+    // (computed: pass 0 came from the lanes, M~ already factored)
     const bool computed = pass == 0 && lanes;
-    if (computed) {
-    } else if (pass == 0 && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
-      compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    } else if (pass == 0) {
-      compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    } else {
+    if (pass > 0) {
       recompute_step_mass_matrix(m, d);
+    } else if (!computed && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
+      compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+    } else if (!computed) {
+      compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
     }
     rhs = tau - d.h - m.damping.cwiseProduct(u);
     for (Index i = 0; i < m.nb; ++i) {
