@@ -60,6 +60,7 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
         lanes_diagonal(*model, x.data().systems[j], x.settings().dt, *l, w);
       }
       l->factor();
+      l->solve();
       for (int w = 0; w < count; ++w)
         if (used & (1u << w)) lanes_put(&worlds[w]->data().systems[j], l, w);
     }

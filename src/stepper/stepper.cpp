@@ -57,15 +57,19 @@ struct LanesPending {
 };
 thread_local std::vector<LanesPending> lanes_pending;
 
-bool take_lanes(const SystemState* state, Data& d) {
+// The solved first-pass right-hand side of the system whose state is `state` (its Data takes
+// the lane's dynamics and factor), or null when no lane holds it
+const Scalar* take_lanes(const SystemState* state, Data& d) {
   for (std::size_t i = 0; i < lanes_pending.size(); ++i) {
     if (lanes_pending[i].state != state) continue;
-    lanes_pending[i].lanes->get(lanes_pending[i].lane, d);
+    const StepLanes& l = *lanes_pending[i].lanes;
+    const int lane = lanes_pending[i].lane;
+    l.get_step(lane, d);
     lanes_pending[i] = lanes_pending.back();
     lanes_pending.pop_back();
-    return true;
+    return l.solution(lane);
   }
-  return false;
+  return nullptr;
 }
 
 // Actuator torque interval [lo, hi] of scalar dof k at velocity u
@@ -158,35 +162,38 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   };
   const bool limited = first_clamps(s, dt, tau_clamp, clamped);
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
-  // takes the dynamics and M~ factored from there
-  const bool lanes = !lanes_pending.empty() && take_lanes(s.state_, d);
+  // takes the dynamics and M~ factored from there, and the pass's solved rhs
+  const Scalar* const from_lanes = lanes_pending.empty() ? nullptr : take_lanes(s.state_, d);
   for (int pass = 0; pass < 3; ++pass) {
-    // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
-    // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
-    // (computed: pass 0 came from the lanes, M~ already factored)
-    const bool computed = pass == 0 && lanes;
-    if (pass > 0) {
-      recompute_step_mass_matrix(m, d);
-    } else if (!computed && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
-      compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    } else if (!computed) {
-      compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    }
-    rhs = tau - d.h - m.damping.cwiseProduct(u);
-    for (Index i = 0; i < m.nb; ++i) {
-      if (m.nv_joint[i] != 1) continue;
-      const Index k = m.idx_v[i], iq = m.idx_q[i];
-      if (!computed) d.M(k, k) += dt * m.damping[k];
-      if (clamped[static_cast<std::size_t>(k)]) {
-        rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
-        continue;
+    if (pass == 0 && from_lanes) {
+      rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
+    } else {
+      // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
+      // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
+      if (pass > 0) {
+        recompute_step_mass_matrix(m, d);
+      } else if (m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
+        compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+      } else {
+        compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       }
-      rhs[k] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
-      if (!computed) d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
+      // (lanes_diagonal repeats these operations in this order for a system in a lane)
+      rhs = tau - d.h - m.damping.cwiseProduct(u);
+      for (Index i = 0; i < m.nb; ++i) {
+        if (m.nv_joint[i] != 1) continue;
+        const Index k = m.idx_v[i], iq = m.idx_q[i];
+        d.M(k, k) += dt * m.damping[k];
+        if (clamped[static_cast<std::size_t>(k)]) {
+          rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
+          continue;
+        }
+        rhs[k] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
+        d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
+      }
+      rhs *= dt;
+      ltdl_factor(m, d);
+      ltdl_solve(m, d, rhs);
     }
-    rhs *= dt;
-    if (!computed) ltdl_factor(m, d);
-    ltdl_solve(m, d, rhs);
     u_free = u + rhs;
     if (!limited || pass == 2) break;
     bool again = false;
@@ -280,13 +287,29 @@ void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, Ste
   first_clamps(s, dt, tau_clamp, clamped);
   const Scalar* const kp = state.kp.data();
   const Scalar* const kd = state.kd.data();
-  // (dynamics_stage's additions to M(k, k), in its order)
+  const Scalar* const q_target = state.q_target.data();
+  const Scalar* const u_target = state.u_target.data();
+  const Scalar* const q = state.q.data();
+  const Scalar* const u = state.u.data();
+  const Scalar* const tau = state.tau.data();
+  const Scalar* const damping = model.damping.data();
+  // dynamics_stage's first pass after the dynamics, in its order: rhs, the additions to M(k, k)
+  const StepLanes::LaneBlock b = lanes.lane_block(lane);
+  const Index w = b.stride, n = model.nv;
+  for (Index k = 0; k < n; ++k) b.rhs[k * w] = (tau[k] - b.h[k * w]) - damping[k] * u[k];
   for (Index i = 0; i < model.nb; ++i) {
     if (model.nv_joint[i] != 1) continue;
-    const Index k = model.idx_v[i];
-    lanes.add_to_diagonal(lane, k, dt * model.damping[k]);
-    if (!clamped[static_cast<std::size_t>(k)]) lanes.add_to_diagonal(lane, k, dt * kd[k] + dt * dt * kp[k]);
+    const Index k = model.idx_v[i], iq = model.idx_q[i];
+    Scalar& Mkk = b.M[(k + k * n) * w];
+    Mkk += dt * damping[k];
+    if (clamped[static_cast<std::size_t>(k)]) {
+      b.rhs[k * w] += tau_clamp[k] - tau[k];
+      continue;
+    }
+    b.rhs[k * w] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
+    Mkk += dt * kd[k] + dt * dt * kp[k];
   }
+  for (Index k = 0; k < n; ++k) b.rhs[k * w] *= dt;
 }
 
 void lanes_put(const SystemState* state, const StepLanes* lanes, int lane) {
