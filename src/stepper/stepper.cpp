@@ -49,29 +49,6 @@ class StageClock {
   Clock::time_point t0_;
 };
 
-// lanes_step.hpp: the systems whose first dynamics pass is in a lane, on this thread
-struct LanesPending {
-  const SystemState* state;
-  const StepLanes* lanes;
-  int lane;
-};
-thread_local std::vector<LanesPending> lanes_pending;
-
-// The solved first-pass right-hand side of the system whose state is `state` (its Data takes
-// the lane's dynamics and factor), or null when no lane holds it
-const Scalar* take_lanes(const SystemState* state, Data& d) {
-  for (std::size_t i = 0; i < lanes_pending.size(); ++i) {
-    if (lanes_pending[i].state != state) continue;
-    const StepLanes& l = *lanes_pending[i].lanes;
-    const int lane = lanes_pending[i].lane;
-    l.get_step(lane, d);
-    lanes_pending[i] = lanes_pending.back();
-    lanes_pending.pop_back();
-    return l.solution(lane);
-  }
-  return nullptr;
-}
-
 // Actuator torque interval [lo, hi] of scalar dof k at velocity u
 // (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
 inline void actuator_bounds(const Model& m, const VecX& u, Index k, Scalar& lo, Scalar& hi) {
@@ -143,7 +120,7 @@ inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std
 // free motion: contact impulses within the step still act through M~ on unclamped joints (the
 // reported torque, applied_torque(), is the end-of-step value, exact either way).
 void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vector& f_ext, bool has_f_ext, Data& d,
-                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped) {
+                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped, LanesPending* lanes) {
   const Model& m = s.model();
   const VecX& q = s.q();
   const VecX& u = s.u();
@@ -163,7 +140,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   const bool limited = first_clamps(s, dt, tau_clamp, clamped);
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
   // takes the dynamics and M~ factored from there, and the pass's solved rhs
-  const Scalar* const from_lanes = lanes_pending.empty() ? nullptr : take_lanes(s.state_, d);
+  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
   for (int pass = 0; pass < 3; ++pass) {
     if (pass == 0 && from_lanes) {
       rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
@@ -275,6 +252,19 @@ void prefetch_system(const StepperSystem& s) {
 
 }  // namespace
 
+const Scalar* LanesPending::take(const SystemState* state, Data& d) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].state != state) continue;
+    const StepLanes& l = *entries_[i].lanes;
+    const int lane = entries_[i].lane;
+    l.get_step(lane, d);
+    entries_[i] = entries_.back();
+    entries_.pop_back();
+    return l.solution(lane);
+  }
+  return nullptr;
+}
+
 void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane) {
   // (the clamps into this thread's buffers: the stage makes them again in the system's scratch)
   thread_local VecX tau_clamp;
@@ -311,12 +301,6 @@ void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, Ste
   }
   for (Index k = 0; k < n; ++k) b.rhs[k * w] *= dt;
 }
-
-void lanes_put(const SystemState* state, const StepLanes* lanes, int lane) {
-  lanes_pending.push_back({state, lanes, lane});
-}
-
-void lanes_clear() { lanes_pending.clear(); }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
   std::vector<const Model*> models;
@@ -405,7 +389,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     // (not for a free body: its closed form reads a few lines of a small Data, and the prefetch of
     // the general passes' arrays cost more than it saved in piles)
     if (i + 1 < systems.size() && !systems[i + 1].model_->is_free_body()) prefetch_system(systems[i + 1]);
-    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped);
+    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped, lanes_pending_);
     const PositionUpdate pu = st.contact.position_update;
     const bool articulated = !s.model_->is_free_body();
     bool euler = pu == PositionUpdate::Euler || (s.state_->kp.array() != 0).any();
