@@ -181,8 +181,10 @@ int run_bench_dynamics(const BenchOptions& o) {
                   })});
 
   // The fused step dynamics + LTDL factor of one world, scalar, against W worlds in SIMD lanes
-  // (dynamics/lanes.hpp), both per world; the lanes' gather (q, u of W worlds into the block) and
-  // scatter (their results into W Datas) separately, also per world.
+  // (dynamics/lanes.hpp), both per world (the lanes' factor() includes laying the results out
+  // world by world); the lanes' gather (q, u of W worlds into the block), scatter (every result
+  // into W Datas, StepLanes::get), solve of a right-hand side and the stepper's copy (what its
+  // later stages read, StepLanes::get_step) separately, also per world.
   rows.push_back({"step_factor_scalar_ns", "step dynamics + factor, scalar per world", median_ns(n, [&](int s) {
                     compute_step_dynamics(m, d, qs[s], us[s]);
                     ltdl_factor(m, d);
@@ -208,6 +210,14 @@ int run_bench_dynamics(const BenchOptions& o) {
     rows.push_back({"lanes_scatter_ns", "  lanes scatter to Data, per world", median_ns(calls, [&](int) {
                       for (int w = 0; w < width; ++w) lanes.get(w, scattered[w]);
                       keep(scattered[0].M);
+                    }) / width});
+    rows.push_back({"lanes_solve_ns", "  lanes ltdl_solve, per world", median_ns(calls, [&](int) {
+                      lanes.solve();
+                      keep(lanes.solution(0)[0]);
+                    }) / width});
+    rows.push_back({"lanes_step_copy_ns", "  lanes copy to the step's Data, per world", median_ns(calls, [&](int) {
+                      for (int w = 0; w < width; ++w) lanes.get_step(w, scattered[w]);
+                      keep(scattered[0].L_anc);
                     }) / width});
   }
 

@@ -24,7 +24,8 @@ StepLanes* WorldLanes::lanes(const std::shared_ptr<const Model>& model, int widt
 
 void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {
   IMPULSE_ASSERT(count >= 1 && count <= std::max(width, 1));
-  lanes_clear();
+  LanesPending& pending = ws.lanes_pending();
+  pending.clear();
   if (width > 1 && count > 1) {
     const World& first = *worlds[0];
     const std::vector<ArticulatedSystem*>& systems = first.systems();
@@ -60,14 +61,16 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
         lanes_diagonal(*model, x.data().systems[j], x.settings().dt, *l, w);
       }
       l->factor();
+      l->solve();
       for (int w = 0; w < count; ++w)
-        if (used & (1u << w)) lanes_put(&worlds[w]->data().systems[j], l, w);
+        if (used & (1u << w)) pending.put(&worlds[w]->data().systems[j], l, w);
     }
   }
   // (what a step leaves pending, because it threw, is dropped with the group)
   struct Clear {
-    ~Clear() { lanes_clear(); }
-  } clear;
+    LanesPending& pending;
+    ~Clear() { pending.clear(); }
+  } clear{pending};
   for (int w = 0; w < count; ++w) {
     if (w + 1 < count) worlds[w + 1]->prefetch(&ws);
     report[w] = worlds[w]->integrate(ws);

@@ -85,6 +85,14 @@ struct StepLanes::Impl {
   double* u = nullptr;
   void (*dynamics)(const ModelArrays&, const LaneArrays&) = nullptr;
   unsigned (*factor)(const ModelArrays&, const LaneArrays&) = nullptr;
+  void (*solve)(const ModelArrays&, const LaneArrays&) = nullptr;
+  void (*transpose)(const double*, int, double*, int) = nullptr;
+  // the results world by world (factor() and solve() write them, get_step and solution read
+  // them): per lane `stride` doubles from lane * stride, oMi R (9 nb), oMi p (3 nb), J (6 nv),
+  // h, D, Dinv (nv each), L_anc, the solved right-hand side (nv)
+  std::unique_ptr<double[], AlignedFree> rec;
+  int stride = 0, o_p = 0, o_J = 0, o_h = 0, o_D = 0, o_Dinv = 0, o_L = 0, o_rhs = 0;
+  VecX rhs1;  // width 1: the right-hand side
   VecX q1, u1;  // width 1: the state
 
   explicit Impl(const Model& model) : consts(model) {}
@@ -106,6 +114,7 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   if (width == 1) {
     s.q1 = model.neutral_configuration();
     s.u1 = VecX::Zero(model.nv);
+    s.rhs1 = VecX::Zero(model.nv);
     return;
   }
   const Data& d = s.consts;
@@ -192,7 +201,8 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
                                9u * nb, 3u * nb, 6u * nv, 6u * nv, 13u * nb, 6u * nb, 6u * nb, 6u * nb,
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(nv) * nv,
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(nv),
-                               static_cast<std::size_t>(n_anc), static_cast<std::size_t>(nv)};
+                               static_cast<std::size_t>(n_anc), static_cast<std::size_t>(nv),
+                               static_cast<std::size_t>(nv)};
   constexpr int kArrays = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t total = 0, at[kArrays];
   for (int a = 0; a < kArrays; ++a) {
@@ -209,12 +219,26 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   x.q = s.q, x.u = s.u, x.R = mem + at[2], x.p = mem + at[3], x.J = mem + at[4], x.F = mem + at[5];
   x.Y = mem + at[6], x.v = mem + at[7], x.a = mem + at[8], x.f = mem + at[9], x.h = mem + at[10];
   x.M = mem + at[11], x.D = mem + at[12], x.Dinv = mem + at[13], x.L_anc = mem + at[14], x.DL = mem + at[15];
+  x.rhs = mem + at[16];
   s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
                : width == 4 ? &lanes_abi::step_dynamics_w4
                             : &lanes_abi::step_dynamics_w8;
   s.factor = width == 2   ? &lanes_abi::ltdl_factor_w2
              : width == 4 ? &lanes_abi::ltdl_factor_w4
                           : &lanes_abi::ltdl_factor_w8;
+  s.solve = width == 2   ? &lanes_abi::ltdl_solve_w2
+            : width == 4 ? &lanes_abi::ltdl_solve_w4
+                         : &lanes_abi::ltdl_solve_w8;
+  s.transpose = width == 2   ? &lanes_abi::transpose_w2
+                : width == 4 ? &lanes_abi::transpose_w4
+                             : &lanes_abi::transpose_w8;
+  s.o_p = 9 * nb, s.o_J = s.o_p + 3 * nb, s.o_h = s.o_J + 6 * nv, s.o_D = s.o_h + nv, s.o_Dinv = s.o_D + nv;
+  s.o_L = s.o_Dinv + nv, s.o_rhs = s.o_L + n_anc;
+  s.stride = (s.o_rhs + nv + 7) / 8 * 8;  // (each lane's record 64-byte aligned)
+  double* rec = static_cast<double*>(std::aligned_alloc(64, W * static_cast<std::size_t>(s.stride) * sizeof(double)));
+  if (!rec) throw std::bad_alloc();
+  s.rec.reset(rec);
+  std::memset(rec, 0, W * static_cast<std::size_t>(s.stride) * sizeof(double));
   // every lane starts at the neutral configuration (a valid quaternion)
   const VecX q0 = model.neutral_configuration();
   for (int w = 0; w < width; ++w) set_state(w, q0, VecX::Zero(model.nv));
@@ -267,7 +291,44 @@ void StepLanes::add_to_diagonal(int lane, Index k, Scalar x) {
 unsigned StepLanes::factor() {
   Impl& s = *impl_;
   if (width_ == 1) return ltdl_factor(model_, s.consts) ? 1u : 0u;
-  return s.factor(s.m, s.x);
+  const unsigned pd = s.factor(s.m, s.x);
+  // the lane block world by world, while it is in the cache: get_step then copies contiguous
+  // runs (read lane by lane from the block, one cache line per entry, the scatter cost more than
+  // the kernels)
+  const LaneArrays& x = s.x;
+  const int nb = s.m.nb, nv = s.m.nv, n_anc = s.m.anc_begin[nv];
+  s.transpose(x.R, 9 * nb, s.rec.get(), s.stride);
+  s.transpose(x.p, 3 * nb, s.rec.get() + s.o_p, s.stride);
+  s.transpose(x.J, 6 * nv, s.rec.get() + s.o_J, s.stride);
+  s.transpose(x.h, nv, s.rec.get() + s.o_h, s.stride);
+  s.transpose(x.D, nv, s.rec.get() + s.o_D, s.stride);
+  s.transpose(x.Dinv, nv, s.rec.get() + s.o_Dinv, s.stride);
+  s.transpose(x.L_anc, n_anc, s.rec.get() + s.o_L, s.stride);
+  return pd;
+}
+
+void StepLanes::solve() {
+  Impl& s = *impl_;
+  if (width_ == 1) {
+    ltdl_solve(model_, s.consts, s.rhs1);
+    return;
+  }
+  s.solve(s.m, s.x);
+  s.transpose(s.x.rhs, s.m.nv, s.rec.get() + s.o_rhs, s.stride);
+}
+
+StepLanes::LaneBlock StepLanes::lane_block(int lane) {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_);
+  Impl& s = *impl_;
+  if (width_ == 1) return {s.consts.M.data(), s.consts.h.data(), s.rhs1.data(), 1};
+  return {s.x.M + lane, s.x.h + lane, s.x.rhs + lane, width_};
+}
+
+const Scalar* StepLanes::solution(int lane) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_);
+  const Impl& s = *impl_;
+  if (width_ == 1) return s.rhs1.data();
+  return s.rec.get() + static_cast<std::size_t>(lane) * static_cast<std::size_t>(s.stride) + s.o_rhs;
 }
 
 unsigned StepLanes::run() {
@@ -313,6 +374,28 @@ void StepLanes::get(int lane, Data& data) const {
   }
   for (Index e = 0; e < model_.nv; ++e) data.D[e] = at(x.D, e), data.Dinv[e] = at(x.Dinv, e);
   for (Index e = 0; e < data.L_anc.size(); ++e) data.L_anc[e] = at(x.L_anc, e);
+}
+
+void StepLanes::get_step(int lane, Data& data) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && data.nb == model_.nb && data.nv == model_.nv);
+  const Impl& s = *impl_;
+  if (width_ == 1) {
+    const Data& d = s.consts;
+    data.oMi = d.oMi, data.J = d.J, data.h = d.h, data.D = d.D, data.Dinv = d.Dinv, data.L_anc = d.L_anc;
+    return;
+  }
+  const double* r = s.rec.get() + static_cast<std::size_t>(lane) * static_cast<std::size_t>(s.stride);
+  const Index nb = model_.nb, nv = model_.nv;
+  for (Index i = 0; i < nb; ++i) {
+    SE3& X = data.oMi[i];
+    std::memcpy(X.R.data(), r + 9 * i, 9 * sizeof(double));
+    std::memcpy(X.p.data(), r + s.o_p + 3 * i, 3 * sizeof(double));
+  }
+  std::memcpy(data.J.data(), r + s.o_J, static_cast<std::size_t>(6 * nv) * sizeof(double));
+  std::memcpy(data.h.data(), r + s.o_h, static_cast<std::size_t>(nv) * sizeof(double));
+  std::memcpy(data.D.data(), r + s.o_D, static_cast<std::size_t>(nv) * sizeof(double));
+  std::memcpy(data.Dinv.data(), r + s.o_Dinv, static_cast<std::size_t>(nv) * sizeof(double));
+  std::memcpy(data.L_anc.data(), r + s.o_L, static_cast<std::size_t>(data.L_anc.size()) * sizeof(double));
 }
 
 Scalar StepLanes::h(int lane, Index k) const {

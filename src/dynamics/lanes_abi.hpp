@@ -59,6 +59,7 @@ struct LaneArrays {
   double* Dinv = nullptr;     // nv
   double* L_anc = nullptr;    // anc_begin[nv]
   double* DL = nullptr;       // nv (scratch)
+  double* rhs = nullptr;      // nv: a right-hand side, solved in place (ltdl_solve)
 };
 
 // compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds
@@ -70,6 +71,15 @@ void step_dynamics_w8(const ModelArrays& m, const LaneArrays& x);
 unsigned ltdl_factor_w2(const ModelArrays& m, const LaneArrays& x);
 unsigned ltdl_factor_w4(const ModelArrays& m, const LaneArrays& x);
 unsigned ltdl_factor_w8(const ModelArrays& m, const LaneArrays& x);
+// ltdl_solve of x.rhs in place (x.M's factor: D, Dinv, L_anc)
+void ltdl_solve_w2(const ModelArrays& m, const LaneArrays& x);
+void ltdl_solve_w4(const ModelArrays& m, const LaneArrays& x);
+void ltdl_solve_w8(const ModelArrays& m, const LaneArrays& x);
+// dst[l stride + e] = src[e W + l] for e < n and every lane l < W: a lane array laid out world
+// by world (dst 64-byte aligned is not required)
+void transpose_w2(const double* src, int n, double* dst, int stride);
+void transpose_w4(const double* src, int n, double* dst, int stride);
+void transpose_w8(const double* src, int n, double* dst, int stride);
 
 }  // namespace lanes_abi
 }  // namespace impulse

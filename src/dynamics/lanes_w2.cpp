@@ -2,4 +2,6 @@
 #define IMPULSE_LANES_W 2
 #define IMPULSE_LANES_DYNAMICS step_dynamics_w2
 #define IMPULSE_LANES_FACTOR ltdl_factor_w2
+#define IMPULSE_LANES_SOLVE ltdl_solve_w2
+#define IMPULSE_LANES_TRANSPOSE transpose_w2
 #include "lanes_kernels.inc"

@@ -2,4 +2,6 @@
 #define IMPULSE_LANES_W 4
 #define IMPULSE_LANES_DYNAMICS step_dynamics_w4
 #define IMPULSE_LANES_FACTOR ltdl_factor_w4
+#define IMPULSE_LANES_SOLVE ltdl_solve_w4
+#define IMPULSE_LANES_TRANSPOSE transpose_w4
 #include "lanes_kernels.inc"

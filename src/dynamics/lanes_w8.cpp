@@ -2,4 +2,6 @@
 #define IMPULSE_LANES_W 8
 #define IMPULSE_LANES_DYNAMICS step_dynamics_w8
 #define IMPULSE_LANES_FACTOR ltdl_factor_w8
+#define IMPULSE_LANES_SOLVE ltdl_solve_w8
+#define IMPULSE_LANES_TRANSPOSE transpose_w8
 #include "lanes_kernels.inc"

@@ -49,25 +49,6 @@ class StageClock {
   Clock::time_point t0_;
 };
 
-// lanes_step.hpp: the systems whose first dynamics pass is in a lane, on this thread
-struct LanesPending {
-  const SystemState* state;
-  const StepLanes* lanes;
-  int lane;
-};
-thread_local std::vector<LanesPending> lanes_pending;
-
-bool take_lanes(const SystemState* state, Data& d) {
-  for (std::size_t i = 0; i < lanes_pending.size(); ++i) {
-    if (lanes_pending[i].state != state) continue;
-    lanes_pending[i].lanes->get(lanes_pending[i].lane, d);
-    lanes_pending[i] = lanes_pending.back();
-    lanes_pending.pop_back();
-    return true;
-  }
-  return false;
-}
-
 // Actuator torque interval [lo, hi] of scalar dof k at velocity u
 // (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
 inline void actuator_bounds(const Model& m, const VecX& u, Index k, Scalar& lo, Scalar& hi) {
@@ -139,7 +120,7 @@ inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std
 // free motion: contact impulses within the step still act through M~ on unclamped joints (the
 // reported torque, applied_torque(), is the end-of-step value, exact either way).
 void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vector& f_ext, bool has_f_ext, Data& d,
-                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped) {
+                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped, LanesPending* lanes) {
   const Model& m = s.model();
   const VecX& q = s.q();
   const VecX& u = s.u();
@@ -158,35 +139,38 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   };
   const bool limited = first_clamps(s, dt, tau_clamp, clamped);
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
-  // takes the dynamics and M~ factored from there
-  const bool lanes = !lanes_pending.empty() && take_lanes(s.state_, d);
+  // takes the dynamics and M~ factored from there, and the pass's solved rhs
+  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
   for (int pass = 0; pass < 3; ++pass) {
-    // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
-    // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
-    // (computed: pass 0 came from the lanes, M~ already factored)
-    const bool computed = pass == 0 && lanes;
-    if (pass > 0) {
-      recompute_step_mass_matrix(m, d);
-    } else if (!computed && m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
-      compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    } else if (!computed) {
-      compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
-    }
-    rhs = tau - d.h - m.damping.cwiseProduct(u);
-    for (Index i = 0; i < m.nb; ++i) {
-      if (m.nv_joint[i] != 1) continue;
-      const Index k = m.idx_v[i], iq = m.idx_q[i];
-      if (!computed) d.M(k, k) += dt * m.damping[k];
-      if (clamped[static_cast<std::size_t>(k)]) {
-        rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
-        continue;
+    if (pass == 0 && from_lanes) {
+      rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
+    } else {
+      // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
+      // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
+      if (pass > 0) {
+        recompute_step_mass_matrix(m, d);
+      } else if (m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
+        compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+      } else {
+        compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       }
-      rhs[k] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
-      if (!computed) d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
+      // (lanes_diagonal repeats these operations in this order for a system in a lane)
+      rhs = tau - d.h - m.damping.cwiseProduct(u);
+      for (Index i = 0; i < m.nb; ++i) {
+        if (m.nv_joint[i] != 1) continue;
+        const Index k = m.idx_v[i], iq = m.idx_q[i];
+        d.M(k, k) += dt * m.damping[k];
+        if (clamped[static_cast<std::size_t>(k)]) {
+          rhs[k] += tau_clamp[k] - tau[k];  // the bound replaces tau + PD
+          continue;
+        }
+        rhs[k] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
+        d.M(k, k) += dt * kd[k] + dt * dt * kp[k];
+      }
+      rhs *= dt;
+      ltdl_factor(m, d);
+      ltdl_solve(m, d, rhs);
     }
-    rhs *= dt;
-    if (!computed) ltdl_factor(m, d);
-    ltdl_solve(m, d, rhs);
     u_free = u + rhs;
     if (!limited || pass == 2) break;
     bool again = false;
@@ -268,6 +252,19 @@ void prefetch_system(const StepperSystem& s) {
 
 }  // namespace
 
+const Scalar* LanesPending::take(const SystemState* state, Data& d) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].state != state) continue;
+    const StepLanes& l = *entries_[i].lanes;
+    const int lane = entries_[i].lane;
+    l.get_step(lane, d);
+    entries_[i] = entries_.back();
+    entries_.pop_back();
+    return l.solution(lane);
+  }
+  return nullptr;
+}
+
 void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane) {
   // (the clamps into this thread's buffers: the stage makes them again in the system's scratch)
   thread_local VecX tau_clamp;
@@ -280,20 +277,30 @@ void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, Ste
   first_clamps(s, dt, tau_clamp, clamped);
   const Scalar* const kp = state.kp.data();
   const Scalar* const kd = state.kd.data();
-  // (dynamics_stage's additions to M(k, k), in its order)
+  const Scalar* const q_target = state.q_target.data();
+  const Scalar* const u_target = state.u_target.data();
+  const Scalar* const q = state.q.data();
+  const Scalar* const u = state.u.data();
+  const Scalar* const tau = state.tau.data();
+  const Scalar* const damping = model.damping.data();
+  // dynamics_stage's first pass after the dynamics, in its order: rhs, the additions to M(k, k)
+  const StepLanes::LaneBlock b = lanes.lane_block(lane);
+  const Index w = b.stride, n = model.nv;
+  for (Index k = 0; k < n; ++k) b.rhs[k * w] = (tau[k] - b.h[k * w]) - damping[k] * u[k];
   for (Index i = 0; i < model.nb; ++i) {
     if (model.nv_joint[i] != 1) continue;
-    const Index k = model.idx_v[i];
-    lanes.add_to_diagonal(lane, k, dt * model.damping[k]);
-    if (!clamped[static_cast<std::size_t>(k)]) lanes.add_to_diagonal(lane, k, dt * kd[k] + dt * dt * kp[k]);
+    const Index k = model.idx_v[i], iq = model.idx_q[i];
+    Scalar& Mkk = b.M[(k + k * n) * w];
+    Mkk += dt * damping[k];
+    if (clamped[static_cast<std::size_t>(k)]) {
+      b.rhs[k * w] += tau_clamp[k] - tau[k];
+      continue;
+    }
+    b.rhs[k * w] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
+    Mkk += dt * kd[k] + dt * dt * kp[k];
   }
+  for (Index k = 0; k < n; ++k) b.rhs[k * w] *= dt;
 }
-
-void lanes_put(const SystemState* state, const StepLanes* lanes, int lane) {
-  lanes_pending.push_back({state, lanes, lane});
-}
-
-void lanes_clear() { lanes_pending.clear(); }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
   std::vector<const Model*> models;
@@ -382,7 +389,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     // (not for a free body: its closed form reads a few lines of a small Data, and the prefetch of
     // the general passes' arrays cost more than it saved in piles)
     if (i + 1 < systems.size() && !systems[i + 1].model_->is_free_body()) prefetch_system(systems[i + 1]);
-    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped);
+    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped, lanes_pending_);
     const PositionUpdate pu = st.contact.position_update;
     const bool articulated = !s.model_->is_free_body();
     bool euler = pu == PositionUpdate::Euler || (s.state_->kp.array() != 0).any();

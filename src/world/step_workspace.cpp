@@ -67,6 +67,7 @@ Stepper& StepWorkspace::stepper(const std::vector<std::shared_ptr<const Model>>&
   StepperEntry e{{}, object_system, std::make_unique<Stepper>()};
   for (const auto& m : models) e.models.push_back(canonical(m));
   e.stepper->reserve(systems, object_system);
+  e.stepper->set_lanes_pending(&lanes_pending_);
   steppers_.push_back(std::move(e));
   return *steppers_.back().stepper;
 }

@@ -1,5 +1,5 @@
-// StepLanes (dynamics/lanes.hpp): W worlds' compute_step_dynamics + ltdl_factor in SIMD lanes
-// against the scalar functions on each world, bit for bit, for every width this CPU runs.
+// StepLanes (dynamics/lanes.hpp): W worlds' compute_step_dynamics + ltdl_factor (+ ltdl_solve) in
+// SIMD lanes against the scalar functions on each world, bit for bit, for every width this CPU runs.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -82,12 +82,32 @@ TEST_CASE("lanes: step dynamics and LTDL factor equal the scalar functions per w
         lanes.set_state(w, qs[w], us[w]);
       }
       const unsigned pd = lanes.run();
-      Data scalar(model), got(model);
+      // a right-hand side per lane, solved in the lanes (the stepper's free velocity)
+      std::vector<VecX> rhs(width);
+      for (int w = 0; w < width; ++w) {
+        rhs[w] = random_vector(model.nv, rng, 2.0);
+        const StepLanes::LaneBlock b = lanes.lane_block(w);
+        for (Index k = 0; k < model.nv; ++k) b.rhs[k * b.stride] = rhs[w][k];
+      }
+      lanes.solve();
+      Data scalar(model), got(model), step(model);
       for (int w = 0; w < width; ++w) {
         INFO("lane " << w);
         compute_step_dynamics(model, scalar, qs[w], us[w]);
         const bool scalar_pd = ltdl_factor(model, scalar);
         CHECK(((pd >> w) & 1u) == (scalar_pd ? 1u : 0u));
+        ltdl_solve(model, scalar, rhs[w]);
+        CHECK(count_differences(Eigen::Map<const VecX>(lanes.solution(w), model.nv), rhs[w]) == 0);
+        lanes.get_step(w, step);  // (all but M)
+        for (Index i = 0; i < model.nb; ++i) {
+          CHECK(count_differences(step.oMi[i].R, scalar.oMi[i].R) == 0);
+          CHECK(count_differences(step.oMi[i].p, scalar.oMi[i].p) == 0);
+        }
+        CHECK(count_differences(step.J, scalar.J) == 0);
+        CHECK(count_differences(step.h, scalar.h) == 0);
+        CHECK(count_differences(step.D, scalar.D) == 0);
+        CHECK(count_differences(step.Dinv, scalar.Dinv) == 0);
+        CHECK(count_differences(step.L_anc, scalar.L_anc) == 0);
         lanes.get(w, got);
         for (Index i = 0; i < model.nb; ++i) {
           CHECK(count_differences(got.oMi[i].R, scalar.oMi[i].R) == 0);

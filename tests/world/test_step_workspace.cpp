@@ -5,8 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "impulse/dynamics/lanes.hpp"
 #include "impulse/io/urdf.hpp"
 #include "impulse/solvers/bisection.hpp"
+#include "impulse/stepper/lanes_step.hpp"
 #include "impulse/world/world.hpp"
 #include "support/test_models.hpp"
 
@@ -168,4 +170,37 @@ TEST_CASE("step workspace: set_body_inertia per World, replaced Models released"
   CHECK_THROWS_WITH(heavy->set_body_inertia(0, 99, base), Catch::Contains("body index 99"));
   CHECK_THROWS_WITH(heavy->set_body_inertia(7, 0, base), Catch::Contains("system index 7"));
   CHECK(heavy->system(0).model() == before);
+}
+
+// The dynamics stage of a World stepped with a workspace takes its system's first pass from the
+// workspace's lanes list (stepper/lanes_step.hpp) when an entry names that system: the same bits
+// as the World's own pass when the lane holds the system's state, another step when it holds
+// another state (so the stage did read the lane), and the entry is taken.
+TEST_CASE("step workspace: the dynamics stage takes a first pass from the workspace's lanes list", "[world][lanes]") {
+  Model m;
+  if (!impulse::test::load_anymal(m)) return;
+  const auto anymal = std::make_shared<const Model>(m);
+  for (const bool same_state : {true, false}) {
+    INFO((same_state ? "the lane holds the system's state" : "the lane holds another velocity"));
+    auto plain = make_scene(anymal, 0.2);
+    auto handed = make_scene(anymal, 0.2);
+    StepWorkspace ws;
+    for (int k = 0; k < 3; ++k) plain->integrate(ws), handed->integrate(ws);
+    const SystemState& st = handed->data().systems[0];
+    StepLanes lanes(*anymal, 2);
+    const VecX u_lane = same_state ? st.u : VecX(st.u + VecX::Constant(anymal->nv, 0.05));
+    for (int w = 0; w < 2; ++w) lanes.set_state(w, st.q, u_lane);
+    lanes.compute();
+    lanes_diagonal(*anymal, st, handed->settings().dt, lanes, 0);
+    lanes.factor();
+    lanes.solve();
+    ws.lanes_pending().put(&st, &lanes, 0);
+    plain->integrate(ws);
+    CHECK(!ws.lanes_pending().empty());  // (another World's system: not taken)
+    handed->integrate(ws);
+    CHECK(ws.lanes_pending().empty());
+    const bool equal = plain->system(0).u() == handed->system(0).u() && plain->system(0).q() == handed->system(0).q();
+    CHECK(equal == same_state);
+    CHECK(plain->system(1).u() == handed->system(1).u());  // (the second robot computed its own)
+  }
 }

@@ -72,6 +72,30 @@ class StepLanes {
   // ancestor pairs (zero in every Data: no scalar call writes them either).
   void get(int lane, Data& data) const;
 
+  // The lane block of lane `lane` for a caller that writes M~'s diagonal terms and a right-hand
+  // side itself (the stepper's first pass, stepper/lanes_step.hpp): entry k of h and rhs at
+  // [k stride], M_rc at [(r + c nv) stride] (M valid between compute() and factor(), h after
+  // compute(); rhs is solve()'s input).
+  struct LaneBlock {
+    Scalar* M;
+    const Scalar* h;
+    Scalar* rhs;
+    Index stride;
+  };
+  LaneBlock lane_block(int lane);
+  // ltdl_solve (ltdl.hpp) of every lane's rhs with its factor (after factor()), in place: lane w
+  // equals ltdl_solve(model, data_w, rhs_w) bit for bit. solution(lane) then points at lane
+  // `lane`'s nv solved entries, contiguous.
+  void solve();
+  const Scalar* solution(int lane) const;
+
+  // What the step's later stages read of lane `lane`'s results (valid after factor()): oMi, J, h,
+  // D, Dinv, L_anc into data, as get writes them, but not M (the stepper reads only the factor's
+  // D, Dinv and L_anc after ltdl_factor; a later pass of its dynamics stage recomputes M whole).
+  // Contiguous copies: factor() lays the results out world by world. (Checked by IMPULSE_ASSERT
+  // only: a per-step call.)
+  void get_step(int lane, Data& data) const;
+
   // Single entries, without a Data: h_k, M_rc (as get writes it), D_k of lane `lane`.
   Scalar h(int lane, Index k) const;
   Scalar M(int lane, Index r, Index c) const;

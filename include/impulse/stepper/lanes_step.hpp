@@ -3,25 +3,47 @@
 //
 // Per step, for the systems (one per lane) that share a Model and gravity and have no external
 // wrench: StepLanes::set_state and compute(), then lanes_diagonal for each (the first guess of the
-// actuator clamps and M~'s terms dt damping, dt Kd + dt^2 Kp, added to M's diagonal as the
-// dynamics stage adds them), factor(), and lanes_put for each. The next dynamics stage of such a
-// system on this thread scatters its lane into the system's Data (StepLanes::get) instead of
-// computing compute_step_dynamics + the diagonal + ltdl_factor, and goes on from the rhs: the
-// same bits, since the lanes repeat the scalar functions' operations. lanes_clear drops what no
-// stage took (call it after the group's steps, also when one threw). The entries are this
-// thread's (thread-local): the batched steppers (batch/) run a group on one thread.
+// actuator clamps; M~'s terms dt damping, dt Kd + dt^2 Kp, added to M's diagonal, and the
+// right-hand side dt (tau - h - damping u + PD or clamped torque), written into the lane, both as
+// the dynamics stage computes them), factor(), solve(), and LanesPending::put for each into the
+// list of the StepWorkspace the systems step with. The next dynamics stage of such a system on a
+// Stepper of that workspace copies its lane's poses, subspaces, h and factor into the system's
+// Data (StepLanes::get_step) and takes the solved rhs instead of computing compute_step_dynamics
+// + the diagonal + ltdl_factor + ltdl_solve, and goes on from u_free: the same bits, since the
+// lanes repeat the scalar functions' operations. LanesPending::clear drops what no stage took
+// (call it after the group's steps, also when one threw).
 #pragma once
+
+#include <vector>
 
 #include "impulse/dynamics/lanes.hpp"
 #include "impulse/stepper/system.hpp"
 
 namespace impulse {
 
-// Adds the diagonal terms of a system with this Model and state to lane `lane` (between
-// StepLanes::compute() and factor()). dt: the step.
+// Adds the diagonal terms of a system with this Model and state to lane `lane` and writes its
+// first pass's right-hand side there (between StepLanes::compute() and factor()). dt: the step.
 void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane);
-// The dynamics stage of the system whose state is `state` takes lane `lane` of `lanes`.
-void lanes_put(const SystemState* state, const StepLanes* lanes, int lane);
-void lanes_clear();
+
+// The systems whose first dynamics pass is in a lane (a StepWorkspace's member: its Steppers'
+// dynamics stages take from it). No allocation once the largest group was seen.
+class LanesPending {
+ public:
+  // The dynamics stage of the system whose state is `state` takes lane `lane` of `lanes`.
+  void put(const SystemState* state, const StepLanes* lanes, int lane) { entries_.push_back({state, lanes, lane}); }
+  void clear() { entries_.clear(); }
+  bool empty() const { return entries_.empty(); }
+  // The lane of the system whose state is `state` copied into d (StepLanes::get_step) and its
+  // solved right-hand side, dropped from the list; null when no lane holds that system.
+  const Scalar* take(const SystemState* state, Data& d);
+
+ private:
+  struct Entry {
+    const SystemState* state;
+    const StepLanes* lanes;
+    int lane;
+  };
+  std::vector<Entry> entries_;
+};
 
 }  // namespace impulse

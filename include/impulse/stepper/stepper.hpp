@@ -218,6 +218,8 @@ struct StepperState {
 // systems' Models in order and the collision objects' systems); prepare() and finish() then take
 // a solver (its workspace), the World's solver (its settings: the same solver, or one of the same
 // type) and the World's StepperState.
+class LanesPending;  // stepper/lanes_step.hpp
+
 class Stepper {
  public:
   Stepper() = default;
@@ -244,6 +246,10 @@ class Stepper {
   // meaningful only when position_separate() is true.
   const VecX& position_impulses() const { return lambda_p_; }
   bool position_separate() const { return separate_; }
+
+  // The list of systems whose first dynamics pass is in SIMD lanes (lanes_step.hpp; its
+  // StepWorkspace's, set when the workspace makes this Stepper); null: none.
+  void set_lanes_pending(LanesPending* pending) { lanes_pending_ = pending; }
 
   // Bytes held by the stepper's growable buffers (assembler included; solver and state not).
   std::size_t memory_bytes() const;
@@ -280,6 +286,7 @@ class Stepper {
                            SolverResult& r, Scalar threshold);
 
   DelassusAssembler assembler_;
+  LanesPending* lanes_pending_ = nullptr;
   PositionUpdatePlan plan_;       // the targets stage's choice of position update per system
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;

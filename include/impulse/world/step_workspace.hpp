@@ -29,6 +29,7 @@
 
 #include "impulse/dynamics/data.hpp"
 #include "impulse/model/model.hpp"
+#include "impulse/stepper/lanes_step.hpp"
 #include "impulse/stepper/stepper.hpp"
 
 namespace impulse {
@@ -52,6 +53,11 @@ class StepWorkspace {
   // solves of the Worlds stepped here, each with its own solver's settings
   // (ContactSolver::solve(problem, lambda, settings)).
   ContactSolver& solver(const char* name);
+
+  // The systems whose first dynamics pass a batched stepper computed in SIMD lanes for the steps
+  // on this workspace (stepper/lanes_step.hpp; batch::WorldLanes fills it, the dynamics stage of
+  // this workspace's Steppers takes from it).
+  LanesPending& lanes_pending() { return lanes_pending_; }
 
   // A number no other workspace of this process has had (a World remembers which workspace's
   // Data it used last, without holding a pointer that could outlive the workspace).
@@ -95,6 +101,7 @@ class StepWorkspace {
   std::vector<std::shared_ptr<const Model>> canonical_models_;
   std::vector<StepperEntry> steppers_;  // a few layouts at most: searched in order
   std::vector<std::unique_ptr<ContactSolver>> solvers_;  // one per registry name in use
+  LanesPending lanes_pending_;
 };
 
 }  // namespace impulse
