@@ -7,9 +7,10 @@
 //     return detail::run_kernel(kernel_body);
 //   }
 //
-// run_kernel calls the lambda inline in the baseline path, or through run_v3, a function
-// compiled for AVX2 + FMA into which the (always-inline) lambda and everything the compiler
-// inlines into it is compiled again. Why a lambda: its closure type belongs to one translation
+// run_kernel calls the lambda through run_baseline, or through run_v3, a function compiled for
+// AVX2 + FMA: both are `flatten`, so the (always-inline) lambda and every call the compiler can
+// see in that file are inlined into each, and the two copies differ by their instruction set
+// only (the same inlining). The baseline copy keeps the bits of the code as written. Why a lambda: its closure type belongs to one translation
 // unit, so run_v3<closure> has internal linkage and its v3 code can never be the copy that the
 // linker picks for a baseline caller (the trap of compiling shared inline code, an Eigen template
 // say, twice with different flags). Out-of-line calls from the v3 copy go to the ordinary
@@ -47,11 +48,16 @@ IMPULSE_TARGET_V3 __attribute__((noinline, flatten)) auto run_v3(F& f) -> declty
 #endif
 
 template <class F>
+__attribute__((noinline, flatten)) auto run_baseline(F& f) -> decltype(f()) {
+  return f();
+}
+
+template <class F>
 inline auto run_kernel(F& f) -> decltype(f()) {
 #if IMPULSE_HAS_ISA_V3
   if (kernel_isa_v3.load(std::memory_order_relaxed) != 0) return run_v3(f);
 #endif
-  return f();
+  return run_baseline(f);
 }
 
 }  // namespace impulse::detail
