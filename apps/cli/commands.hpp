@@ -44,6 +44,7 @@ int run_bench_solvers(const BenchOptions& o);    // bench_solvers.cpp
 int run_bench_batch(const BenchOptions& o);      // bench_batch.cpp
 int run_bench_scenes(const BenchOptions& o);     // bench_scenes.cpp
 int run_bench_fidelity(const BenchOptions& o);   // bench_fidelity.cpp (docs/fidelity.md)
+int run_bench_isa(const BenchOptions& o);        // bench_isa.cpp (core/isa.hpp)
 
 // The project's ANYmal (models/anymal/anymal.urdf in the source tree).
 std::string default_model_path();

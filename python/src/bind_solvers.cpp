@@ -3,6 +3,7 @@
 #include "bind_fields.hpp"
 #include "bindings.hpp"
 #include "impulse/contact/delassus_fields.hpp"
+#include "impulse/core/isa.hpp"
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/solvers/lm.hpp"
@@ -123,6 +124,20 @@ void bind_solvers(py::module_& m) {
       "The field tables of the settings classes: {class name: [{name, type, lo, hi, lo_closed, hi_closed, unit, "
       "doc, attribute}]} (attribute: the world-file name).");
   m.def("contact_solver_names", &contact_solver_names, "Names accepted by World.set_contact_solver.");
+  m.def(
+      "kernel_isa", [] { return std::string(to_string(kernel_isa())); },
+      "The instruction set of the step's kernels in this process: 'baseline' (x86-64, the default: the same bits "
+      "on every machine) or 'x86-64-v3' (AVX2 + FMA: faster, other last bits). The environment variable "
+      "IMPULSE_ISA sets it at start.");
+  m.def(
+      "set_kernel_isa", [](const std::string& name) { set_kernel_isa(parse_kernel_isa(name, "set_kernel_isa")); },
+      py::arg("name"),
+      "Selects 'baseline' or 'x86-64-v3' for every World of the process (between steps). Raises InvalidArgument "
+      "for another name or a CPU without AVX2 and FMA.");
+  m.def(
+      "kernel_isa_supported",
+      [](const std::string& name) { return kernel_isa_supported(parse_kernel_isa(name, "kernel_isa_supported")); },
+      py::arg("name"), "Whether this CPU runs the kernels of 'baseline' or 'x86-64-v3'.");
   m.def(
       "solver_registry",
       [] {

@@ -8,6 +8,7 @@
 #include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
+#include "../core/isa_dispatch.hpp"
 
 namespace impulse {
 
@@ -381,6 +382,7 @@ Index DelassusAssembler::find(Index s) {
 void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
                                  const ContactSet& contacts, Scalar dt, const DelassusSettings& st) {
   IMPULSE_ASSERT(systems.size() == sys_pieces_.size());
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   for (auto& list : sys_pieces_) list.clear();
   pieces_.clear();
   rows_.clear();
@@ -528,6 +530,8 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   build_islands(static_cast<Index>(systems.size()));
   assemble_dense(systems);
   assemble_factored(systems);
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 // Islands by union-find over the systems (see the header), then the local layout of each island:
@@ -710,6 +714,7 @@ void DelassusAssembler::gather_rows() {
 // p, q of one system overlap on the common root part of their paths (the same leading dofs, as
 // both lists are root first). Every piece of a system lies in the system's island.
 void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   for (const Island& isl : islands_) {
     if (isl.dense < 0) continue;
     const Index n = 3 * isl.nc + isl.nl + isl.nf;
@@ -745,6 +750,8 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
       }
     }
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 // Factored islands (contact_problem.hpp FactoredG): the systems' velocity slots and D^-1, the
@@ -755,6 +762,7 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
 // both storages give the same nearly-zero block and the solvers take the same steps; a fixed-size
 // kernel for the self products changed that block's round-off and the solvers' paths).
 void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   bool any = false;
   for (Island& isl : islands_) {
     isl.nz = 0;
@@ -832,6 +840,8 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
     isl.factored.diag = fdiag_.data() + isl.diag;
     isl.factored.nz = isl.nz;
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 IslandView DelassusAssembler::island(Index k) const {
@@ -913,6 +923,7 @@ ContactProblem DelassusAssembler::problem() const {
 
 void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecXcref& lambda,
                               std::vector<VecX>& u_next) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   // M~^-1 J^T lambda = L^-1 D^-1 (Y lambda), Y lambda summed over the pieces' paths
   for (std::size_t s = 0; s < systems.size(); ++s) {
     const Model& m = *systems[s].model;
@@ -939,6 +950,8 @@ void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecX
     ltdl_solve_L(m, d, r);
     u_next[s] = *systems[s].u_free + r;
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 }  // namespace impulse

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "joint_ops.hpp"
+#include "../core/isa_dispatch.hpp"
 #include "passes.hpp"
 
 namespace impulse {
@@ -20,6 +21,7 @@ void crba_from_poses(const Model& model, Data& data) {
 }
 
 void crba_backward(const Model& model, Data& data) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   // backward pass: F_i = I^c_i S_i; row block i of M over the subtree columns; I^c_lambda += I^c_i
   MatX& M = data.M;
   Scalar* const J = data.J.data();
@@ -70,6 +72,8 @@ void crba_backward(const Model& model, Data& data) {
     if (p >= 0) data.oYcrb[p] += data.oYcrb[i];
   }
   M.diagonal() += model.armature;
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "impulse/dynamics/ltdl.hpp"
+#include "../core/isa_dispatch.hpp"
 #include "joint_ops.hpp"
 
 namespace impulse {
@@ -91,6 +92,7 @@ void floating_root_columns(const Scalar* J, const Vec3& p, const Mat3& R, Index*
 
 Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                             Index* dofs, Scalar* out) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const Scalar* J = data.J.data();
   if (model.is_free_body()) {
     floating_root_columns(J, p, R, dofs, out);
@@ -122,6 +124,8 @@ Index point_jacobian_branch(const Model& model, const Data& data, Index body, co
     o[2] = Rl(2, 0) * v[0] + Rl(2, 1) * v[1] + Rl(2, 2) * v[2];
   }
   return n;
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 void frame_jacobian(const Model& model, const Data& data, Index frame_id, MatXref J6) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "impulse/core/check.hpp"
+#include "../core/isa_dispatch.hpp"
 
 namespace impulse {
 
@@ -127,6 +128,7 @@ bool factor_root_chain6(const Model& model, Data& data) {
 }  // namespace
 
 bool ltdl_factor(const Model& model, Data& data) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   if (data.dof_chain) {
     switch (model.nv) {
       case 6: return ltdl_factor_chain<6>(data);
@@ -198,6 +200,8 @@ bool ltdl_factor(const Model& model, Data& data) {
   }
   if (root6) positive_definite = factor_root_chain6(model, data) && positive_definite;
   return positive_definite;
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 namespace {
@@ -259,27 +263,34 @@ void solve_chain_vec(const Data& data, Scalar* x) {
 // Table 6.4 (first half): L^T z = x, k = n..1: x_lambda(k) -= L_k,lambda(k) x_k along the chain
 void ltdl_solve_LT(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   if (X.cols() == 1) return solve_LT_vec(model, data, X.data());
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   for (Index k = model.nv - 1; k >= 0; --k) {
     for (Index a = begin[k]; a < begin[k + 1]; ++a) X.row(anc[a]) -= data.L_anc[a] * X.row(k);
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 // Table 6.4 (second half): L y = x, k = 1..n: x_k -= sum over the chain of L_ki x_i
 void ltdl_solve_L(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   if (X.cols() == 1) return solve_L_vec(model, data, X.data());
   const Index* anc = data.anc.data();
   const Index* begin = data.anc_begin.data();
   for (Index k = 0; k < model.nv; ++k) {
     for (Index a = begin[k]; a < begin[k + 1]; ++a) X.row(k) -= data.L_anc[a] * X.row(anc[a]);
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 void ltdl_solve(const Model& model, const Data& data, MatXref X) {
   IMPULSE_ASSERT(X.rows() == model.nv);
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   if (X.cols() == 1) {
     if (data.dof_chain && model.nv == 6) return solve_chain_vec<6>(data, X.data());
     if (data.dof_chain && model.nv == 7) return solve_chain_vec<7>(data, X.data());
@@ -291,6 +302,8 @@ void ltdl_solve(const Model& model, const Data& data, MatXref X) {
   ltdl_solve_LT(model, data, X);
   X.array().colwise() *= data.Dinv.array();
   ltdl_solve_L(model, data, X);
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 Index branch_last_dof(const Model& model, Index body) {

@@ -4,6 +4,7 @@
 
 #include "impulse/core/check.hpp"
 #include "impulse/spatial/spatial.hpp"
+#include "../core/isa_dispatch.hpp"
 #include "joint_ops.hpp"
 #include "passes.hpp"
 
@@ -27,6 +28,7 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
                                   const Vec6Vector* f_ext) {
   IMPULSE_ASSERT(q.size() == model.nq && u.size() == model.nv);
   IMPULSE_ASSERT(!f_ext || static_cast<Index>(f_ext->size()) == model.nb);
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const Scalar* const qd = q.data();
   const Scalar* const ud = u.data();
   Scalar* const J = data.J.data();
@@ -117,6 +119,8 @@ const VecX& compute_step_dynamics(const Model& model, Data& data, const VecXcref
     if (p >= 0) data.f[p] += data.f[i];
   }
   detail::crba_backward(model, data);
+  };
+  detail::run_kernel(kernel_body);
   return data.h;
 }
 

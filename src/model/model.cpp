@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "impulse/core/check.hpp"
+#include "../core/isa_dispatch.hpp"
 
 namespace impulse {
 
@@ -56,9 +57,12 @@ void Model::difference(const VecXcref& q0, const VecXcref& q1, VecXref u) const 
 
 void Model::integrate(const VecXcref& q, const VecXcref& u, Scalar dt, VecXref q_out) const {
   IMPULSE_ASSERT(q.size() == nq && u.size() == nv && q_out.size() == nq);
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   for (Index i = 0; i < nb; ++i) {
     joint_integrate(joint_type[i], q.data() + idx_q[i], u.data() + idx_v[i], dt, q_out.data() + idx_q[i]);
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 VecX Model::random_configuration(std::mt19937& rng) const {

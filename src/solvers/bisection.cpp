@@ -116,6 +116,7 @@
 
 #include "impulse/core/sincos.hpp"
 #include "impulse/solvers/cone.hpp"
+#include "../core/isa_dispatch.hpp"
 
 namespace impulse {
 
@@ -447,6 +448,7 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
 }
 
 SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const BisectionSettings& s = active();
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
@@ -582,6 +584,8 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   }
   result.method = method;
   return result;  // MaxIterations
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 }  // namespace impulse

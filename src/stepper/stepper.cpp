@@ -11,6 +11,7 @@
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/stepper/integrate.hpp"
 #include "impulse/stepper/lanes_step.hpp"
+#include "../core/isa_dispatch.hpp"
 
 namespace impulse {
 
@@ -380,6 +381,7 @@ void prefetch_state(const StepperState& state) {
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                       ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   (void)solver_settings;  // (the solve's: finish())
   state.stats = StepStats();
   // 1. dynamics
@@ -444,10 +446,13 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   if (impulses.capacity() < nc) impulses.reserve(std::max<std::size_t>({nc, 2 * impulses.capacity(), 8}));  // (grows, then kept)
   impulses.resize(nc);
   for (Vec3& p : impulses) p.setZero();  // (until a solve answers the contacts: report_impulses)
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
                            const ContactSolver& solver_settings, StepperState& state) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const SolveContext ctx{solver, solver_settings, state.stats};
   // 5. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
@@ -587,6 +592,8 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   state.stats.times.integrate = clock.lap();
   state.stats.status = status;
   return status;
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 bool Stepper::restitution_phase(const SolveContext& ctx, const IslandView& isl, VecXref lambda, SolverResult& r,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../core/isa_dispatch.hpp"
+
 namespace impulse {
 
 namespace {
@@ -98,6 +100,7 @@ void PositionUpdatePlan::reserve(Index num_systems) {
 // contacts closed over several steps and squeezed grasps crept).
 void plan_position_update(const DelassusAssembler& assembler, const std::vector<SystemView>& systems, Scalar dt,
                           PositionUpdatePlan& plan) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   plan.num_midpoint = 0;
   // (no system off Euler, e.g. robots only under Bodies: the Euler path, nothing computed)
   plan.any = false;
@@ -156,10 +159,13 @@ void plan_position_update(const DelassusAssembler& assembler, const std::vector<
     }
     plan.num_midpoint += m != 0;
   }
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 void targets_stage(DelassusAssembler& assembler, const std::vector<SystemView>& systems, Scalar dt,
                    const DelassusSettings& st, PositionUpdatePlan& plan) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   plan_position_update(assembler, systems, dt, plan);
   RowArrays& a = assembler.row_arrays();
   const Index n = assembler.num_rows();
@@ -241,6 +247,8 @@ void targets_stage(DelassusAssembler& assembler, const std::vector<SystemView>& 
     }
   }
   assembler.gather_rows();
+  };
+  return detail::run_kernel(kernel_body);
 }
 
 }  // namespace impulse
