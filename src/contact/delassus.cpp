@@ -172,6 +172,32 @@ void add_path_product_33(const Scalar* Yp, const Scalar* Yq, const Index* dofs, 
   g[0] += c2[0], g[1] += c2[1], g[2] += c2[2];
 }
 
+// Entry (rp + 2, rq + 2) of add_path_product_33's block alone (and its mirror): two contact
+// sides built as one row each (frictionless contacts, see the header), whose rows 0 and 1 are
+// zero. The same lanes, products and sums as that entry there: the same bits.
+template <int LEN = -1, bool SCALED = false>
+void add_path_product_zz(const Scalar* Yp, const Scalar* Yq, const Index* dofs, Index len_, const Scalar* Dinv,
+                         Scalar* G, Index ld, Index rp, Index rq, bool mirror) {
+  const Index len = LEN > 0 ? LEN : len_;
+  V2 acc = {};
+  for (Index t = 0; t + 1 < len; t += 2) {
+    const Scalar* a = Yp + 3 * t;
+    const Scalar* b = Yq + 3 * t;
+    V2 a2 = V2{a[2], a[5]};
+    const V2 b2 = V2{b[2], b[5]};
+    if (!SCALED) a2 *= V2{Dinv[dofs[t]], Dinv[dofs[t + 1]]};
+    acc += a2 * b2;
+  }
+  Scalar c = acc[0] + acc[1];
+  if (len % 2 == 1) {
+    const Index t = len - 1;
+    const Scalar a2 = SCALED ? Yp[3 * t + 2] : Yp[3 * t + 2] * Dinv[dofs[t]];
+    c += a2 * Yq[3 * t + 2];
+  }
+  G[(rp + 2) + (rq + 2) * ld] += c;
+  if (mirror) G[(rq + 2) + (rp + 2) * ld] += c;
+}
+
 using PathProduct = void (*)(const Scalar*, const Scalar*, const Index*, Index, const Scalar*, Scalar*, Index, Index,
                              Index, bool);
 // indexed by 2 (rows of p == 3) + (rows of q == 3)
@@ -198,15 +224,33 @@ inline void path_product_scaled(Index nrows_p, Index nrows_q, const Scalar* DYp,
 }
 
 // c += Y^T a and v += Y^T b over a contact side's path (a = u_free, b = u at the path's dofs).
-template <int LEN = -1>
+// (ROW2: the normal row alone, a one-row contact's)
+template <int LEN = -1, bool ROW2 = false>
 void accumulate_velocities(const Scalar* Y, const Index* dofs, Index len_, const Scalar* uf, const Scalar* u, Vec3& c,
                            Vec3& v) {
   const Index len = LEN > 0 ? LEN : len_;
   for (Index t = 0; t < len; ++t) {
     const Scalar a = uf[dofs[t]], b = u[dofs[t]];
-    for (int r = 0; r < 3; ++r) {
+    for (int r = ROW2 ? 2 : 0; r < 3; ++r) {
       c[r] += Y[3 * t + r] * a;
       v[r] += Y[3 * t + r] * b;
+    }
+  }
+}
+
+// DY = D^-1 Y of a free body's contact side (6 path entries; ROW2: a one-row side, its rows 0 and
+// 1 zero), the products assemble_factored makes for the other pieces (the same bits), made while
+// the body's Data is in cache: there, 216 bodies' D^-1 were loads that missed (perf).
+template <bool ROW2>
+void scale_piece(const Data& d, const Index* dofs, const Scalar* Y, Scalar* DY) {
+  const Scalar* Dinv = d.Dinv.data();
+  for (int t = 0; t < 6; ++t) {
+    const Scalar di = Dinv[dofs[t]];
+    if (ROW2) {
+      DY[3 * t] = DY[3 * t + 1] = 0;
+      DY[3 * t + 2] = di * Y[3 * t + 2];
+    } else {
+      for (int r = 0; r < 3; ++r) DY[3 * t + r] = di * Y[3 * t + r];
     }
   }
 }
@@ -282,6 +326,7 @@ void DelassusAssembler::reserve(const std::vector<const Model*>& models) {
   if (nv_max != nv_max_) {  // piece storage is laid out by nv_max
     dofs_.clear();
     Y_.resize(0);
+    DY_.resize(0);
   }
   nv_max_ = nv_max;
   r_.setZero(nv_max);
@@ -345,6 +390,7 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
   grow_vec(dofs_, std::max<Index>(p.offset + nv_max_, nv_max_ * kFirstSize), Index(0));
   if (Y_.size() < 3 * (p.offset + nv_max_)) {  // keeps the pieces already built
     Y_.conservativeResize(std::max<Index>({3 * (p.offset + nv_max_), 2 * static_cast<Index>(Y_.size()), 3 * nv_max_ * kFirstSize}));
+    DY_.conservativeResize(Y_.size());
   }
   sys_pieces_[static_cast<std::size_t>(system)].push_back(static_cast<Index>(pieces_.size()));
   pieces_.push_back(p);
@@ -398,6 +444,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   grow_vec(contact_island_, nc_, Index(-1));
   grow_vec(height_, nc_, Scalar(0));
   grow_vec(order_, nc_, Index(0));
+  grow_vec(one_row_, nc_, static_cast<unsigned char>(0));
   grow_vec(group_pieces_, 2 * (nc_ + max_limits), Index(-1));
 
   // contact rows: J_i = C_i^T (J_A(p) - J_B(p)), one piece per dynamic side; Y = L^-T J^T on the
@@ -412,6 +459,9 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
     arrays_.restitution[3 * i + 2] = ct.restitution;
     rows_.push_back({ConstraintRow::Kind::Contact, i, -1, 1, 3 * i});
     Vec3 c = Vec3::Zero(), v = Vec3::Zero();
+    // a frictionless contact as its normal row alone (see the header)
+    const bool one = one_row_frictionless_ && !(ct.mu > 0);
+    one_row_[static_cast<std::size_t>(i)] = one ? 1 : 0;
     group_pieces_[static_cast<std::size_t>(2 * i)] = group_pieces_[static_cast<std::size_t>(2 * i + 1)] = -1;
     const Index sides[2][2] = {{ct.object_a, ct.body_a}, {ct.object_b, ct.body_b}};
     for (int side = 0; side < 2; ++side) {
@@ -425,15 +475,31 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
       group_pieces_[static_cast<std::size_t>(2 * i + side)] = static_cast<Index>(pieces_.size());
       Piece& p = add_piece(s, 3 * i, 3);
       p.group = i;
+      p.normal_only = one;
       Index* dofs = dofs_.data() + p.offset;
       Scalar* Y = Y_.data() + 3 * p.offset;
       const Mat3 R = (side == 0 ? 1.0 : -1.0) * C.transpose();
-      p.len = point_jacobian_branch(m, d, body, ct.position, R, dofs, Y);
       const Scalar* uf = systems[s].u_free->data();
       const Scalar* u = systems[s].u->data();
+      if (one) {  // the normal row (Y's row 2; rows 0 and 1 zero), the same operations as below
+        p.len = point_jacobian_branch_row(m, d, body, ct.position, R, dofs, Y);
+        if (p.len == 6) {
+          accumulate_velocities<6, true>(Y, dofs, p.len, uf, u, c, v);
+          solve_LT_path<1, 6, true>(d, dofs, p.len, Y + 2, nullptr);
+          scale_piece<true>(d, dofs, Y, DY_.data() + 3 * p.offset);
+          p.scaled = true;
+        } else {
+          accumulate_velocities<-1, true>(Y, dofs, p.len, uf, u, c, v);
+          solve_LT_path<1>(d, dofs, p.len, Y + 2, path_rows_.data());
+        }
+        continue;
+      }
+      p.len = point_jacobian_branch(m, d, body, ct.position, R, dofs, Y);
       if (p.len == 6) {  // a free body (unrolled)
         accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
         solve_LT_path<3, 6, true>(d, dofs, p.len, Y, nullptr);
+        scale_piece<false>(d, dofs, Y, DY_.data() + 3 * p.offset);
+        p.scaled = true;
       } else if (p.len == 9) {  // a 3-dof leg on a floating base (unrolled)
         accumulate_velocities<9>(Y, dofs, p.len, uf, u, c, v);
         solve_LT_path<3, 9>(d, dofs, p.len, Y, path_rows_.data());
@@ -450,6 +516,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   // when the free motion would cross the limit in this step; Y = L^-T (+-e_k) on the path of k
   Index row = 3 * nc_;
   for (std::size_t s = 0; s < systems.size() && st.joint_limits; ++s) {
+    if (limited_[s].empty()) continue;  // (a free body: none of its state is read)
     const Model& m = *systems[s].model;
     const Data& d = *systems[s].data;
     const VecX& q = *systems[s].q;
@@ -746,6 +813,14 @@ void DelassusAssembler::assemble_dense(const std::vector<SystemView>& systems) {
           if (len == 0) continue;
         }
         const Scalar* Yq = Y_.data() + 3 * q.offset;
+        if (p.normal_only && q.normal_only) {  // two one-row contact sides: their (n, n) entry
+          if (len == 6) {
+            add_path_product_zz<6>(Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
+          } else {
+            add_path_product_zz<>(Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
+          }
+          continue;
+        }
         path_product(p.nrows, q.nrows, Yp, Yq, dp, len, Dinv, G, ld, p.lrow, q.lrow, a != b);
       }
     }
@@ -780,7 +855,6 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
   for (const Island& isl : islands_) {
     if (isl.dense < 0) ngroups = std::max(ngroups, isl.diag + isl.nc + isl.nl + isl.nf);
   }
-  grow(DY_, static_cast<Index>(Y_.size()));
   grow_vec(fpiece_, static_cast<Index>(pieces_.size()));
   grow_vec(fdiag_, ngroups, Mat3(Mat3::Zero()));
   Index k = 0;
@@ -803,9 +877,16 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
         fp.z = sys_z_[static_cast<std::size_t>(p.system)];
         const Index* dp = dofs_.data() + p.offset;
         const Scalar* Yp = Y_.data() + 3 * p.offset;
-        const Scalar* Dinv = systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
         Scalar* DYp = DY_.data() + 3 * p.offset;
-        if (p.nrows == 3) {  // (a contact side: 3 contiguous values per path entry)
+        // (the system's D^-1 only for the pieces not scaled at assembly: scale_piece)
+        const Scalar* Dinv = p.scaled ? nullptr : systems[static_cast<std::size_t>(p.system)].data->Dinv.data();
+        if (p.scaled) {
+        } else if (p.normal_only) {  // (a one-row contact side: its row 2)
+          for (Index t = 0; t < p.len; ++t) {
+            DYp[3 * t] = DYp[3 * t + 1] = 0;
+            DYp[3 * t + 2] = Dinv[dp[t]] * Yp[3 * t + 2];
+          }
+        } else if (p.nrows == 3) {  // (a contact side: 3 contiguous values per path entry)
           for (Index t = 0; t < p.len; ++t) {
             const Scalar di = Dinv[dp[t]];
             for (int r = 0; r < 3; ++r) DYp[3 * t + r] = di * Yp[3 * t + r];
@@ -823,6 +904,15 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
           Index len = 0;
           while (len < lmax && dp[len] == dq[len]) ++len;
           if (len == 0) continue;
+          if (p.normal_only && q.normal_only) {
+            if (len == 6) {
+              add_path_product_zz<6, true>(DYp, Y_.data() + 3 * q.offset, nullptr, len, nullptr, D.data(), 3, 0, 0, a != b);
+            } else {
+              add_path_product_zz<-1, true>(DYp, Y_.data() + 3 * q.offset, nullptr, len, nullptr, D.data(), 3, 0, 0,
+                                            a != b);
+            }
+            continue;
+          }
           path_product_scaled(p.nrows, q.nrows, DYp, Y_.data() + 3 * q.offset, len, D.data(), 3, 0, 0, a != b);
         }
       }
@@ -873,7 +963,7 @@ std::size_t DelassusAssembler::memory_bytes() const {
        rows_.capacity() * sizeof(ConstraintRow) +
        pieces_.capacity() * sizeof(Piece) + islands_.capacity() * sizeof(Island) +
        path_rows_.capacity() * sizeof(const Scalar*);
-  b += static_cast<std::size_t>(G_full_.size()) * S;
+  b += static_cast<std::size_t>(G_full_.size()) * S + one_row_.capacity();
   return b;
 }
 
@@ -938,7 +1028,10 @@ void DelassusAssembler::apply(const std::vector<SystemView>& systems, const VecX
       const Piece& p = pieces_[static_cast<std::size_t>(pi)];
       const Index* dofs = dofs_.data() + p.offset;
       const Scalar* Y = Y_.data() + 3 * p.offset;
-      if (p.nrows == 3) {  // a contact side
+      if (p.normal_only) {  // a one-row contact side (its tangent impulses are 0)
+        const Scalar l2 = lambda[p.row + 2];
+        for (Index t = 0; t < p.len; ++t) r[dofs[t]] += Y[3 * t + 2] * l2;
+      } else if (p.nrows == 3) {  // a contact side
         const Scalar l0 = lambda[p.row], l1 = lambda[p.row + 1], l2 = lambda[p.row + 2];
         for (Index t = 0; t < p.len; ++t) r[dofs[t]] += (Y[3 * t] * l0 + Y[3 * t + 1] * l1) + Y[3 * t + 2] * l2;
       } else {

@@ -75,11 +75,13 @@ namespace {
 // point_jacobian_branch forms minus its terms with a zero factor (the same bits, up to the sign of
 // a zero); p_O comes from J itself, as there. Every body of a pile or a stack, and the first six
 // entries of every contact path on a legged robot (ANYmal: 6 of 9).
+// (ROW2: row 2 of R alone, rows 0 and 1 of `out` set to 0: point_jacobian_branch_row)
+template <bool ROW2 = false>
 void floating_root_columns(const Scalar* J, const Vec3& p, const Mat3& R, Index* dofs, Scalar* out) {
   // p_O = (J(2, 4), J(0, 5), J(1, 3))
   const Scalar rx = p[0] - J[2 + 6 * 4], ry = p[1] - J[0 + 6 * 5], rz = p[2] - J[1 + 6 * 3];
   for (int k = 0; k < 6; ++k) dofs[k] = k;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = ROW2 ? 2 : 0; i < 3; ++i) {
     out[i] = R(i, 0);
     out[3 + i] = R(i, 1);
     out[6 + i] = R(i, 2);
@@ -87,15 +89,18 @@ void floating_root_columns(const Scalar* J, const Vec3& p, const Mat3& R, Index*
     out[12 + i] = R(i, 0) * rz + R(i, 2) * -rx;  // e_y x r = (r_z, 0, -r_x)
     out[15 + i] = R(i, 0) * -ry + R(i, 1) * rx;  // e_z x r = (-r_y, r_x, 0)
   }
+  if (ROW2) {
+    for (int t = 0; t < 6; ++t) out[3 * t] = out[3 * t + 1] = 0;
+  }
 }
-}  // namespace
 
-Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
-                            Index* dofs, Scalar* out) {
-  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+// point_jacobian_branch and point_jacobian_branch_row (ROW2)
+template <bool ROW2>
+Index point_jacobian_branch_impl(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                                 Index* dofs, Scalar* out) {
   const Scalar* J = data.J.data();
   if (model.is_free_body()) {
-    floating_root_columns(J, p, R, dofs, out);
+    floating_root_columns<ROW2>(J, p, R, dofs, out);
     return 6;
   }
   const Index last = branch_last_dof(model, body);
@@ -106,7 +111,7 @@ Index point_jacobian_branch(const Model& model, const Data& data, Index body, co
   const Index n = data.anc_begin[static_cast<std::size_t>(last) + 1] - data.anc_begin[static_cast<std::size_t>(last)] + 1;
   Index t = 0;
   if (n > 6 && anc[n - 2] == 0 && model.parent[0] < 0 && model.joint_type[0] == JointType::Floating) {
-    floating_root_columns(J, p, R, dofs, out);  // (dofs 0-5 are body 0's: the path's first six)
+    floating_root_columns<ROW2>(J, p, R, dofs, out);  // (dofs 0-5 are body 0's: the path's first six)
     t = 6;
   }
   // R and p in registers: the stores to `out` could alias them, so the compiler would reload both
@@ -119,11 +124,30 @@ Index point_jacobian_branch(const Model& model, const Data& data, Index body, co
     Scalar v[3];
     shift_to_point(J + 6 * k, pl, v);
     Scalar* o = out + 3 * t;
-    o[0] = Rl(0, 0) * v[0] + Rl(0, 1) * v[1] + Rl(0, 2) * v[2];
-    o[1] = Rl(1, 0) * v[0] + Rl(1, 1) * v[1] + Rl(1, 2) * v[2];
+    if (ROW2) {
+      o[0] = o[1] = 0;
+    } else {
+      o[0] = Rl(0, 0) * v[0] + Rl(0, 1) * v[1] + Rl(0, 2) * v[2];
+      o[1] = Rl(1, 0) * v[0] + Rl(1, 1) * v[1] + Rl(1, 2) * v[2];
+    }
     o[2] = Rl(2, 0) * v[0] + Rl(2, 1) * v[1] + Rl(2, 2) * v[2];
   }
   return n;
+}
+}  // namespace
+
+Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                            Index* dofs, Scalar* out) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+    return point_jacobian_branch_impl<false>(model, data, body, p, R, dofs, out);
+  };
+  return detail::run_kernel(kernel_body);
+}
+
+Index point_jacobian_branch_row(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                                Index* dofs, Scalar* out) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+    return point_jacobian_branch_impl<true>(model, data, body, p, R, dofs, out);
   };
   return detail::run_kernel(kernel_body);
 }

@@ -453,8 +453,21 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   const VecXcref& c = problem.c;
   const Index nc = problem.nc, n = problem.size();
 
-  // The diagonal blocks do not change during the solve: regularize and invert them once.
+  // The diagonal blocks do not change during the solve: regularize and invert them once. A
+  // frictionless contact reads G_zz and `locked` only (solve_prepared and the sweep's one-row
+  // path): its block is prepared as the 1x1 block G_zz (locked when G_zz is not positive, the
+  // rule below for a block whose largest eigenvalue is G_zz), which a one-row contact's block,
+  // zero but for G_zz, needs (contact/delassus.hpp); for a three-row block the same G_zz and
+  // `locked` as the 3x3 rule unless the block is ill-conditioned.
   for (Index i = 0; i < nc; ++i) {
+    if (!(problem.mu[i] > 0)) {
+      const Scalar g = problem.diagonal(3 * i + 2);
+      G_zz_[i] = g;
+      G_ii_[i] = Mat3::Zero();
+      G_ii_[i](2, 2) = g;
+      locked_[i] = g > 0 ? 0 : 1;
+      continue;
+    }
     const Mat3 block = problem.contact_block(i);
     const PreparedContact pc = prepare_contact(block, s.regularization);
     G_zz_[i] = block(2, 2);

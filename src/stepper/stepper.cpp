@@ -138,6 +138,23 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   auto actuator_torque = [&](Index k, Index iq, Scalar v) {
     return tau[k] + kp[k] * (q_target[iq] - q[iq] - dt * v) + kd[k] * (u_target[k] - v);
   };
+  if (m.is_free_body() && lanes_pending.empty()) {
+    // A free rigid body (piles, stacks): no scalar joint, so no clamps, PD or damping terms and
+    // one pass; its closed-form dynamics, the 6-dof chain factor, and the general pass's
+    // arithmetic below on fixed-size vectors (the same operations: the same bits), without the
+    // dynamic-size expressions' set-up and the joint loops (a 216-sphere pile runs this 216
+    // times a step)
+    std::fill(clamped.begin(), clamped.end(), 0);  // (first_clamps: nothing to clamp)
+    compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+    using CMap6 = Eigen::Map<const Vec6>;
+    Eigen::Map<Vec6> r(rhs.data());
+    r = CMap6(tau.data()) - CMap6(d.h.data()) - CMap6(m.damping.data()).cwiseProduct(CMap6(u.data()));
+    r *= dt;
+    ltdl_factor(m, d);
+    ltdl_solve(m, d, rhs);
+    Eigen::Map<Vec6>(u_free.data()) = CMap6(u.data()) + r;
+    return;
+  }
   const bool limited = first_clamps(s, dt, tau_clamp, clamped);
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
   // takes the dynamics and M~ factored from there, and the pass's solved rhs
@@ -417,6 +434,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
   // 3. constraint rows (contact/delassus.hpp), islands and their G
   assembler_.set_dense_limit(solver.supports_factored() ? DelassusAssembler::kDefaultDenseLimit
                                                           : std::numeric_limits<Index>::max());
+  assembler_.set_one_row_frictionless(solver.one_row_frictionless());
   // bottom-up contact order of factored islands: against gravity (every system's Data holds
   // the World's gravity), +z in zero gravity
   if (!systems.empty()) {
@@ -916,7 +934,12 @@ void Stepper::warm_start(Index n, const StepperState& state) {
       if (d2 < best_d2) best = &*it, best_d2 = d2;
     }
     next = it;
-    if (best) lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
+    if (!best) continue;
+    if (assembler_.one_row(i)) {  // (its tangent impulses are 0: contact/delassus.hpp)
+      lambda[3 * i + 2] = assembler_.contact_frame(i).col(2).dot(best->impulse_W);
+    } else {
+      lambda.segment<3>(3 * i) = assembler_.contact_frame(i).transpose() * best->impulse_W;
+    }
   }
   const std::vector<LimitMemory>& limits = state.cache.limits;
   // limit rows, joint friction rows (sign 0) and mimic rows (sign 2) by (system, dof, sign)

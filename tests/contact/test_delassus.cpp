@@ -599,3 +599,101 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
     }
   }
 }
+
+TEST_CASE("frictionless contacts as one row: the three-row form's normal rows and impulses", "[contact][islands]") {
+  // Random scenes as above (a quadruped with limit rows and joint friction, 8 free boxes, the
+  // ground), half of the contacts frictionless. Built as one row (set_one_row_frictionless), a
+  // frictionless contact's tangent rows are zero in G and c, its normal row and column are the
+  // three-row form's to the bit, the frictional contacts' rows are untouched, and bisection gives
+  // the same impulses (to its tolerance) and the same velocity update; both storages.
+  const Model quad = [] {
+    Model m = test::quadruped();
+    for (Index k = 6; k < m.nv; k += 3) m.friction[k] = 2.0;
+    return m;
+  }();
+  const Model box = free_box(2.0);
+  Index one_row_contacts = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::unique_ptr<Sys>> sys;
+    sys.push_back(std::make_unique<Sys>(quad, rng, 0.05));
+    for (int i = 0; i < 8; ++i) sys.push_back(std::make_unique<Sys>(box, rng));
+    const Index ns = static_cast<Index>(sys.size()), ground = ns;
+    std::vector<Index> object_system;
+    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
+    object_system.push_back(-1);
+    std::normal_distribution<Scalar> nd(0, 1);
+    std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
+    auto rand3 = [&]() { return test::draw3(nd, rng); };
+    auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
+    ContactSet set;
+    for (int i = 0; i < 14; ++i) {
+      Index oa = pick(rng), ob = pick(rng);
+      if (oa == ground) std::swap(oa, ob);
+      if (oa == ground) continue;
+      const Vec3 n = rand3(), p = rand3();
+      const Index bb = body_of(ob), ba = body_of(oa);
+      Contact* c = add_contact(set, oa, ba, ob, bb, p, n);
+      if (i % 2 == 0) c->mu = 0;
+    }
+    DelassusSettings st;
+    st.erp = 0;
+    st.limit_margin = 10;
+    std::vector<SystemView> views;
+    std::vector<const Model*> models;
+    for (const auto& s : sys) {
+      views.push_back(s->view());
+      models.push_back(s->model);
+    }
+    for (const Index dense_limit : {Index(0), Index(1) << 30}) {
+      DelassusAssembler three, one;
+      three.reserve(models);
+      one.reserve(models);
+      three.set_dense_limit(dense_limit);
+      one.set_dense_limit(dense_limit);
+      one.set_one_row_frictionless(true);
+      assemble_with_targets(three, views, object_system, set, 1e-3, st);
+      assemble_with_targets(one, views, object_system, set, 1e-3, st);
+      INFO("seed " << seed << ", dense limit " << dense_limit);
+      const ContactProblem p3 = three.problem(), p1 = one.problem();
+      const Index n = p3.size();
+      REQUIRE(p1.size() == n);
+      auto tangent = [&](Index r) { return r < 3 * set.size() && r % 3 != 2 && one.one_row(r / 3); };
+      for (Index i = 0; i < set.size(); ++i) {
+        CHECK(one.one_row(i) == (set[i].mu == 0));
+        CHECK_FALSE(three.one_row(i));
+        one_row_contacts += one.one_row(i);
+      }
+      for (Index r = 0; r < n; ++r) {
+        CHECK(p1.c[r] == (tangent(r) ? 0 : p3.c[r]));
+        for (Index t = 0; t < n; ++t) CHECK(p1.G(r, t) == (tangent(r) || tangent(t) ? 0 : p3.G(r, t)));
+      }
+      for (Index k = 0; k < one.num_islands(); ++k) {
+        const IslandView a = one.island(k), b = three.island(k);
+        REQUIRE(a.problem.size() == b.problem.size());
+        auto s1 = make_contact_solver("bisection"), s3 = make_contact_solver("bisection");
+        VecX l1 = VecX::Zero(a.problem.size()), l3 = l1;
+        const SolverResult r1 = s1->solve(a.problem, l1), r3 = s3->solve(b.problem, l3);
+        CHECK(r1.status == SolverStatus::Converged);
+        CHECK(r3.status == SolverStatus::Converged);
+        // both solve the same problem: impulses within the solver's tolerance (1e-6) of each other
+        CHECK_ALL_CLOSE(l1, l3, 1e-5, 1e-5);
+        for (Index i = 0; i < a.problem.nc; ++i) {
+          if (a.problem.mu[i] > 0) continue;
+          CHECK(l1[3 * i] == 0);
+          CHECK(l1[3 * i + 1] == 0);
+        }
+      }
+      // the velocity update of one impulse vector (zero on the one-row contacts' tangent rows)
+      VecX lambda = VecX::NullaryExpr(n, [&]() { return nd(rng); });
+      for (Index r = 0; r < n; ++r)
+        if (tangent(r)) lambda[r] = 0;
+      std::vector<VecX> u1, u3;
+      for (const auto& s : sys) u1.push_back(VecX::Zero(s->model->nv)), u3.push_back(VecX::Zero(s->model->nv));
+      one.apply(views, lambda, u1);
+      three.apply(views, lambda, u3);
+      for (std::size_t s = 0; s < sys.size(); ++s) CHECK_ALL_CLOSE(u1[s], u3[s], 1e-14, 1e-14);
+    }
+  }
+  CHECK(one_row_contacts > 20);
+}

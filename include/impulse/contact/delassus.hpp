@@ -56,6 +56,16 @@
 // contacts) stay what lambda, apply(), contact_frame() and problem() use; each island maps its
 // local rows to them (island(k).global_row).
 //
+// Frictionless contacts as one row (set_one_row_frictionless, for the solvers that read only the
+// normal row of a contact with mu = 0: bisection). A frictionless contact's cone is the ray
+// lambda_t = 0, so its tangent rows carry no impulse and the problem in the other rows does not
+// depend on them; its normal row alone is built: Y = L^-T J_n^T on the path (rows 0 and 1 of the
+// piece zero), c_n and v-_n, D^-1 Y and the diagonal entry G_nn, with the same operations in the
+// same order as the three-row form (the same bits for these entries), and c, v- and every entry
+// of G on its tangent rows are 0. The problem keeps its layout (3 rows a contact, the tangent
+// impulses 0), so every consumer reads it unchanged; a frictionless pile's step skips two thirds
+// of the Jacobian, path solve, velocity and product work of its contacts.
+//
 // Memory grows with use: every buffer is sized on the first step that needs it (geometrically)
 // and reused, so steady-state stepping allocates nothing and nothing scales with a contact cap.
 #pragma once
@@ -240,6 +250,14 @@ class DelassusAssembler {
   static constexpr Index kDefaultDenseLimit = 64;
   // Direction opposite to gravity: factored islands order their contacts bottom-up along it.
   void set_up_direction(const Vec3& up) { gravity_up_ = up; }
+  // Frictionless contacts (mu = 0) as one row: their normal row alone is built (Y, c, v-, G),
+  // their tangent rows are zero in Y, G and c (see "Frictionless contacts as one row" above).
+  // Off by default; the stepper turns it on for the solvers that read a frictionless contact's
+  // normal row only (ContactSolver::one_row_frictionless).
+  void set_one_row_frictionless(bool on) { one_row_frictionless_ = on; }
+  bool one_row_frictionless() const { return one_row_frictionless_; }
+  // Contact i of the last assemble() was built as one row.
+  bool one_row(Index i) const { return one_row_[static_cast<std::size_t>(i)] != 0; }
 
   // The constraint-rows stage: contact, limit, joint friction and mimic rows of the step (their
   // Jacobians as pieces, RowArrays' first group), the islands and each island's G, with c = J
@@ -297,8 +315,12 @@ class DelassusAssembler {
   // Y = L^-T J^T on the path dofs_[offset .. offset+len) (root first), 3 values per dof at
   // Y_[3 (offset + t)] (one used for a limit row). `group`: the contact or limit it belongs to
   // (global group: contact i -> i, limit j -> nc + j); `lrow`: its first row in the island.
+  // (normal_only: a contact side of a one-row frictionless contact, Y_ zero on its rows 0 and 1;
+  // scaled: its D^-1 Y in DY_ already, made with Y while the system's Data was in cache: a free
+  // body's contact side)
   struct Piece {
     Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0;
+    bool normal_only = false, scaled = false;
   };
   Piece& add_piece(Index system, Index row, Index nrows);
   void add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign, Index row, Index g,
@@ -337,6 +359,8 @@ class DelassusAssembler {
   void link_systems(Index nsys);                       // union-find of the systems over the contacts
 
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
+  bool one_row_frictionless_ = false;
+  std::vector<unsigned char> one_row_;   // per contact: built as one row
   Index nc_ = 0, nl_ = 0, nf_ = 0, nm_ = 0;  // nf_: box rows (joint friction, then nm_ mimic rows)
   VecX mu_;                              // per contact
   RowArrays arrays_;                     // per global row
@@ -366,7 +390,8 @@ class DelassusAssembler {
   std::vector<FactoredPiece> fpiece_;           // factored: pieces in island group order
   std::vector<Mat3> fdiag_;                     // factored: diagonal block per island group
   std::vector<Index> sys_z_;                    // per system: first velocity slot in its island
-  VecX DY_;                                     // factored islands' pieces: D^-1 Y (Y_'s layout)
+  VecX DY_;                                     // D^-1 Y (Y_'s layout, sized with it): factored
+                                                // islands' pieces and the scaled ones
   std::vector<Index> cursor_;                   // per island: fill position while building
   std::vector<Index> gglobal_;                  // per island local group: its global group
   std::vector<Scalar> height_;                  // per contact: height along -gravity (ordering)

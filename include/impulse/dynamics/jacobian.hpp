@@ -31,6 +31,10 @@ void point_jacobian(const Model& model, const Data& data, Index body, const Vec3
 // point Jacobian are zero. Returns n; dofs and out need room for the longest branch (nv, 3 nv).
 Index point_jacobian_branch(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                             Index* dofs, Scalar* out);
+// The same with row 2 of R alone (a frictionless contact's normal row, contact/delassus.hpp):
+// out[3t + 2] as point_jacobian_branch computes it (the same bits), out[3t] = out[3t + 1] = 0.
+Index point_jacobian_branch_row(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
+                                Index* dofs, Scalar* out);
 // Jacobian of a model frame (its origin and its body's angular velocity), 6 x nv.
 void frame_jacobian(const Model& model, const Data& data, Index frame_id, MatXref J6);
 

@@ -112,6 +112,7 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
       : ContactSolverWithSettings(settings) {}
   const char* name() const override { return "bisection"; }
   bool supports_factored() const override { return true; }
+  bool one_row_frictionless() const override { return true; }
 
  protected:
   void reserve_impl(Index max_rows) override;

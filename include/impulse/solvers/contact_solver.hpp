@@ -35,6 +35,12 @@ class ContactSolver {
   // given dense G (per island, contact/delassus.hpp).
   virtual bool supports_factored() const { return false; }
 
+  // True when the solver reads only the normal row of a frictionless contact (mu = 0) whose
+  // tangent impulses are 0, and keeps them 0: the assembler may then build such a contact as one
+  // row, its tangent rows zero in G and c (contact/delassus.hpp, "Frictionless contacts as one
+  // row"). The others are given the three-row form.
+  virtual bool one_row_frictionless() const { return false; }
+
   // Allocates the workspace for problems of up to max_rows = 3 nc + nl rows.
   void reserve(Index max_rows);
   Index capacity() const { return capacity_; }
