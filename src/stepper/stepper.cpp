@@ -138,7 +138,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   auto actuator_torque = [&](Index k, Index iq, Scalar v) {
     return tau[k] + kp[k] * (q_target[iq] - q[iq] - dt * v) + kd[k] * (u_target[k] - v);
   };
-  if (m.is_free_body() && lanes_pending.empty()) {
+  if (m.is_free_body() && (lanes == nullptr || lanes->empty())) {
     // A free rigid body (piles, stacks): no scalar joint, so no clamps, PD or damping terms and
     // one pass; its closed-form dynamics, the 6-dof chain factor, and the general pass's
     // arithmetic below on fixed-size vectors (the same operations: the same bits), without the
