@@ -29,40 +29,40 @@ namespace impulse::cli {
 namespace {
 
 // One copy of a scene: something that steps.
-struct Runner {
-  virtual ~Runner() = default;
+struct IsaSceneCopy {
+  virtual ~IsaSceneCopy() = default;
   virtual void step() = 0;
 };
 
-struct ScenarioRunner : Runner {
+struct IsaScenarioCopy : IsaSceneCopy {
   std::unique_ptr<scenarios::Scenario> s;
-  explicit ScenarioRunner(const std::string& name) : s(scenarios::make_scenario(name, {})) {}
+  explicit IsaScenarioCopy(const std::string& name) : s(scenarios::make_scenario(name, {})) {}
   void step() override { s->step(); }
 };
 
-struct StandRunner : Runner {
+struct IsaStandCopy : IsaSceneCopy {
   std::unique_ptr<World> w;
-  StandRunner() : w(load_world(find_model("worlds/anymal_stand.xml"))) {}
+  IsaStandCopy() : w(load_world(find_model("worlds/anymal_stand.xml"))) {}
   void step() override { w->integrate(); }
 };
 
-std::unique_ptr<Runner> make_runner(const std::string& scene) {
-  if (scene == "stand") return std::make_unique<StandRunner>();
-  return std::make_unique<ScenarioRunner>(scene);
+std::unique_ptr<IsaSceneCopy> make_isa_copy(const std::string& scene) {
+  if (scene == "stand") return std::make_unique<IsaStandCopy>();
+  return std::make_unique<IsaScenarioCopy>(scene);
 }
 
-struct SceneTiming {
+struct IsaSceneTiming {
   std::string scene;
   double baseline_us = 0, v3_us = 0, ratio = 0;  // medians over repetitions
 };
 
-SceneTiming time_scene(const std::string& scene, long steps, int reps) {
+IsaSceneTiming time_isa_scene(const std::string& scene, long steps, int reps) {
   constexpr long kBlock = 100;
   std::vector<double> base_us, v3_us, ratio;
   for (int r = 0; r < reps; ++r) {
-    auto base = make_runner(scene), v3 = make_runner(scene);
+    auto base = make_isa_copy(scene), v3 = make_isa_copy(scene);
     double tb = 0, tv = 0;
-    const auto block = [](KernelIsa isa, Runner& runner, long n) {
+    const auto block = [](KernelIsa isa, IsaSceneCopy& runner, long n) {
       set_kernel_isa(isa);
       const bench::Stopwatch<bench::ThreadCpuClock> watch;
       for (long k = 0; k < n; ++k) runner.step();
@@ -96,14 +96,14 @@ int run_bench_isa(const BenchOptions& o) {
   const KernelIsa before = kernel_isa();
   const long steps = o.steps > 0 ? o.steps : 5000;
   constexpr int kReps = 5;
-  std::vector<SceneTiming> rows;
-  for (const char* scene : {"stand", "trot", "drop", "random"}) rows.push_back(time_scene(scene, steps, kReps));
+  std::vector<IsaSceneTiming> rows;
+  for (const char* scene : {"stand", "trot", "drop", "random"}) rows.push_back(time_isa_scene(scene, steps, kReps));
   set_kernel_isa(before);
   if (o.json) {
     json j;
     j["steps"] = steps;
     j["repetitions"] = kReps;
-    for (const SceneTiming& t : rows) {
+    for (const IsaSceneTiming& t : rows) {
       j[t.scene] = {{"baseline_us", number(t.baseline_us)}, {"x86_64_v3_us", number(t.v3_us)},
                     {"ratio", number(t.ratio)}};
     }
@@ -114,7 +114,7 @@ int run_bench_isa(const BenchOptions& o) {
               "process, %ld steps x %d repetitions (medians)\n",
               steps, kReps);
   std::printf("  scene    baseline (us)  x86-64-v3 (us)  v3 / baseline\n");
-  for (const SceneTiming& t : rows) {
+  for (const IsaSceneTiming& t : rows) {
     std::printf("  %-7s  %13.3f  %14.3f  %13.3f\n", t.scene.c_str(), t.baseline_us, t.v3_us, t.ratio);
   }
   return 0;

@@ -55,7 +55,7 @@ IsaDynamics isa_dynamics(const Model& m, Data& d, const VecX& q, const VecX& u, 
   return r;
 }
 
-bool bits_equal(const VecX& a, const VecX& b) {
+bool isa_bits_equal(const VecX& a, const VecX& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(Scalar) * static_cast<std::size_t>(a.size())) == 0;
 }
 
@@ -101,16 +101,16 @@ TEST_CASE("x86-64-v3 dynamics kernels agree with the baseline to round-off and a
         v3_again = isa_dynamics(m, d, q, u, x);
       }
       // deterministic: the same bits twice
-      CHECK(bits_equal(v3.h, v3_again.h));
-      CHECK(bits_equal(v3.D, v3_again.D));
-      CHECK(bits_equal(v3.solved, v3_again.solved));
+      CHECK(isa_bits_equal(v3.h, v3_again.h));
+      CHECK(isa_bits_equal(v3.D, v3_again.D));
+      CHECK(isa_bits_equal(v3.solved, v3_again.solved));
       // the baseline's values to round-off (relative to each vector's size)
       const auto close = [](const VecX& a, const VecX& b) { return (a - b).norm() <= 1e-11 * (1 + b.norm()); };
       CHECK(close(v3.h, base.h));
       CHECK(close(v3.D, base.D));
       CHECK(close(v3.L, base.L));
       CHECK(close(v3.solved, base.solved));
-      differing += !bits_equal(v3.h, base.h) || !bits_equal(v3.D, base.D) || !bits_equal(v3.solved, base.solved);
+      differing += !isa_bits_equal(v3.h, base.h) || !isa_bits_equal(v3.D, base.D) || !isa_bits_equal(v3.solved, base.solved);
       ++compared;
     }
   }
@@ -133,7 +133,7 @@ TEST_CASE("a World stepped on x86-64-v3 kernels is deterministic and follows the
   const VecX base = run(KernelIsa::Baseline);
   const VecX v3 = run(KernelIsa::X86_64_V3);
   const VecX v3_again = run(KernelIsa::X86_64_V3);
-  CHECK(bits_equal(v3, v3_again));
-  CHECK(!bits_equal(v3, base));
+  CHECK(isa_bits_equal(v3, v3_again));
+  CHECK(!isa_bits_equal(v3, base));
   CHECK((v3 - base).lpNorm<Eigen::Infinity>() < 1e-9);  // the same physics: a standing robot, 0.5 s
 }
