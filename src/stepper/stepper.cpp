@@ -138,7 +138,10 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   auto actuator_torque = [&](Index k, Index iq, Scalar v) {
     return tau[k] + kp[k] * (q_target[iq] - q[iq] - dt * v) + kd[k] * (u_target[k] - v);
   };
-  if (m.is_free_body() && (lanes == nullptr || lanes->empty())) {
+  // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
+  // takes the dynamics and M~ factored from there, and the pass's solved rhs
+  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
+  if (!from_lanes && m.is_free_body()) {
     // A free rigid body (piles, stacks): no scalar joint, so no clamps, PD or damping terms and
     // one pass; its closed-form dynamics, the 6-dof chain factor, and the general pass's
     // arithmetic below on fixed-size vectors (the same operations: the same bits), without the
@@ -156,19 +159,15 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     return;
   }
   const bool limited = first_clamps(s, dt, tau_clamp, clamped);
-  // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
-  // takes the dynamics and M~ factored from there, and the pass's solved rhs
-  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
   for (int pass = 0; pass < 3; ++pass) {
     if (pass == 0 && from_lanes) {
       rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
     } else {
       // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
       // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
+      // (a free body took the one-pass path above unless a lane computed it)
       if (pass > 0) {
         recompute_step_mass_matrix(m, d);
-      } else if (m.is_free_body()) {  // (a pile's or a stack's body: the closed form)
-        compute_free_body_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       } else {
         compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       }
