@@ -3,18 +3,8 @@
 # could be merged with another file's copy by the linker, which then keeps one body for both
 # (core/isa.hpp). Also checks that the copies exist. Run by ctest:
 #   cmake -DNM=nm -DLIBRARY=build/lib/libimpulse.a -P tests/isa_objects.cmake
-foreach(var NM LIBRARY)
-  if(NOT ${var})
-    message(FATAL_ERROR "isa_objects: -D${var}=... is required")
-  endif()
-endforeach()
-execute_process(COMMAND ${NM} -C --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols ERROR_VARIABLE nm_error
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "isa_objects: ${NM} failed on ${LIBRARY}: ${nm_error}")
-endif()
-string(REPLACE ";" "\\;" symbols "${symbols}")
-string(REPLACE "\n" ";" lines "${symbols}")
+set(CHECK isa_objects)
+include(${CMAKE_CURRENT_LIST_DIR}/nm_symbols.cmake)
 set(local 0)
 set(problems "")
 foreach(line IN LISTS lines)

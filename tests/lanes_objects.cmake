@@ -4,18 +4,8 @@
 # baseline callers too, which would then crash on a CPU without those instructions. CPUs that have
 # them never show it, so this checks the objects themselves. Run by ctest:
 #   cmake -DNM=nm -DLIBRARY=build/lib/libimpulse.a -P tests/lanes_objects.cmake
-foreach(var NM LIBRARY)
-  if(NOT ${var})
-    message(FATAL_ERROR "lanes_objects: -D${var}=... is required")
-  endif()
-endforeach()
-execute_process(COMMAND ${NM} -C --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols ERROR_VARIABLE nm_error
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "lanes_objects: ${NM} failed on ${LIBRARY}: ${nm_error}")
-endif()
-string(REPLACE ";" "\\;" symbols "${symbols}")
-string(REPLACE "\n" ";" lines "${symbols}")
+set(CHECK lanes_objects)
+include(${CMAKE_CURRENT_LIST_DIR}/nm_symbols.cmake)
 set(member "")
 set(seen 0)
 set(problems "")
