@@ -325,6 +325,44 @@ Contact* add_contact(ContactSet& set, Index obj_a, Index body_a, Index obj_b, In
   return c;
 }
 
+// A random scene of the island tests: the quadruped `quad` (random state), 8 free boxes `box` and
+// the ground, joined by up to 14 random contacts (draws that touch only the ground are skipped);
+// with `frictionless_even`, the contacts of even draws have mu = 0.
+struct IslandTestScene {
+  std::vector<std::unique_ptr<Sys>> sys;
+  Index ns = 0;                      // systems; the ground is object ns
+  std::vector<Index> object_system;  // object -> system (-1: the ground)
+  ContactSet set;
+  std::vector<SystemView> views;
+  std::vector<const Model*> models;
+
+  IslandTestScene(const Model& quad, const Model& box, std::mt19937& rng, bool frictionless_even) {
+    sys.push_back(std::make_unique<Sys>(quad, rng, 0.05));
+    for (int i = 0; i < 8; ++i) sys.push_back(std::make_unique<Sys>(box, rng));
+    ns = static_cast<Index>(sys.size());
+    const Index ground = ns;
+    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
+    object_system.push_back(-1);
+    std::normal_distribution<Scalar> nd(0, 1);
+    std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
+    auto rand3 = [&]() { return test::draw3(nd, rng); };
+    auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
+    for (int i = 0; i < 14; ++i) {
+      Index oa = pick(rng), ob = pick(rng);
+      if (oa == ground) std::swap(oa, ob);
+      if (oa == ground) continue;
+      const Vec3 n = rand3(), p = rand3();  // g++'s order of the arguments: the last first
+      const Index bb = body_of(ob), ba = body_of(oa);
+      Contact* c = add_contact(set, oa, ba, ob, bb, p, n);
+      if (frictionless_even && i % 2 == 0) c->mu = 0;
+    }
+    for (const auto& sp : sys) {
+      views.push_back(sp->view());
+      models.push_back(sp->model);
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Delassus on the tree-sparse paths: branches, two systems, self-contact, limits", "[contact]") {
@@ -484,37 +522,17 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
   const Model box = free_box(2.0);
   for (unsigned seed = 1; seed <= 6; ++seed) {
     std::mt19937 rng(seed);
-    std::vector<std::unique_ptr<Sys>> sys;
-    sys.push_back(std::make_unique<Sys>(quad, rng, 0.05));
-    for (int i = 0; i < 8; ++i) sys.push_back(std::make_unique<Sys>(box, rng));
-    const Index ns = static_cast<Index>(sys.size()), ground = ns;
-    std::vector<Index> object_system;
-    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
-    object_system.push_back(-1);
-    std::normal_distribution<Scalar> nd(0, 1);
-    std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
-    auto rand3 = [&]() { return test::draw3(nd, rng); };
-    auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
-    ContactSet set;
-    for (int i = 0; i < 14; ++i) {
-      Index oa = pick(rng), ob = pick(rng);
-      if (oa == ground) std::swap(oa, ob);
-      if (oa == ground) continue;
-      const Vec3 n = rand3(), p = rand3();  // g++'s order of the arguments: the last first
-      const Index bb = body_of(ob), ba = body_of(oa);
-      add_contact(set, oa, ba, ob, bb, p, n);
-    }
+    const IslandTestScene scene(quad, box, rng, false);
+    const Index ns = scene.ns;
+    const std::vector<Index>& object_system = scene.object_system;
+    const ContactSet& set = scene.set;
+    const std::vector<SystemView>& views = scene.views;
+    const std::vector<const Model*>& models = scene.models;
     DelassusSettings st;
     st.erp = 0;
     st.limit_margin = 10;  // every finite limit gives a row
-    std::vector<SystemView> views;
-    std::vector<const Model*> models;
     std::vector<const Sys*> ptrs;
-    for (const auto& s : sys) {
-      views.push_back(s->view());
-      models.push_back(s->model);
-      ptrs.push_back(s.get());
-    }
+    for (const auto& sp : scene.sys) ptrs.push_back(sp.get());
     DelassusAssembler factored, dense;
     factored.reserve(models);
     dense.reserve(models);
@@ -615,36 +633,16 @@ TEST_CASE("frictionless contacts as one row: the three-row form's normal rows an
   Index one_row_contacts = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
     std::mt19937 rng(seed);
-    std::vector<std::unique_ptr<Sys>> sys;
-    sys.push_back(std::make_unique<Sys>(quad, rng, 0.05));
-    for (int i = 0; i < 8; ++i) sys.push_back(std::make_unique<Sys>(box, rng));
-    const Index ns = static_cast<Index>(sys.size()), ground = ns;
-    std::vector<Index> object_system;
-    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
-    object_system.push_back(-1);
+    const IslandTestScene scene(quad, box, rng, true);
+    const auto& sys = scene.sys;
+    const std::vector<Index>& object_system = scene.object_system;
+    const ContactSet& set = scene.set;
+    const std::vector<SystemView>& views = scene.views;
+    const std::vector<const Model*>& models = scene.models;
     std::normal_distribution<Scalar> nd(0, 1);
-    std::uniform_int_distribution<Index> pick(0, ns), qbody(0, quad.nb - 1);
-    auto rand3 = [&]() { return test::draw3(nd, rng); };
-    auto body_of = [&](Index o) -> Index { return o == ground ? -1 : (o == 0 ? qbody(rng) : 0); };
-    ContactSet set;
-    for (int i = 0; i < 14; ++i) {
-      Index oa = pick(rng), ob = pick(rng);
-      if (oa == ground) std::swap(oa, ob);
-      if (oa == ground) continue;
-      const Vec3 n = rand3(), p = rand3();
-      const Index bb = body_of(ob), ba = body_of(oa);
-      Contact* c = add_contact(set, oa, ba, ob, bb, p, n);
-      if (i % 2 == 0) c->mu = 0;
-    }
     DelassusSettings st;
     st.erp = 0;
     st.limit_margin = 10;
-    std::vector<SystemView> views;
-    std::vector<const Model*> models;
-    for (const auto& s : sys) {
-      views.push_back(s->view());
-      models.push_back(s->model);
-    }
     for (const Index dense_limit : {Index(0), Index(1) << 30}) {
       DelassusAssembler three, one;
       three.reserve(models);
