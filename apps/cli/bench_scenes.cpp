@@ -357,6 +357,11 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   // contacts per touching pair of a body and a body or static object (e.g. a foot and the ground)
   double pair_max = 0, pair_sum = 0, pair_count = 0;
   std::map<std::array<Index, 4>, int> pairs;
+  // over the island solves (StepStats::island_results): at the iteration cap, stopped on a
+  // plateau, converged by each method (SolverMethod), the most iterations of a converged one and
+  // the largest residual of an unconverged one
+  long islands_at_cap = 0, islands_stalled = 0, finished_by[3] = {0, 0, 0};
+  double island_iterations_max = 0, worst_unconverged_residual = 0;
   const bench::Stopwatch<> watch;
   for (long s = 0; s < steps; ++s) {
     if (w.integrate() != StepStatus::Ok) ++not_ok;
@@ -391,6 +396,13 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
     active_set += st.islands_active_set;
     if (s >= 100) not_converged_late += st.islands_not_converged;
     if (st.islands_not_converged > 0) ++steps_at_cap;
+    for (const IslandResult& ir : st.island_results) {
+      if (ir.at_cap()) ++islands_at_cap;
+      if (!ir.solver.converged() && ir.solver.stalled) ++islands_stalled;
+      if (ir.solver.converged()) ++finished_by[static_cast<int>(ir.solver.method)];
+      if (ir.solver.converged()) island_iterations_max = std::max<double>(island_iterations_max, static_cast<double>(ir.solver.iterations));
+      else worst_unconverged_residual = std::max<double>(worst_unconverged_residual, ir.solver.residual);
+    }
   }
   const double wall = watch.seconds();
   const Scalar E1 = energy(w);
@@ -423,6 +435,13 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   j["islands_not_converged_after_step_100"] = not_converged_late;
   j["steps_not_converged"] = steps_at_cap;
   j["islands_active_set"] = active_set;
+  j["islands_at_cap"] = islands_at_cap;
+  j["islands_stalled"] = islands_stalled;
+  j["islands_converged_by"] = {{"iteration", finished_by[static_cast<int>(SolverMethod::Iteration)]},
+                               {"bound_qp", finished_by[static_cast<int>(SolverMethod::BoundQp)]},
+                               {"active_set", finished_by[static_cast<int>(SolverMethod::ActiveSet)]}};
+  j["island_iterations_max_converged"] = island_iterations_max;
+  j["island_residual_max_not_converged"] = worst_unconverged_residual;
   j["steps_not_ok"] = not_ok;
   j["penetration_mean"] = mean(pen);
   j["penetration_max"] = max_pen;
@@ -492,7 +511,8 @@ int run_bench_scenes(const BenchOptions& o) {
               << ", islands not converged " << j["islands_not_converged"].get<long>() << " (after step 100: "
               << j["islands_not_converged_after_step_100"].get<long>() << ", in "
               << j["steps_not_converged"].get<long>() << " steps; finished by the active set "
-              << j["islands_active_set"].get<long>() << ")" << std::scientific
+              << j["islands_active_set"].get<long>() << "; at the cap " << j["islands_at_cap"].get<long>()
+              << ", stopped on a plateau " << j["islands_stalled"].get<long>() << ")" << std::scientific
               << ", penetration mean " << j["penetration_mean"].get<double>() << " max "
               << j["penetration_max"].get<double>() << " m, energy drift " << j["energy_drift"].get<double>()
               << std::fixed << ", fell " << (j["fell"].get<bool>() ? "yes" : "no") << "\n";

@@ -27,6 +27,10 @@ void bind_solvers(py::module_& m) {
       .value("NonFinite", StepStatus::NonFinite)
       .value("ContactOverflow", StepStatus::ContactOverflow);
 
+  py::enum_<SolverMethod>(m, "SolverMethod", "What finished a solve: the solver's own iterations or an exact stage.")
+      .value("Iteration", SolverMethod::Iteration)
+      .value("BoundQp", SolverMethod::BoundQp)
+      .value("ActiveSet", SolverMethod::ActiveSet);
   py::class_<SolverResult>(m, "SolverResult", "Result of the last contact solve (worst over the islands).")
       .def_readonly("status", &SolverResult::status)
       .def_readonly("iterations", &SolverResult::iterations,
@@ -34,6 +38,9 @@ void bind_solvers(py::module_& m) {
       .def_readonly("residual", &SolverResult::residual, "The solver's own termination measure at exit.")
       .def_readonly("stalled", &SolverResult::stalled,
                     "Sweeping solvers: stopped early on a plateau just above the tolerance (status MaxIterations).")
+      .def_readonly("method", &SolverResult::method,
+                    "The exact stage that finished the solve (of one island in IslandResult; the last "
+                    "such island's in StepStats.solver), else Iteration.")
       .def_property_readonly("converged", &SolverResult::converged);
   py::class_<StageTimes>(m, "StageTimes", "Microseconds spent in each stage of the last step.")
       .def_readonly("dynamics", &StageTimes::dynamics)
@@ -42,6 +49,15 @@ void bind_solvers(py::module_& m) {
       .def_readonly("solve", &StageTimes::solve)
       .def_readonly("integrate", &StageTimes::integrate)
       .def_property_readonly("total", &StageTimes::total);
+  py::class_<IslandResult>(m, "IslandResult", "One island's solve in the last step (StepStats.island_results).")
+      .def_readonly("systems", &IslandResult::systems, "Dynamic systems of the island.")
+      .def_readonly("contacts", &IslandResult::contacts)
+      .def_readonly("rows", &IslandResult::rows, "Rows of the island's contact problem.")
+      .def_readonly("solver", &IslandResult::solver,
+                    "The solver's result for this island: status, iterations, residual, stalled and "
+                    "the method that finished it.")
+      .def_property_readonly("at_cap", &IslandResult::at_cap,
+                             "The iteration budget ran out (not converged and not stopped on a plateau).");
   py::class_<StepStats>(m, "StepStats", "Statistics of the last step (World.stats()).")
       .def_readonly("status", &StepStats::status)
       .def_readonly("contacts", &StepStats::contacts)
@@ -65,6 +81,8 @@ void bind_solvers(py::module_& m) {
                     "free-set changes of its exact QP).")
       .def_readonly("position_exact", &StepStats::position_exact,
                     "Islands whose split position correction went to the exact active-set QP.")
+      .def_readonly("island_results", &StepStats::island_results,
+                    "One IslandResult per island, in the order of the solve (a list).")
       .def_readonly("speculative_impacts", &StepStats::speculative_impacts,
                     "Elastic speculative contacts that stopped an approach and were re-solved as impacts.");
 

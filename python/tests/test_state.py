@@ -164,6 +164,16 @@ def test_island_statistics():
     assert st.contacts == 4
     assert st.islands == 3 and st.largest_island == 2
     assert st.largest_island_rows == 6 and st.islands_not_converged == 0
+    # one record per island: sizes, the solver's result and what finished it
+    records = st.island_results
+    assert len(records) == 3
+    assert sorted(r.systems for r in records) == [1, 1, 2]
+    assert sorted(r.contacts for r in records) == [1, 1, 2]
+    assert max(r.rows for r in records) == st.largest_island_rows
+    for r in records:
+        assert r.solver.converged and not r.at_cap
+        assert r.solver.method == impulse.SolverMethod.Iteration
+    assert max(r.solver.iterations for r in records) == st.solver.iterations
 
 
 def test_applied_torque_is_the_pd_torque_within_the_effort_limit(stand_file):

@@ -399,7 +399,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
                       ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   (void)solver_settings;  // (the solve's: finish())
-  state.stats = StepStats();
+  state.stats.reset();
   // 1. dynamics
   StageClock clock(st.stage_timing);
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -486,6 +486,9 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   if (split) lambda_p_.head(n).setZero();
   SolverResult& total = state.stats.solver;
   total = SolverResult{SolverStatus::Converged, 0, 0};
+  std::vector<IslandResult>& islands = state.stats.island_results;
+  const std::size_t ni = static_cast<std::size_t>(assembler_.num_islands());
+  if (islands.capacity() < ni) islands.reserve(std::max<std::size_t>({ni, 2 * islands.capacity(), 4}));  // (grows, then kept)
   for (Index k = 0; k < assembler_.num_islands(); ++k) {
     const IslandView isl = assembler_.island(k);
     const Index m = isl.problem.size();
@@ -504,6 +507,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       newton_bound(ctx, isl, ll, r);
     }
     if (r.status != SolverStatus::Converged) ++state.stats.islands_not_converged;
+    state.stats.island_results.push_back(IslandResult{isl.num_systems, isl.problem.nc, m, r});
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
     for (Index a = 0; a < m; ++a) lambda[isl.global_row[a]] = ll[a];
     // worst status over the islands (NumericalIssue > MaxIterations > Converged)

@@ -102,6 +102,90 @@ TEST_CASE("islands: two separate stacks are two islands, the ground joins nothin
   CHECK(a.island(0).problem.size() + a.island(1).problem.size() == a.num_rows());
 }
 
+TEST_CASE("islands: the step reports each island's solve; the aggregates are over them", "[stepper][islands]") {
+  // the per-island records against the assembler's islands and the step's aggregates, for the
+  // default solve, a budget that runs out and a solve finished by the active-set stage
+  auto check_aggregates = [](const StepStats& st) {
+    REQUIRE(static_cast<Index>(st.island_results.size()) == st.islands);
+    Index not_converged = 0, active_set = 0, iterations = 0;
+    Scalar residual = 0;
+    for (const IslandResult& r : st.island_results) {
+      not_converged += r.solver.converged() ? 0 : 1;
+      active_set += r.solver.converged() && r.solver.method == SolverMethod::ActiveSet ? 1 : 0;
+      iterations = std::max(iterations, r.solver.iterations);
+      residual = std::max(residual, r.solver.residual);
+    }
+    CHECK(not_converged == st.islands_not_converged);
+    CHECK(active_set == st.islands_active_set);
+    CHECK(iterations == st.solver.iterations);
+    CHECK(residual == st.solver.residual);
+    CHECK((not_converged == 0) == st.solver.converged());
+  };
+  SECTION("two stacks: one record per island, its size the assembler's") {
+    World w;
+    w.add_ground();
+    add_stack(w, 0, 0, 3);
+    add_stack(w, 2, 0, 2);
+    for (int i = 0; i < 20; ++i) REQUIRE(w.integrate() == StepStatus::Ok);
+    const StepStats& st = w.stats();
+    check_aggregates(st);
+    const DelassusAssembler& a = w.assembler();
+    REQUIRE(st.island_results.size() == 2);
+    for (Index k = 0; k < 2; ++k) {
+      const IslandResult& r = st.island_results[static_cast<std::size_t>(k)];
+      CHECK(r.systems == a.island(k).num_systems);
+      CHECK(r.contacts == a.island(k).problem.nc);
+      CHECK(r.rows == a.island(k).problem.size());
+      CHECK(r.contacts > 0);
+      CHECK(r.solver.converged());
+      CHECK_FALSE(r.at_cap());
+    }
+    CHECK(st.island_results[0].systems + st.island_results[1].systems == 5);
+  }
+  SECTION("a budget of 2 sweeps: every island at the cap") {
+    World w;
+    w.add_ground();
+    add_stack(w, 0, 0, 3);
+    add_stack(w, 2, 0, 2);
+    BisectionSettings bs;
+    bs.max_iterations = 2;
+    bs.active_set_start = 0;
+    w.set_contact_solver(std::make_unique<BisectionSolver>(bs));
+    StepStatus status = StepStatus::Ok;
+    for (int i = 0; i < 3; ++i) status = w.integrate();
+    CHECK(status == StepStatus::SolverNotConverged);
+    const StepStats& st = w.stats();
+    check_aggregates(st);
+    REQUIRE(st.island_results.size() == 2);
+    for (const IslandResult& r : st.island_results) {
+      CHECK(r.solver.status == SolverStatus::MaxIterations);
+      CHECK(r.solver.iterations == 2);
+      CHECK_FALSE(r.solver.stalled);
+      CHECK(r.at_cap());
+    }
+  }
+  SECTION("a box stack: the record names the active-set stage that finished it") {
+    World w;
+    w.set_default_material(0.8, 0.0);
+    w.add_ground();
+    for (int k = 0; k < 4; ++k) {
+      ArticulatedSystem& b = w.add_box("box", Vec3(0.1, 0.1, 0.1), 1.0);
+      place(b, Vec3(0, 0, 0.05 + 0.1 * k));
+    }
+    BisectionSettings bs;
+    bs.active_set_start = 1;
+    w.set_contact_solver(std::make_unique<BisectionSolver>(bs));
+    Index by_stage = 0;
+    for (int i = 0; i < 50; ++i) {
+      w.integrate();
+      check_aggregates(w.stats());
+      for (const IslandResult& r : w.stats().island_results)
+        if (r.solver.converged() && r.solver.method == SolverMethod::ActiveSet) ++by_stage;
+    }
+    CHECK(by_stage > 0);
+  }
+}
+
 TEST_CASE("islands: a robot standing on a box joins it; limit rows belong to their system", "[stepper][islands]") {
   World w;
   const RobotOnBox rb = add_robot_on_box(w);

@@ -102,6 +102,7 @@
 
 #include <chrono>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "impulse/collision/collision_world.hpp"
@@ -129,6 +130,19 @@ const char* to_string(StepStatus s);
 struct StageTimes {
   double dynamics = 0, collision = 0, delassus = 0, solve = 0, integrate = 0;
   double total() const { return dynamics + collision + delassus + solve + integrate; }
+};
+
+// One island's solve in the last step (StepStats::island_results): its size and the solver's
+// result for it, after the restitution and impact phases: status, sweeps (or the solver's own
+// unit), residual, whether a sweeping solver stopped on a plateau (`stalled`: not at its
+// iteration cap) and the exact stage that finished it (`method`).
+struct IslandResult {
+  Index systems = 0;   // dynamic systems
+  Index contacts = 0;  // contacts (three rows each, or one row when frictionless)
+  Index rows = 0;      // rows of the island's problem (contacts, limits, joint friction, mimic)
+  SolverResult solver;
+  // the iteration budget ran out (not converged and not stopped on a plateau)
+  bool at_cap() const { return solver.status == SolverStatus::MaxIterations && !solver.stalled; }
 };
 
 struct StepStats {
@@ -163,6 +177,18 @@ struct StepStats {
   // Speculative rows with restitution that stopped an approach within the step and were re-solved
   // as impacts (Newton's law at the approach they stopped; see the top of this file)
   Index speculative_impacts = 0;
+  // per island, in the order of the solve (the aggregates above are over these); its storage is
+  // kept from step to step
+  std::vector<IslandResult> island_results;
+
+  // Zeroes every figure, keeping island_results' storage (a step allocates nothing once the
+  // island count has been seen).
+  void reset() {
+    std::vector<IslandResult> keep = std::move(island_results);
+    *this = StepStats();
+    keep.clear();
+    island_results = std::move(keep);
+  }
 };
 
 struct StepSettings {
@@ -210,7 +236,7 @@ struct StepperState {
     cache.limits.clear();
     contacts.clear();
     contact_impulses.clear();
-    stats = StepStats();
+    stats.reset();
   }
 };
 
