@@ -171,7 +171,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       } else {
         compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       }
-      // (lanes_diagonal repeats these operations in this order for a system in a lane)
+      // (StepLanes::implicit_pd repeats these operations in this order for a system in a lane)
       rhs = tau - d.h - m.damping.cwiseProduct(u);
       for (Index i = 0; i < m.nb; ++i) {
         if (m.nv_joint[i] != 1) continue;
@@ -280,43 +280,6 @@ const Scalar* LanesPending::take(const SystemState* state, Data& d) {
     return l.solution(lane);
   }
   return nullptr;
-}
-
-void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane) {
-  // (the clamps into this thread's buffers: the stage makes them again in the system's scratch)
-  thread_local VecX tau_clamp;
-  thread_local std::vector<unsigned char> clamped;
-  if (tau_clamp.size() < model.nv) tau_clamp.resize(model.nv);
-  clamped.resize(static_cast<std::size_t>(model.nv));  // (no allocation once the largest was seen)
-  StepperSystem s;
-  s.model_ = &model;
-  s.state_ = const_cast<SystemState*>(&state);  // (read only)
-  first_clamps(s, dt, tau_clamp, clamped);
-  const Scalar* const kp = state.kp.data();
-  const Scalar* const kd = state.kd.data();
-  const Scalar* const q_target = state.q_target.data();
-  const Scalar* const u_target = state.u_target.data();
-  const Scalar* const q = state.q.data();
-  const Scalar* const u = state.u.data();
-  const Scalar* const tau = state.tau.data();
-  const Scalar* const damping = model.damping.data();
-  // dynamics_stage's first pass after the dynamics, in its order: rhs, the additions to M(k, k)
-  const StepLanes::LaneBlock b = lanes.lane_block(lane);
-  const Index w = b.stride, n = model.nv;
-  for (Index k = 0; k < n; ++k) b.rhs[k * w] = (tau[k] - b.h[k * w]) - damping[k] * u[k];
-  for (Index i = 0; i < model.nb; ++i) {
-    if (model.nv_joint[i] != 1) continue;
-    const Index k = model.idx_v[i], iq = model.idx_q[i];
-    Scalar& Mkk = b.M[(k + k * n) * w];
-    Mkk += dt * damping[k];
-    if (clamped[static_cast<std::size_t>(k)]) {
-      b.rhs[k * w] += tau_clamp[k] - tau[k];
-      continue;
-    }
-    b.rhs[k * w] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
-    Mkk += dt * kd[k] + dt * dt * kp[k];
-  }
-  for (Index k = 0; k < n; ++k) b.rhs[k * w] *= dt;
 }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {
