@@ -91,6 +91,10 @@ struct StepLanes::Impl {
   void (*solve)(const ModelArrays&, const LaneArrays&) = nullptr;
   void (*transpose)(const double*, int, double*, int) = nullptr;
   void (*pd)(const ModelArrays&, const LaneArrays&, double) = nullptr;
+  void (*pd2)(const ModelArrays&, const LaneArrays&, double) = nullptr;
+  // implicit_pd ran since compute() (its dt): solve() then runs the second-pass test
+  bool pd_done = false;
+  Scalar pd_dt = 0;
   // the results world by world (factor() and solve() write them, get_step and solution read
   // them): per lane `stride` doubles from lane * stride, oMi R (9 nb), oMi p (3 nb), J (6 nv),
   // h, D, Dinv (nv each), L_anc, the solved right-hand side (nv)
@@ -99,6 +103,8 @@ struct StepLanes::Impl {
   VecX rhs1;  // width 1: the right-hand side
   VecX q1, u1;  // width 1: the state
   VecX tau1, kp1, kd1, q_target1, u_target1;  // width 1: the drive
+  VecX clamped1, tau_clamp1;                  // width 1: implicit_pd's clamps (1 or 0) and bounds
+  bool limited1 = false, again1 = false;      // width 1: the flags
 
   explicit Impl(const Model& model) : consts(model) {}
 };
@@ -122,6 +128,7 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
     s.rhs1 = VecX::Zero(model.nv);
     s.tau1 = s.kp1 = s.kd1 = s.u_target1 = VecX::Zero(model.nv);
     s.q_target1 = s.q1;
+    s.clamped1 = s.tau_clamp1 = VecX::Zero(model.nv);
     return;
   }
   const Data& d = s.consts;
@@ -220,7 +227,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
                                // the drive: tau, kp, kd, q_target, u_target
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(nv),
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(model.nq),
-                               static_cast<std::size_t>(nv)};
+                               static_cast<std::size_t>(nv),
+                               // implicit_pd's clamps, bounds and flags
+                               static_cast<std::size_t>(nv), static_cast<std::size_t>(nv), 2u};
   constexpr int kArrays = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t total = 0, at[kArrays];
   for (int a = 0; a < kArrays; ++a) {
@@ -240,6 +249,7 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   x.rhs = mem + at[16];
   s.tau = mem + at[17], s.kp = mem + at[18], s.kd = mem + at[19], s.q_target = mem + at[20], s.u_target = mem + at[21];
   x.tau = s.tau, x.kp = s.kp, x.kd = s.kd, x.q_target = s.q_target, x.u_target = s.u_target;
+  x.clamped = mem + at[22], x.tau_clamp = mem + at[23], x.flags = mem + at[24];
   s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
                : width == 4 ? &lanes_abi::step_dynamics_w4
                             : &lanes_abi::step_dynamics_w8;
@@ -252,6 +262,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   s.pd = width == 2   ? &lanes_abi::implicit_pd_w2
          : width == 4 ? &lanes_abi::implicit_pd_w4
                       : &lanes_abi::implicit_pd_w8;
+  s.pd2 = width == 2   ? &lanes_abi::pd_second_pass_w2
+          : width == 4 ? &lanes_abi::pd_second_pass_w4
+                       : &lanes_abi::pd_second_pass_w8;
   s.transpose = width == 2   ? &lanes_abi::transpose_w2
                 : width == 4 ? &lanes_abi::transpose_w4
                              : &lanes_abi::transpose_w8;
@@ -314,6 +327,7 @@ void StepLanes::set_drive(int lane, const VecXcref& tau, const VecXcref& kp, con
 }
 void StepLanes::implicit_pd(Scalar dt) {
   Impl& s = *impl_;
+  s.pd_done = true, s.pd_dt = dt;
   if (width_ > 1) {
     s.pd(s.m, s.x, dt);
     return;
@@ -325,6 +339,8 @@ void StepLanes::implicit_pd(Scalar dt) {
   const VecX &q = s.q1, &u = s.u1, &tau = s.tau1;
   VecX& rhs = s.rhs1;
   for (Index k = 0; k < m.nv; ++k) rhs[k] = (tau[k] - d.h[k]) - m.damping[k] * u[k];
+  s.clamped1.setZero();
+  s.limited1 = false;
   for (Index i = 0; i < m.nb; ++i) {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
@@ -337,8 +353,10 @@ void StepLanes::implicit_pd(Scalar dt) {
     const Scalar pd_d = s.kd1[k] * (s.u_target1[k] - u[k]);
     const Scalar t = tau[k] + pd_p + pd_d;
     d.M(k, k) += dt * m.damping[k];
+    s.limited1 = s.limited1 || limited;
     if (limited && (t < lo || t > hi)) {
-      rhs[k] += std::clamp(t, lo, hi) - tau[k];
+      s.clamped1[k] = 1, s.tau_clamp1[k] = std::clamp(t, lo, hi);
+      rhs[k] += s.tau_clamp1[k] - tau[k];
       continue;
     }
     rhs[k] += pd_p + pd_d;
@@ -346,8 +364,31 @@ void StepLanes::implicit_pd(Scalar dt) {
   }
   rhs *= dt;
 }
+bool StepLanes::clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && has_pd());
+  const Impl& s = *impl_;
+  if (width_ == 1) {
+    for (Index k = 0; k < model_.nv; ++k) {
+      clamped[k] = s.clamped1[k] != 0;
+      if (clamped[k]) tau_clamp[k] = s.tau_clamp1[k];
+    }
+    return s.limited1;
+  }
+  const Index W = width_;
+  for (Index k = 0; k < model_.nv; ++k) {
+    clamped[k] = s.x.clamped[k * W + lane] != 0;
+    if (clamped[k]) tau_clamp[k] = s.x.tau_clamp[k * W + lane];
+  }
+  return s.x.flags[lane] != 0;
+}
+bool StepLanes::second_pass(int lane) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && has_pd());
+  return width_ == 1 ? impl_->again1 : impl_->x.flags[width_ + lane] != 0;
+}
+bool StepLanes::has_pd() const { return impl_->pd_done; }
 void StepLanes::compute() {
   Impl& s = *impl_;
+  s.pd_done = false;
   if (width_ == 1) {
     compute_step_dynamics(model_, s.consts, s.q1, s.u1);
     return;
@@ -387,9 +428,11 @@ void StepLanes::solve() {
   Impl& s = *impl_;
   if (width_ == 1) {
     ltdl_solve(model_, s.consts, s.rhs1);
+    if (s.pd_done) second_pass1();
     return;
   }
   s.solve(s.m, s.x);
+  if (s.pd_done) s.pd2(s.m, s.x, s.pd_dt);
   s.transpose(s.x.rhs, s.m.nv, s.rec.get() + s.o_rhs, s.stride);
 }
 
@@ -407,6 +450,28 @@ const Scalar* StepLanes::solution(int lane) const {
   return s.rec.get() + static_cast<std::size_t>(lane) * static_cast<std::size_t>(s.stride) + s.o_rhs;
 }
 
+void StepLanes::second_pass1() {
+  // width 1: pd_second_pass's operations (lanes_kernels.inc) on the one world
+  Impl& s = *impl_;
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  const Model& m = model_;
+  const Scalar dt = s.pd_dt;
+  const VecX &q = s.q1, &u = s.u1;
+  s.again1 = false;
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    Scalar hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf, lo = -hi;
+    const Scalar vmax = m.velocity_limit[k];
+    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
+    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+    if (!(lo > -inf) && !(hi < inf)) continue;
+    const Scalar uf = u[k] + s.rhs1[k];
+    const Scalar t = s.tau1[k] + s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * uf) + s.kd1[k] * (s.u_target1[k] - uf);
+    const Scalar tc = s.tau_clamp1[k];
+    if (s.clamped1[k] == 0 ? (t < lo || t > hi) : ((tc == lo && t > lo) || (tc == hi && t < hi))) s.again1 = true;
+  }
+}
 unsigned StepLanes::run() {
   compute();
   return factor();

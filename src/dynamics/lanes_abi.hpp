@@ -69,6 +69,11 @@ struct LaneArrays {
   const double* kd = nullptr;   // nv
   const double* q_target = nullptr;  // nq
   const double* u_target = nullptr;  // nv
+  // implicit_pd's outputs: the first-guess clamps (1 or 0) and bounds, and two flags per lane:
+  // [0] some scalar dof has an actuator limit, [1] (pd_second_pass) another pass is due
+  double* clamped = nullptr;    // nv
+  double* tau_clamp = nullptr;  // nv (where clamped)
+  double* flags = nullptr;      // 2
 };
 
 // compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds
@@ -91,6 +96,12 @@ void ltdl_solve_w8(const ModelArrays& m, const LaneArrays& x);
 void implicit_pd_w2(const ModelArrays& m, const LaneArrays& x, double dt);
 void implicit_pd_w4(const ModelArrays& m, const LaneArrays& x, double dt);
 void implicit_pd_w8(const ModelArrays& m, const LaneArrays& x, double dt);
+// The stepper's test for a second pass after the first (x.rhs solved: u_free = u + rhs): flags[1]
+// set where an implicit PD torque at u_free leaves the interval on a dof the first guess did not
+// clamp, or a clamped dof's no longer presses on its bound (stepper.cpp, dynamics_stage)
+void pd_second_pass_w2(const ModelArrays& m, const LaneArrays& x, double dt);
+void pd_second_pass_w4(const ModelArrays& m, const LaneArrays& x, double dt);
+void pd_second_pass_w8(const ModelArrays& m, const LaneArrays& x, double dt);
 // dst[l stride + e] = src[e W + l] for e < n and every lane l < W: a lane array laid out world
 // by world (dst 64-byte aligned is not required)
 void transpose_w2(const double* src, int n, double* dst, int stride);

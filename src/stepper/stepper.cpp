@@ -140,7 +140,8 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   };
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
   // takes the dynamics and M~ factored from there, and the pass's solved rhs
-  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
+  const LanesPending::Taken taken = lanes == nullptr || lanes->empty() ? LanesPending::Taken() : lanes->take(s.state_, d);
+  const Scalar* const from_lanes = taken.rhs;
   if (!from_lanes && m.is_free_body()) {
     // A free rigid body (piles, stacks): no scalar joint, so no clamps, PD or damping terms and
     // one pass; its closed-form dynamics, the 6-dof chain factor, and the general pass's
@@ -158,7 +159,12 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     Eigen::Map<Vec6>(u_free.data()) = CMap6(u.data()) + r;
     return;
   }
-  const bool limited = first_clamps(s, dt, tau_clamp, clamped);
+  // the first guess of the clamps, and whether the first pass settles them, from the lane when
+  // it computed them (StepLanes::implicit_pd: the same operations), else here
+  const bool lane_pd = from_lanes && taken.lanes->has_pd();
+  const bool limited = lane_pd ? taken.lanes->clamps(taken.lane, clamped.data(), tau_clamp.data())
+                               : first_clamps(s, dt, tau_clamp, clamped);
+  const bool lane_settled = lane_pd && !taken.lanes->second_pass(taken.lane);
   for (int pass = 0; pass < 3; ++pass) {
     if (pass == 0 && from_lanes) {
       rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
@@ -189,7 +195,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       ltdl_solve(m, d, rhs);
     }
     u_free = u + rhs;
-    if (!limited || pass == 2) break;
+    if (!limited || pass == 2 || (pass == 0 && lane_settled)) break;
     bool again = false;
     for (Index i = 0; i < m.nb; ++i) {
       if (m.nv_joint[i] != 1) continue;
@@ -269,7 +275,7 @@ void prefetch_system(const StepperSystem& s) {
 
 }  // namespace
 
-const Scalar* LanesPending::take(const SystemState* state, Data& d) {
+LanesPending::Taken LanesPending::take(const SystemState* state, Data& d) {
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].state != state) continue;
     const StepLanes& l = *entries_[i].lanes;
@@ -277,9 +283,9 @@ const Scalar* LanesPending::take(const SystemState* state, Data& d) {
     l.get_step(lane, d);
     entries_[i] = entries_.back();
     entries_.pop_back();
-    return l.solution(lane);
+    return {l.solution(lane), &l, lane};
   }
-  return nullptr;
+  return {};
 }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {

@@ -97,6 +97,15 @@ class StepLanes {
   void set_drive(int lane, const VecXcref& tau, const VecXcref& kp, const VecXcref& kd, const VecXcref& q_target,
                  const VecXcref& u_target);
   void implicit_pd(Scalar dt);
+  // After implicit_pd (has_pd() until the next compute()): lane `lane`'s first-guess clamps into
+  // clamped (nv entries, 1 where the actuator torque is clamped) and tau_clamp (the bound, written
+  // where clamped); returns whether some scalar dof has an actuator limit (both as the stepper's
+  // first_clamps). After solve(), second_pass(lane): whether the implicit PD torque at
+  // u_free = u + solution(lane) calls for another pass (a dof to clamp, or a clamped one whose
+  // torque no longer presses on its bound: the dynamics stage's test after its first pass).
+  bool has_pd() const;
+  bool clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const;
+  bool second_pass(int lane) const;
   // ltdl_solve (ltdl.hpp) of every lane's rhs with its factor (after factor()), in place: lane w
   // equals ltdl_solve(model, data_w, rhs_w) bit for bit. solution(lane) then points at lane
   // `lane`'s nv solved entries, contiguous.
@@ -116,6 +125,7 @@ class StepLanes {
   Scalar D(int lane, Index k) const;
 
  private:
+  void second_pass1();
   struct Impl;
   const Model& model_;
   int width_;

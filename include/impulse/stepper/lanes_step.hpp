@@ -30,9 +30,15 @@ class LanesPending {
   void put(const SystemState* state, const StepLanes* lanes, int lane) { entries_.push_back({state, lanes, lane}); }
   void clear() { entries_.clear(); }
   bool empty() const { return entries_.empty(); }
-  // The lane of the system whose state is `state` copied into d (StepLanes::get_step) and its
-  // solved right-hand side, dropped from the list; null when no lane holds that system.
-  const Scalar* take(const SystemState* state, Data& d);
+  // The lane of the system whose state is `state` copied into d (StepLanes::get_step), dropped
+  // from the list: its solved right-hand side (rhs; null when no lane holds that system) and the
+  // lane itself (for StepLanes::clamps and second_pass when it has_pd()).
+  struct Taken {
+    const Scalar* rhs = nullptr;
+    const StepLanes* lanes = nullptr;
+    int lane = 0;
+  };
+  Taken take(const SystemState* state, Data& d);
 
  private:
   struct Entry {
