@@ -39,7 +39,8 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
       for (int w = 0; w < count; ++w) {
         const World& x = *worlds[w];
         if (j >= x.systems().size() || x.systems()[j]->shared_model() != model) continue;
-        if (x.gravity() != first.gravity() || x.data().systems[j].has_f_ext) continue;
+        if (x.gravity() != first.gravity() || x.settings().dt != first.settings().dt) continue;
+        if (x.data().systems[j].has_f_ext) continue;
         used |= 1u << w;
       }
       if ((used & (used - 1)) == 0) continue;  // one World or none: its step computes it
@@ -53,13 +54,10 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
         // (a lane no World takes computes a copy of another's state: finite, not read)
         const SystemState& st = worlds[(used & (1u << w)) ? w : some]->data().systems[j];
         l->set_state(w, st.q, st.u);
+        l->set_drive(w, st.tau, st.kp, st.kd, st.q_target, st.u_target);
       }
       l->compute();
-      for (int w = 0; w < count; ++w) {
-        if (!(used & (1u << w))) continue;
-        const World& x = *worlds[w];
-        lanes_diagonal(*model, x.data().systems[j], x.settings().dt, *l, w);
-      }
+      l->implicit_pd(first.settings().dt);
       l->factor();
       l->solve();
       for (int w = 0; w < count; ++w)

@@ -3,7 +3,9 @@
 // lanes_w4.cpp and lanes_w8.cpp, called only when the CPU has their instruction set.
 #include "impulse/dynamics/lanes.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -83,10 +85,16 @@ struct StepLanes::Impl {
   LaneArrays x;
   double* q = nullptr;  // (x.q, x.u, writable)
   double* u = nullptr;
+  double *tau = nullptr, *kp = nullptr, *kd = nullptr, *q_target = nullptr, *u_target = nullptr;  // (x's, writable)
   void (*dynamics)(const ModelArrays&, const LaneArrays&) = nullptr;
   unsigned (*factor)(const ModelArrays&, const LaneArrays&) = nullptr;
   void (*solve)(const ModelArrays&, const LaneArrays&) = nullptr;
   void (*transpose)(const double*, int, double*, int) = nullptr;
+  void (*pd)(const ModelArrays&, const LaneArrays&, double) = nullptr;
+  void (*pd2)(const ModelArrays&, const LaneArrays&, double) = nullptr;
+  // implicit_pd ran since compute() (its dt): solve() then runs the second-pass test
+  bool pd_done = false;
+  Scalar pd_dt = 0;
   // the results world by world (factor() and solve() write them, get_step and solution read
   // them): per lane `stride` doubles from lane * stride, oMi R (9 nb), oMi p (3 nb), J (6 nv),
   // h, D, Dinv (nv each), L_anc, the solved right-hand side (nv)
@@ -94,6 +102,9 @@ struct StepLanes::Impl {
   int stride = 0, o_p = 0, o_J = 0, o_h = 0, o_D = 0, o_Dinv = 0, o_L = 0, o_rhs = 0;
   VecX rhs1;  // width 1: the right-hand side
   VecX q1, u1;  // width 1: the state
+  VecX tau1, kp1, kd1, q_target1, u_target1;  // width 1: the drive
+  VecX clamped1, tau_clamp1;                  // width 1: implicit_pd's clamps (1 or 0) and bounds
+  bool limited1 = false, again1 = false;      // width 1: the flags
 
   explicit Impl(const Model& model) : consts(model) {}
 };
@@ -115,6 +126,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
     s.q1 = model.neutral_configuration();
     s.u1 = VecX::Zero(model.nv);
     s.rhs1 = VecX::Zero(model.nv);
+    s.tau1 = s.kp1 = s.kd1 = s.u_target1 = VecX::Zero(model.nv);
+    s.q_target1 = s.q1;
+    s.clamped1 = s.tau_clamp1 = VecX::Zero(model.nv);
     return;
   }
   const Data& d = s.consts;
@@ -180,6 +194,12 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   for (int i = 0; i < nb; ++i) push_mat(model.inertia[i].Ic);
   const std::size_t o_arm = D.size();
   for (int k = 0; k < nv; ++k) D.push_back(model.armature[k]);
+  const std::size_t o_damping = D.size();
+  for (int k = 0; k < nv; ++k) D.push_back(model.damping[k]);
+  const std::size_t o_effort = D.size();
+  for (int k = 0; k < nv; ++k) D.push_back(model.effort_limit[k]);
+  const std::size_t o_vlimit = D.size();
+  for (int k = 0; k < nv; ++k) D.push_back(model.velocity_limit[k]);
   ModelArrays& m = s.m;
   m.nb = nb, m.nv = nv, m.nq = static_cast<int>(model.nq);
   // ltdl_factor runs a small dense chain (nv = 6, 7) by its general order, without the root block
@@ -193,6 +213,7 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   m.revB = rodrigues ? D.data() + o_revB : nullptr;
   m.revC = rodrigues ? D.data() + o_revC : nullptr;
   m.mass = D.data() + o_mass, m.com = D.data() + o_com, m.Ic = D.data() + o_Ic, m.armature = D.data() + o_arm;
+  m.damping = D.data() + o_damping, m.effort_limit = D.data() + o_effort, m.velocity_limit = D.data() + o_vlimit;
   set_gravity(model.gravity);
 
   // the lane block: every array a multiple of 8 lanes long, so each starts 64-byte aligned
@@ -202,7 +223,13 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(nv) * nv,
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(nv),
                                static_cast<std::size_t>(n_anc), static_cast<std::size_t>(nv),
-                               static_cast<std::size_t>(nv)};
+                               static_cast<std::size_t>(nv),
+                               // the drive: tau, kp, kd, q_target, u_target
+                               static_cast<std::size_t>(nv), static_cast<std::size_t>(nv),
+                               static_cast<std::size_t>(nv), static_cast<std::size_t>(model.nq),
+                               static_cast<std::size_t>(nv),
+                               // implicit_pd's clamps, bounds and flags
+                               static_cast<std::size_t>(nv), static_cast<std::size_t>(nv), 2u};
   constexpr int kArrays = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t total = 0, at[kArrays];
   for (int a = 0; a < kArrays; ++a) {
@@ -220,6 +247,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   x.Y = mem + at[6], x.v = mem + at[7], x.a = mem + at[8], x.f = mem + at[9], x.h = mem + at[10];
   x.M = mem + at[11], x.D = mem + at[12], x.Dinv = mem + at[13], x.L_anc = mem + at[14], x.DL = mem + at[15];
   x.rhs = mem + at[16];
+  s.tau = mem + at[17], s.kp = mem + at[18], s.kd = mem + at[19], s.q_target = mem + at[20], s.u_target = mem + at[21];
+  x.tau = s.tau, x.kp = s.kp, x.kd = s.kd, x.q_target = s.q_target, x.u_target = s.u_target;
+  x.clamped = mem + at[22], x.tau_clamp = mem + at[23], x.flags = mem + at[24];
   s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
                : width == 4 ? &lanes_abi::step_dynamics_w4
                             : &lanes_abi::step_dynamics_w8;
@@ -229,6 +259,12 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   s.solve = width == 2   ? &lanes_abi::ltdl_solve_w2
             : width == 4 ? &lanes_abi::ltdl_solve_w4
                          : &lanes_abi::ltdl_solve_w8;
+  s.pd = width == 2   ? &lanes_abi::implicit_pd_w2
+         : width == 4 ? &lanes_abi::implicit_pd_w4
+                      : &lanes_abi::implicit_pd_w8;
+  s.pd2 = width == 2   ? &lanes_abi::pd_second_pass_w2
+          : width == 4 ? &lanes_abi::pd_second_pass_w4
+                       : &lanes_abi::pd_second_pass_w8;
   s.transpose = width == 2   ? &lanes_abi::transpose_w2
                 : width == 4 ? &lanes_abi::transpose_w4
                              : &lanes_abi::transpose_w8;
@@ -270,8 +306,89 @@ void StepLanes::set_state(int lane, const VecXcref& q, const VecXcref& u) {
   for (Index e = 0; e < model_.nv; ++e) s.u[e * W + lane] = u[e];
 }
 
+void StepLanes::set_drive(int lane, const VecXcref& tau, const VecXcref& kp, const VecXcref& kd,
+                          const VecXcref& q_target, const VecXcref& u_target) {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_);
+  IMPULSE_ASSERT(tau.size() == model_.nv && kp.size() == model_.nv && kd.size() == model_.nv &&
+                 q_target.size() == model_.nq && u_target.size() == model_.nv);
+  Impl& s = *impl_;
+  if (width_ == 1) {
+    s.tau1 = tau, s.kp1 = kp, s.kd1 = kd, s.q_target1 = q_target, s.u_target1 = u_target;
+    return;
+  }
+  const Index W = width_, nv = model_.nv;
+  double* const t = s.tau + lane;
+  double* const p = s.kp + lane;
+  double* const d = s.kd + lane;
+  double* const ut = s.u_target + lane;
+  for (Index e = 0; e < nv; ++e) t[e * W] = tau[e], p[e * W] = kp[e], d[e * W] = kd[e], ut[e * W] = u_target[e];
+  double* const qt = s.q_target + lane;
+  for (Index e = 0; e < model_.nq; ++e) qt[e * W] = q_target[e];
+}
+void StepLanes::implicit_pd(Scalar dt) {
+  Impl& s = *impl_;
+  s.pd_done = true, s.pd_dt = dt;
+  if (width_ > 1) {
+    s.pd(s.m, s.x, dt);
+    return;
+  }
+  // width 1: the kernel's operations on the one world (lanes_kernels.inc, implicit_pd)
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  const Model& m = model_;
+  Data& d = s.consts;
+  const VecX &q = s.q1, &u = s.u1, &tau = s.tau1;
+  VecX& rhs = s.rhs1;
+  for (Index k = 0; k < m.nv; ++k) rhs[k] = (tau[k] - d.h[k]) - m.damping[k] * u[k];
+  s.clamped1.setZero();
+  s.limited1 = false;
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    Scalar hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf, lo = -hi;
+    const Scalar vmax = m.velocity_limit[k];
+    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
+    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+    const bool limited = lo > -inf || hi < inf || (vmax > 0 && vmax < inf);
+    const Scalar pd_p = s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * u[k]);
+    const Scalar pd_d = s.kd1[k] * (s.u_target1[k] - u[k]);
+    const Scalar t = tau[k] + pd_p + pd_d;
+    d.M(k, k) += dt * m.damping[k];
+    s.limited1 = s.limited1 || limited;
+    if (limited && (t < lo || t > hi)) {
+      s.clamped1[k] = 1, s.tau_clamp1[k] = std::clamp(t, lo, hi);
+      rhs[k] += s.tau_clamp1[k] - tau[k];
+      continue;
+    }
+    rhs[k] += pd_p + pd_d;
+    d.M(k, k) += dt * s.kd1[k] + dt * dt * s.kp1[k];
+  }
+  rhs *= dt;
+}
+bool StepLanes::clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && has_pd());
+  const Impl& s = *impl_;
+  if (width_ == 1) {
+    for (Index k = 0; k < model_.nv; ++k) {
+      clamped[k] = s.clamped1[k] != 0;
+      if (clamped[k]) tau_clamp[k] = s.tau_clamp1[k];
+    }
+    return s.limited1;
+  }
+  const Index W = width_;
+  for (Index k = 0; k < model_.nv; ++k) {
+    clamped[k] = s.x.clamped[k * W + lane] != 0;
+    if (clamped[k]) tau_clamp[k] = s.x.tau_clamp[k * W + lane];
+  }
+  return s.x.flags[lane] != 0;
+}
+bool StepLanes::second_pass(int lane) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && has_pd());
+  return width_ == 1 ? impl_->again1 : impl_->x.flags[width_ + lane] != 0;
+}
+bool StepLanes::has_pd() const { return impl_->pd_done; }
 void StepLanes::compute() {
   Impl& s = *impl_;
+  s.pd_done = false;
   if (width_ == 1) {
     compute_step_dynamics(model_, s.consts, s.q1, s.u1);
     return;
@@ -311,9 +428,11 @@ void StepLanes::solve() {
   Impl& s = *impl_;
   if (width_ == 1) {
     ltdl_solve(model_, s.consts, s.rhs1);
+    if (s.pd_done) second_pass1();
     return;
   }
   s.solve(s.m, s.x);
+  if (s.pd_done) s.pd2(s.m, s.x, s.pd_dt);
   s.transpose(s.x.rhs, s.m.nv, s.rec.get() + s.o_rhs, s.stride);
 }
 
@@ -331,6 +450,28 @@ const Scalar* StepLanes::solution(int lane) const {
   return s.rec.get() + static_cast<std::size_t>(lane) * static_cast<std::size_t>(s.stride) + s.o_rhs;
 }
 
+void StepLanes::second_pass1() {
+  // width 1: pd_second_pass's operations (lanes_kernels.inc) on the one world
+  Impl& s = *impl_;
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  const Model& m = model_;
+  const Scalar dt = s.pd_dt;
+  const VecX &q = s.q1, &u = s.u1;
+  s.again1 = false;
+  for (Index i = 0; i < m.nb; ++i) {
+    if (m.nv_joint[i] != 1) continue;
+    const Index k = m.idx_v[i], iq = m.idx_q[i];
+    Scalar hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf, lo = -hi;
+    const Scalar vmax = m.velocity_limit[k];
+    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
+    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+    if (!(lo > -inf) && !(hi < inf)) continue;
+    const Scalar uf = u[k] + s.rhs1[k];
+    const Scalar t = s.tau1[k] + s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * uf) + s.kd1[k] * (s.u_target1[k] - uf);
+    const Scalar tc = s.tau_clamp1[k];
+    if (s.clamped1[k] == 0 ? (t < lo || t > hi) : ((tc == lo && t > lo) || (tc == hi && t < hi))) s.again1 = true;
+  }
+}
 unsigned StepLanes::run() {
   compute();
   return factor();

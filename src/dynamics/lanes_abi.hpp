@@ -37,6 +37,9 @@ struct ModelArrays {
   const int* dof_subtree_end = nullptr;  // nv
   const int* anc_begin = nullptr;        // nv + 1
   const int* anc = nullptr;              // anc_begin[nv]
+  const double* damping = nullptr;         // nv (implicit_pd)
+  const double* effort_limit = nullptr;    // nv
+  const double* velocity_limit = nullptr;  // nv
   double gravity[3] = {0, 0, 0};
 };
 
@@ -60,6 +63,17 @@ struct LaneArrays {
   double* L_anc = nullptr;    // anc_begin[nv]
   double* DL = nullptr;       // nv (scratch)
   double* rhs = nullptr;      // nv: a right-hand side, solved in place (ltdl_solve)
+  // the drive (implicit_pd's input): generalized force, PD gains and targets
+  const double* tau = nullptr;  // nv
+  const double* kp = nullptr;   // nv
+  const double* kd = nullptr;   // nv
+  const double* q_target = nullptr;  // nq
+  const double* u_target = nullptr;  // nv
+  // implicit_pd's outputs: the first-guess clamps (1 or 0) and bounds, and two flags per lane:
+  // [0] some scalar dof has an actuator limit, [1] (pd_second_pass) another pass is due
+  double* clamped = nullptr;    // nv
+  double* tau_clamp = nullptr;  // nv (where clamped)
+  double* flags = nullptr;      // 2
 };
 
 // compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds
@@ -75,6 +89,19 @@ unsigned ltdl_factor_w8(const ModelArrays& m, const LaneArrays& x);
 void ltdl_solve_w2(const ModelArrays& m, const LaneArrays& x);
 void ltdl_solve_w4(const ModelArrays& m, const LaneArrays& x);
 void ltdl_solve_w8(const ModelArrays& m, const LaneArrays& x);
+// The implicit PD step's first pass on x.M (between step_dynamics and ltdl_factor) and into x.rhs:
+// the actuators' first-guess clamps, M_kk += dt damping_k (+ dt Kd_k + dt^2 Kp_k unless clamped),
+// rhs = dt (tau - h - damping u + the PD torque or the clamped one's difference), as the stepper's
+// dynamics stage computes them (src/stepper/stepper.cpp, first_clamps and dynamics_stage)
+void implicit_pd_w2(const ModelArrays& m, const LaneArrays& x, double dt);
+void implicit_pd_w4(const ModelArrays& m, const LaneArrays& x, double dt);
+void implicit_pd_w8(const ModelArrays& m, const LaneArrays& x, double dt);
+// The stepper's test for a second pass after the first (x.rhs solved: u_free = u + rhs): flags[1]
+// set where an implicit PD torque at u_free leaves the interval on a dof the first guess did not
+// clamp, or a clamped dof's no longer presses on its bound (stepper.cpp, dynamics_stage)
+void pd_second_pass_w2(const ModelArrays& m, const LaneArrays& x, double dt);
+void pd_second_pass_w4(const ModelArrays& m, const LaneArrays& x, double dt);
+void pd_second_pass_w8(const ModelArrays& m, const LaneArrays& x, double dt);
 // dst[l stride + e] = src[e W + l] for e < n and every lane l < W: a lane array laid out world
 // by world (dst 64-byte aligned is not required)
 void transpose_w2(const double* src, int n, double* dst, int stride);

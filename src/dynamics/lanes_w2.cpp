@@ -4,4 +4,6 @@
 #define IMPULSE_LANES_FACTOR ltdl_factor_w2
 #define IMPULSE_LANES_SOLVE ltdl_solve_w2
 #define IMPULSE_LANES_TRANSPOSE transpose_w2
+#define IMPULSE_LANES_PD implicit_pd_w2
+#define IMPULSE_LANES_PD2 pd_second_pass_w2
 #include "lanes_kernels.inc"

@@ -140,7 +140,8 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
   };
   // the first pass computed in lanes (lanes_step.hpp, with the same first-guess clamps): Data
   // takes the dynamics and M~ factored from there, and the pass's solved rhs
-  const Scalar* const from_lanes = lanes == nullptr || lanes->empty() ? nullptr : lanes->take(s.state_, d);
+  const LanesPending::Taken taken = lanes == nullptr || lanes->empty() ? LanesPending::Taken() : lanes->take(s.state_, d);
+  const Scalar* const from_lanes = taken.rhs;
   if (!from_lanes && m.is_free_body()) {
     // A free rigid body (piles, stacks): no scalar joint, so no clamps, PD or damping terms and
     // one pass; its closed-form dynamics, the 6-dof chain factor, and the general pass's
@@ -158,7 +159,12 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
     Eigen::Map<Vec6>(u_free.data()) = CMap6(u.data()) + r;
     return;
   }
-  const bool limited = first_clamps(s, dt, tau_clamp, clamped);
+  // the first guess of the clamps, and whether the first pass settles them, from the lane when
+  // it computed them (StepLanes::implicit_pd: the same operations), else here
+  const bool lane_pd = from_lanes && taken.lanes->has_pd();
+  const bool limited = lane_pd ? taken.lanes->clamps(taken.lane, clamped.data(), tau_clamp.data())
+                               : first_clamps(s, dt, tau_clamp, clamped);
+  const bool lane_settled = lane_pd && !taken.lanes->second_pass(taken.lane);
   for (int pass = 0; pass < 3; ++pass) {
     if (pass == 0 && from_lanes) {
       rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
@@ -171,7 +177,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       } else {
         compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
       }
-      // (lanes_diagonal repeats these operations in this order for a system in a lane)
+      // (StepLanes::implicit_pd repeats these operations in this order for a system in a lane)
       rhs = tau - d.h - m.damping.cwiseProduct(u);
       for (Index i = 0; i < m.nb; ++i) {
         if (m.nv_joint[i] != 1) continue;
@@ -189,7 +195,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       ltdl_solve(m, d, rhs);
     }
     u_free = u + rhs;
-    if (!limited || pass == 2) break;
+    if (!limited || pass == 2 || (pass == 0 && lane_settled)) break;
     bool again = false;
     for (Index i = 0; i < m.nb; ++i) {
       if (m.nv_joint[i] != 1) continue;
@@ -269,7 +275,7 @@ void prefetch_system(const StepperSystem& s) {
 
 }  // namespace
 
-const Scalar* LanesPending::take(const SystemState* state, Data& d) {
+LanesPending::Taken LanesPending::take(const SystemState* state, Data& d) {
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].state != state) continue;
     const StepLanes& l = *entries_[i].lanes;
@@ -277,46 +283,9 @@ const Scalar* LanesPending::take(const SystemState* state, Data& d) {
     l.get_step(lane, d);
     entries_[i] = entries_.back();
     entries_.pop_back();
-    return l.solution(lane);
+    return {l.solution(lane), &l, lane};
   }
-  return nullptr;
-}
-
-void lanes_diagonal(const Model& model, const SystemState& state, Scalar dt, StepLanes& lanes, int lane) {
-  // (the clamps into this thread's buffers: the stage makes them again in the system's scratch)
-  thread_local VecX tau_clamp;
-  thread_local std::vector<unsigned char> clamped;
-  if (tau_clamp.size() < model.nv) tau_clamp.resize(model.nv);
-  clamped.resize(static_cast<std::size_t>(model.nv));  // (no allocation once the largest was seen)
-  StepperSystem s;
-  s.model_ = &model;
-  s.state_ = const_cast<SystemState*>(&state);  // (read only)
-  first_clamps(s, dt, tau_clamp, clamped);
-  const Scalar* const kp = state.kp.data();
-  const Scalar* const kd = state.kd.data();
-  const Scalar* const q_target = state.q_target.data();
-  const Scalar* const u_target = state.u_target.data();
-  const Scalar* const q = state.q.data();
-  const Scalar* const u = state.u.data();
-  const Scalar* const tau = state.tau.data();
-  const Scalar* const damping = model.damping.data();
-  // dynamics_stage's first pass after the dynamics, in its order: rhs, the additions to M(k, k)
-  const StepLanes::LaneBlock b = lanes.lane_block(lane);
-  const Index w = b.stride, n = model.nv;
-  for (Index k = 0; k < n; ++k) b.rhs[k * w] = (tau[k] - b.h[k * w]) - damping[k] * u[k];
-  for (Index i = 0; i < model.nb; ++i) {
-    if (model.nv_joint[i] != 1) continue;
-    const Index k = model.idx_v[i], iq = model.idx_q[i];
-    Scalar& Mkk = b.M[(k + k * n) * w];
-    Mkk += dt * damping[k];
-    if (clamped[static_cast<std::size_t>(k)]) {
-      b.rhs[k * w] += tau_clamp[k] - tau[k];
-      continue;
-    }
-    b.rhs[k * w] += kp[k] * (q_target[iq] - q[iq] - dt * u[k]) + kd[k] * (u_target[k] - u[k]);
-    Mkk += dt * kd[k] + dt * dt * kp[k];
-  }
-  for (Index k = 0; k < n; ++k) b.rhs[k * w] *= dt;
+  return {};
 }
 
 void Stepper::reserve(const std::vector<StepperSystem>& systems, const std::vector<Index>& object_system) {

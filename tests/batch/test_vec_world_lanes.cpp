@@ -33,7 +33,8 @@ struct Trajectory {
 // n ANYmal worlds, each with its own initial velocity and PD targets (world 3's far off: its
 // actuators saturate), stepped `steps` times; push: an external wrench on world 1's base in
 // every third step.
-// mixed: world 2 with another gravity, world 1 with a heavier base (a Model of its own)
+// mixed: world 2 with another gravity, world 1 with a heavier base (a Model of its own), world 3
+// with another time step
 Trajectory run(int width, int threads, Index n, Index steps, bool push, bool mixed = false) {
   VecWorld vec(parse_world_file(kStandWorld), n, threads);
   vec.set_lanes(width);
@@ -51,6 +52,7 @@ Trajectory run(int width, int threads, Index n, Index steps, bool push, bool mix
     }
     mass[1] += 2;
     vec.set_body_mass(0, 0, mass, com);
+    vec.world(3 % n).set_time_step(0.5 * vec.world(3 % n).time_step());
   }
   const Index nq = 19, nv = 18;
   RowMatX q(n, nq), u = RowMatX::Zero(n, nv);
@@ -106,11 +108,13 @@ TEST_CASE("VecWorld in SIMD lanes: a world pushed in some steps equals the scala
   }
 }
 
-TEST_CASE("VecWorld in SIMD lanes: worlds with their own gravity or Model equal the scalar run", "[batch][lanes]") {
+TEST_CASE("VecWorld in SIMD lanes: worlds with their own gravity, Model or time step equal the scalar run", "[batch][lanes]") {
   const Index n = 4, steps = 60;
   const Trajectory scalar = run(1, 1, n, steps, false, true);
-  CHECK(scalar.q(2, 2) != run(1, 1, n, steps, false).q(2, 2));  // (the gravity and the mass act)
-  CHECK(scalar.q(1, 2) != run(1, 1, n, steps, false).q(1, 2));
+  const Trajectory plain = run(1, 1, n, steps, false);
+  CHECK(scalar.q(2, 2) != plain.q(2, 2));  // (the gravity, the mass and the time step act)
+  CHECK(scalar.q(1, 2) != plain.q(1, 2));
+  CHECK(scalar.q(3, 2) != plain.q(3, 2));
   for (int width : widths()) {
     INFO("width " << width);
     const Trajectory lanes = run(width, 1, n, steps, false, true);

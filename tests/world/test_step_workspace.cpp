@@ -180,18 +180,35 @@ TEST_CASE("step workspace: the dynamics stage takes a first pass from the worksp
   Model m;
   if (!impulse::test::load_anymal(m)) return;
   const auto anymal = std::make_shared<const Model>(m);
+  for (const bool saturated : {false, true})
   for (const bool same_state : {true, false}) {
     INFO((same_state ? "the lane holds the system's state" : "the lane holds another velocity"));
+    INFO((saturated ? "actuators beyond their effort and velocity limits" : "actuators within their limits"));
     auto plain = make_scene(anymal, 0.2);
     auto handed = make_scene(anymal, 0.2);
     StepWorkspace ws;
     for (int k = 0; k < 3; ++k) plain->integrate(ws), handed->integrate(ws);
+    if (saturated) {
+      // ANYmal's actuators: 80 N m, 7.5 rad/s. Torques of +-150 clamp (the first guess), and two
+      // joints beyond the velocity limit narrow their interval to one sign.
+      for (World* x : {plain.get(), handed.get()}) {
+        VecX tau = VecX::Zero(anymal->nv), u = x->system(0).u();
+        for (Index k = 6; k < anymal->nv; ++k) tau[k] = (k % 2 ? 150.0 : -150.0);
+        tau[8] = tau[9] = 0;
+        u[8] = 8.0, u[9] = -8.0;
+        x->system(0).set_generalized_force(tau);
+        x->system(0).set_u(u);
+      }
+    }
     const SystemState& st = handed->data().systems[0];
     StepLanes lanes(*anymal, 2);
     const VecX u_lane = same_state ? st.u : VecX(st.u + VecX::Constant(anymal->nv, 0.05));
-    for (int w = 0; w < 2; ++w) lanes.set_state(w, st.q, u_lane);
+    for (int w = 0; w < 2; ++w) {
+      lanes.set_state(w, st.q, u_lane);
+      lanes.set_drive(w, st.tau, st.kp, st.kd, st.q_target, st.u_target);
+    }
     lanes.compute();
-    lanes_diagonal(*anymal, st, handed->settings().dt, lanes, 0);
+    lanes.implicit_pd(handed->settings().dt);
     lanes.factor();
     lanes.solve();
     ws.lanes_pending().put(&st, &lanes, 0);

@@ -83,6 +83,29 @@ class StepLanes {
     Index stride;
   };
   LaneBlock lane_block(int lane);
+
+  // The implicit PD step's first pass for every lane at once, between compute() and factor(), in
+  // place of a caller's per-lane writes through lane_block: the first guess of the actuator
+  // clamps (the torque tau + Kp (q* - q - dt u) + Kd (u* - u) against the Model's effort and
+  // velocity limits), M_kk += dt damping_k + (unless clamped) dt Kd_k + dt^2 Kp_k on every scalar
+  // dof, and the right-hand side dt (tau - h - damping u + the PD torque, or the clamped torque
+  // minus tau), each lane with the operations and order of the stepper's dynamics stage
+  // (stepper/lanes_step.hpp; docs/architecture.md, "One step"), so solve() then gives its
+  // first pass's u_free - u bit for bit. set_drive gives each lane's generalized force tau (nv),
+  // PD gains kp, kd (nv), targets q_target (nq) and u_target (nv). (Sizes checked by
+  // IMPULSE_ASSERT only: a per-step call.)
+  void set_drive(int lane, const VecXcref& tau, const VecXcref& kp, const VecXcref& kd, const VecXcref& q_target,
+                 const VecXcref& u_target);
+  void implicit_pd(Scalar dt);
+  // After implicit_pd (has_pd() until the next compute()): lane `lane`'s first-guess clamps into
+  // clamped (nv entries, 1 where the actuator torque is clamped) and tau_clamp (the bound, written
+  // where clamped); returns whether some scalar dof has an actuator limit (both as the stepper's
+  // first_clamps). After solve(), second_pass(lane): whether the implicit PD torque at
+  // u_free = u + solution(lane) calls for another pass (a dof to clamp, or a clamped one whose
+  // torque no longer presses on its bound: the dynamics stage's test after its first pass).
+  bool has_pd() const;
+  bool clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const;
+  bool second_pass(int lane) const;
   // ltdl_solve (ltdl.hpp) of every lane's rhs with its factor (after factor()), in place: lane w
   // equals ltdl_solve(model, data_w, rhs_w) bit for bit. solution(lane) then points at lane
   // `lane`'s nv solved entries, contiguous.
@@ -102,6 +125,7 @@ class StepLanes {
   Scalar D(int lane, Index k) const;
 
  private:
+  void second_pass1();
   struct Impl;
   const Model& model_;
   int width_;
