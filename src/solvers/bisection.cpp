@@ -487,7 +487,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   }
 
   // Which contacts the sweep reads as their normal row alone (below), decided once per solve:
-  // none (every mu > 0: no per-contact test), all (every mu = 0, no box rows: the problem is a
+  // none (every mu > 0: no per-contact read of mu), all (every mu = 0, no box rows: the problem is a
   // QP in the normal and limit rows, its tangent impulses zero throughout), or those that are
   // frictionless with zero tangent impulses (tested per contact). (frictionless_contacts: above)
   const bool all_one_row = frictionless_contacts == nc && problem.nb == 0;
@@ -507,7 +507,6 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   Scalar alpha = s.alpha;
   anderson_.begin(problem, s.anderson_memory, all_one_row);
   product_.reset(problem, lambda);
-  if (all_one_row) product_.bind_normal_rows();
 
   // A frictionless contact whose tangent impulses are 0 reads and updates its normal row only
   // (they are and stay 0), a third of the work. Same closed form as solve_prepared:
@@ -534,38 +533,38 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     return std::max<Scalar>(0, -v_z) + std::max<Scalar>(0, -lambda_z) +
            std::min(std::max<Scalar>(lambda_z, 0), std::max<Scalar>(v_z, 0)) + std::abs(lambda_star - lambda_z);
   };
-  // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
-  auto three_row_contact = [&](Index i, Scalar alpha_k) {
-    const Vec3 lambda_i = lambda.segment<3>(3 * i);
-    const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
-    const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
-    const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
-    const Vec3& lambda_star = sol.lambda;
-    anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
-    // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
-    const Vec3 lambda_new = alpha_k * lambda_star + (1 - alpha_k) * lambda_i;
-    lambda.segment<3>(3 * i) = lambda_new;
-    product_.add_contact(i, lambda_new - lambda_i);
-    return std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
-           std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
-           cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm();
-  };
   for (Index it = 1; it <= s.max_iterations; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
     if (it == s.anderson_start) anderson_.prime();  // (this sweep's states are the first compared)
     if (accelerate) anderson_.before_sweep(lambda);
+    // (from the second sweep: a solve that one sweep ends does not gather the pieces)
+    if (all_one_row && it == 2) product_.bind_normal_rows();
     Scalar error = 0;
     // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts. With a
     // factored G (large islands) v_i reads only the velocity change of contact i's bodies.
     if (all_one_row) {
       for (Index i = 0; i < nc; ++i) error = std::max(error, one_row_contact(i, alpha, std::true_type{}));
-    } else if (frictionless_contacts == 0) {
-      for (Index i = 0; i < nc; ++i) error = std::max(error, three_row_contact(i, alpha));
     } else {
       for (Index i = 0; i < nc; ++i) {
-        const bool one_row = !(problem.mu[i] > 0) && lambda[3 * i] == 0 && lambda[3 * i + 1] == 0;
-        error = std::max(error, one_row ? one_row_contact(i, alpha, std::false_type{}) : three_row_contact(i, alpha));
+        const Vec3 lambda_i = lambda.segment<3>(3 * i);
+        if (frictionless_contacts > 0 && !(problem.mu[i] > 0) && lambda_i.x() == 0 && lambda_i.y() == 0) {
+          error = std::max(error, one_row_contact(i, alpha, std::false_type{}));
+          continue;
+        }
+        // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
+        const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
+        const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
+        const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
+        const Vec3& lambda_star = sol.lambda;
+        anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
+        error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
+                                    std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
+                                    cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm());
+        // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
+        const Vec3 lambda_new = alpha * lambda_star + (1 - alpha) * lambda_i;
+        lambda.segment<3>(3 * i) = lambda_new;
+        product_.add_contact(i, lambda_new - lambda_i);
       }
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
