@@ -512,7 +512,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   // (they are and stay 0), a third of the work. Same closed form as solve_prepared:
   // lambda_z* = max(0, -c_z / G_zz) with c_z = v_z - G_zz lambda_z. Returns its error.
   // (ALL: every contact is one, so the row's product may skip every tangent column)
-  auto one_row_contact = [&](Index i, Scalar alpha_k, auto all) {
+  auto one_row_contact = [&](Index i, Scalar alpha_k, auto all) IMPULSE_KERNEL_BODY {
     const Index r = 3 * i + 2;
     const Scalar lambda_z = lambda[r];
     Scalar v_z;
@@ -533,6 +533,10 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     return std::max<Scalar>(0, -v_z) + std::max<Scalar>(0, -lambda_z) +
            std::min(std::max<Scalar>(lambda_z, 0), std::max<Scalar>(v_z, 0)) + std::abs(lambda_star - lambda_z);
   };
+  // (out of line: the loop of a problem with friction keeps its frictional body alone)
+  auto one_row_mixed = [&](Index i, Scalar alpha_k) __attribute__((noinline)) {
+    return one_row_contact(i, alpha_k, std::false_type{});
+  };
   for (Index it = 1; it <= s.max_iterations; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
@@ -549,7 +553,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       for (Index i = 0; i < nc; ++i) {
         const Vec3 lambda_i = lambda.segment<3>(3 * i);
         if (frictionless_contacts > 0 && !(problem.mu[i] > 0) && lambda_i.x() == 0 && lambda_i.y() == 0) {
-          error = std::max(error, one_row_contact(i, alpha, std::false_type{}));
+          error = std::max(error, one_row_mixed(i, alpha));
           continue;
         }
         // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
