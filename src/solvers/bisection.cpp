@@ -124,6 +124,12 @@
 #include "impulse/solvers/cone.hpp"
 #include "../core/isa_dispatch.hpp"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define IMPULSE_BISECTION_OUT_OF_LINE __attribute__((noinline))
+#else
+#define IMPULSE_BISECTION_OUT_OF_LINE
+#endif
+
 namespace impulse {
 
 const char* to_string(ContactCase c) {
@@ -534,7 +540,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
            std::min(std::max<Scalar>(lambda_z, 0), std::max<Scalar>(v_z, 0)) + std::abs(lambda_star - lambda_z);
   };
   // (out of line: the loop of a problem with friction keeps its frictional body alone)
-  auto one_row_mixed = [&](Index i, Scalar alpha_k) __attribute__((noinline)) {
+  auto one_row_mixed = [&](Index i, Scalar alpha_k) IMPULSE_BISECTION_OUT_OF_LINE {
     return one_row_contact(i, alpha_k, std::false_type{});
   };
   for (Index it = 1; it <= s.max_iterations; ++it) {
