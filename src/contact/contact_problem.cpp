@@ -61,6 +61,7 @@ MatX ContactProblem::dense() const {
 // z = sum_p D^-1 Y_p lambda_p over all pieces: every group's update from z = 0.
 void DelassusProduct::reset(const ContactProblem& problem, const VecXcref& lambda) {
   problem_ = &problem;
+  normal_bound_ = false;  // (bind_normal_rows() binds this problem's pieces)
   const FactoredG* F = problem.factored;
   if (!F) return;
   if (z_.size() < F->nz) z_.resize(std::max<Index>(F->nz, 2 * z_.size()));
@@ -76,6 +77,44 @@ void DelassusProduct::reset(const ContactProblem& problem, const VecXcref& lambd
     }
     update(g, group_values(lambda, g, nc));
   }
+}
+
+void DelassusProduct::bind_normal_rows() {
+  normal_bound_ = false;
+  const ContactProblem& problem = *problem_;
+  const FactoredG* F = problem.factored;
+  if (!F) return;
+  const Index nc = problem.nc;
+  const Index np = F->begin[nc] - F->begin[0];
+  if (static_cast<Index>(npiece_.size()) < np) npiece_.resize(static_cast<std::size_t>(std::max<Index>(np, 2 * npiece_.size())));
+  if (static_cast<Index>(nbegin_.size()) < nc + 1) nbegin_.resize(static_cast<std::size_t>(std::max<Index>(nc + 1, 2 * nbegin_.size())));
+  Index k = 0;
+  for (Index g = 0; g < nc; ++g) {
+    nbegin_[static_cast<std::size_t>(g)] = k;
+    for (Index j = F->begin[g]; j < F->begin[g + 1]; ++j, ++k) {
+      const FactoredPiece& p = F->piece[j];
+      const Index* dofs = F->dofs + p.y;
+      if (!detail::free_body_piece(p, dofs)) return;  // (read_row's general path)
+      NormalPiece& q = npiece_[static_cast<std::size_t>(k)];
+      const Scalar* Y = F->Y + 3 * p.y + 2;
+      const Scalar* DY = F->DY + 3 * p.y + 2;
+      for (int t = 0; t < 6; ++t) q.Y[t] = Y[3 * t], q.DY[t] = DY[3 * t];
+      q.z = p.z + dofs[0];
+    }
+  }
+  nbegin_[static_cast<std::size_t>(nc)] = k;
+  normal_bound_ = true;
+}
+
+void DelassusProduct::reset_normal(const VecXcref& lambda) {
+  const ContactProblem& problem = *problem_;
+  const FactoredG* F = problem.factored;
+  if (!F) return;
+  if (!normal_bound_) return reset(problem, lambda);
+  z_.head(F->nz).setZero();
+  const Index nc = problem.nc, ng = nc + problem.nl + problem.nb;
+  for (Index g = 0; g < nc; ++g) add_normal(g, lambda[3 * g + 2]);
+  for (Index g = nc; g < ng; ++g) update_row(g, 0, lambda[2 * nc + g]);
 }
 
 void DelassusProduct::multiply(const ContactProblem& problem, const VecXcref& x, VecXref y) {

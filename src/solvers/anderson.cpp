@@ -44,17 +44,19 @@ void AndersonAcceleration::reserve(Index max_rows, Index memory) {
   const Index r = std::max<Index>(rows, dF_.rows()), c = std::max<Index>(m, dF_.cols());
   dF_.resize(r, c);
   dG_.resize(r, c);
-  for (VecX* v : {&x_, &f_, &g_, &w_}) v->resize(r);
+  for (VecX* v : {&x_, &f_, &g_, &w_, &y_}) v->resize(r);
   state_.resize(static_cast<std::size_t>(r));
+  rows_.resize(static_cast<std::size_t>(r));
 }
 
-void AndersonAcceleration::begin(const ContactProblem& problem, Index memory) {
+void AndersonAcceleration::begin(const ContactProblem& problem, Index memory, bool normal_rows) {
   problem_ = &problem;
   n_ = problem.size();
   m_ = std::clamp<Index>(memory, 0, kMaxMemory);
   primed_ = false;
   if (m_ == 0) return;
   reserve(n_, m_);  // no-op when reserved
+  compact_ = normal_rows;  // (the mixed rows are set up by prime(): most solves never mix)
   restart();
   changed_ = false;
 }
@@ -63,8 +65,15 @@ void AndersonAcceleration::prime() {
   if (primed_ || m_ == 0) return;
   const ContactProblem& problem = *problem_;
   const Index groups = problem.nc + (n_ - 3 * problem.nc);
+  k_ = n_;
+  if (compact_) {
+    const Index nc = problem.nc;
+    k_ = n_ - 2 * nc;
+    for (Index i = 0; i < nc; ++i) rows_[static_cast<std::size_t>(i)] = 3 * i + 2;
+    for (Index j = 3 * nc; j < n_; ++j) rows_[static_cast<std::size_t>(j - 2 * nc)] = j;
+  }
   std::fill(state_.begin(), state_.begin() + groups, static_cast<unsigned char>(255));
-  for (Index j = 0; j < n_; ++j) w_[j] = std::sqrt(std::max<Scalar>(problem.diagonal(j), 0));
+  for (Index a = 0; a < k_; ++a) w_[a] = std::sqrt(std::max<Scalar>(problem.diagonal(row(a)), 0));
   primed_ = true;
 }
 
@@ -75,7 +84,11 @@ void AndersonAcceleration::restart() {
 
 void AndersonAcceleration::before_sweep(const VecXcref& lambda) {
   prime();
-  x_.head(n_) = lambda;
+  if (compact_) {
+    for (Index a = 0; a < k_; ++a) x_[a] = lambda[row(a)];
+  } else {
+    x_.head(n_) = lambda;
+  }
   changed_ = false;
 }
 
@@ -85,7 +98,16 @@ bool AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
     restart();
   }
   prev_error_ = error;
-  const Index n = n_;
+  if (!compact_) return mix(lambda);
+  auto y = y_.head(k_);
+  for (Index a = 0; a < k_; ++a) y[a] = lambda[row(a)];
+  if (!mix(y)) return false;
+  for (Index a = 0; a < k_; ++a) lambda[row(a)] = y[a];
+  return true;
+}
+
+bool AndersonAcceleration::mix(VecXref lambda) {
+  const Index n = k_;
   auto f = x_.head(n);
   f = w_.head(n).cwiseProduct(lambda - f);  // f_k = W (g(x_k) - x_k), over x_k
   if (have_prev_) {                         // new difference columns
@@ -121,6 +143,12 @@ bool AndersonAcceleration::after_sweep(VecXref lambda, Scalar error) {
   for (Index a = 0; a < count_; ++a) lambda.head(n) -= gamma[a] * dG_.col(a).head(n);
   // back onto the feasible set
   const ContactProblem& p = *problem_;
+  if (compact_) {
+    // (the normal rows of frictionless contacts as project_to_cone leaves (0, 0, z) of a cone
+    // with mu = 0: unchanged; the sweep's max(0, .) takes a negative one back; no box rows)
+    for (Index a = p.nc; a < n; ++a) lambda[a] = std::max<Scalar>(lambda[a], 0);
+    return true;
+  }
   for (Index i = 0; i < p.nc; ++i) lambda.segment<3>(3 * i) = project_to_cone(lambda.segment<3>(3 * i), p.mu[i]);
   for (Index j = 3 * p.nc; j < p.first_box_row(); ++j) lambda[j] = std::max<Scalar>(lambda[j], 0);
   for (Index j = p.first_box_row(); j < n; ++j) {

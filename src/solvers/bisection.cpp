@@ -62,7 +62,12 @@
 //     G_ii vanishes (G_zz <= eps max_eig) no impulse can change v_z: the contact is Locked and
 //     gets lambda = 0. mu = 0 is solved in closed form (lambda_z = -c_z / G_zz); in the sweep a
 //     frictionless contact whose tangent impulses are 0 reads and updates its normal row only
-//     (one row of G lambda instead of three; the same closed form for lambda_z).
+//     (one row of G lambda instead of three; the same closed form for lambda_z). Which path the
+//     contacts take is decided once per solve: a problem without frictionless contacts sweeps
+//     with no per-contact test; one whose contacts are all frictionless (no box rows) has its
+//     tangent impulses set to 0 (the projection onto a ray) and kept there, reads its normal
+//     rows from pieces gathered contiguous (DelassusProduct::bind_normal_rows) and mixes the
+//     normal and limit rows only (AndersonAcceleration's normal_rows).
 //   * Termination of Algorithm 2 (the paper only says "exact violations of the physical
 //     constraints"): during each sweep, for every contact before its update we add
 //     max(0,-v_z) + max(0,-lambda_z) + min(lambda_z+, v_z+) + cone violation + |lambda* - lambda|,
@@ -113,10 +118,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "impulse/core/sincos.hpp"
 #include "impulse/solvers/cone.hpp"
 #include "../core/isa_dispatch.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define IMPULSE_BISECTION_OUT_OF_LINE __attribute__((noinline))
+#else
+#define IMPULSE_BISECTION_OUT_OF_LINE
+#endif
 
 namespace impulse {
 
@@ -417,7 +429,8 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
         solve_bound_qp_exact(problem, qp_rows_.data(), lambda, s.tolerance * min_diag / 2, budget, exact_);
     if (exact.converged) {
       product_.reset(problem, lambda);
-      anderson_.begin(problem, s.anderson_memory);
+      product_.bind_normal_rows();
+      anderson_.begin(problem, s.anderson_memory, true);
       return std::min(it + std::max<Index>(1, exact.changes), s.max_iterations - 1);
     }
     budget = std::max<Index>(0, budget - exact.changes);
@@ -428,7 +441,8 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
                                           product_, qp_);
   if (!(qp.projected_gradient < qp.start_projected_gradient)) lambda = qp_start_lambda_.head(n);  // no progress
   product_.reset(problem, lambda);
-  anderson_.begin(problem, s.anderson_memory);  // (its history belongs to the sweeps before)
+  product_.bind_normal_rows();
+  anderson_.begin(problem, s.anderson_memory, true);  // (its history belongs to the sweeps before)
   return std::min(it + qp.products, s.max_iterations - 1);  // (at least one sweep measures it)
 }
 
@@ -459,8 +473,10 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   // rule below for a block whose largest eigenvalue is G_zz), which a one-row contact's block,
   // zero but for G_zz, needs (contact/delassus.hpp); for a three-row block the same G_zz and
   // `locked` as the 3x3 rule unless the block is ill-conditioned.
+  Index frictionless_contacts = 0;
   for (Index i = 0; i < nc; ++i) {
     if (!(problem.mu[i] > 0)) {
+      ++frictionless_contacts;
       const Scalar g = problem.diagonal(3 * i + 2);
       G_zz_[i] = g;
       G_ii_[i] = Mat3::Zero();
@@ -476,10 +492,17 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     locked_[i] = pc.locked ? 1 : 0;
   }
 
+  // Which contacts the sweep reads as their normal row alone (below), decided once per solve:
+  // none (every mu > 0: no per-contact read of mu), all (every mu = 0, no box rows: the problem is a
+  // QP in the normal and limit rows, its tangent impulses zero throughout), or those that are
+  // frictionless with zero tangent impulses (tested per contact). (frictionless_contacts: above)
+  const bool all_one_row = frictionless_contacts == nc && problem.nb == 0;
+  if (all_one_row)  // (a frictionless contact's cone is a ray: the projection of its tangent impulses)
+    for (Index i = 0; i < nc; ++i) lambda[3 * i] = lambda[3 * i + 1] = 0;
+
   // a frictionless problem is a convex QP with bounds: MPRGP after qp_start sweeps (below)
-  bool frictionless = s.qp_start > 0 && problem.nb == 0;
+  const bool frictionless = s.qp_start > 0 && all_one_row;
   bool qp_done = false;
-  for (Index i = 0; frictionless && i < nc; ++i) frictionless = !(problem.mu[i] > 0);
 
   const bool frictional = !frictionless && s.active_set_start > 0;
   bool active_set_done = false;
@@ -488,51 +511,71 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
   Scalar alpha = s.alpha;
-  anderson_.begin(problem, s.anderson_memory);
+  anderson_.begin(problem, s.anderson_memory, all_one_row);
   product_.reset(problem, lambda);
+
+  // A frictionless contact whose tangent impulses are 0 reads and updates its normal row only
+  // (they are and stay 0), a third of the work. Same closed form as solve_prepared:
+  // lambda_z* = max(0, -c_z / G_zz) with c_z = v_z - G_zz lambda_z. Returns its error.
+  // (ALL: every contact is one, so the row's product may skip every tangent column)
+  auto one_row_contact = [&](Index i, Scalar alpha_k, auto all) IMPULSE_KERNEL_BODY {
+    const Index r = 3 * i + 2;
+    const Scalar lambda_z = lambda[r];
+    Scalar v_z;
+    if constexpr (decltype(all)::value) {
+      v_z = c[r] + product_.normal_row(i, lambda);
+    } else {
+      v_z = c[r] + product_.row(r, lambda);
+    }
+    const Scalar c_z = v_z - G_zz_[i] * lambda_z;
+    const bool open = c_z >= 0 || locked_[i] != 0;
+    const Scalar lambda_star = open ? Scalar(0) : -c_z / G_ii_[i](2, 2);
+    anderson_.track(i, static_cast<unsigned char>(c_z >= 0 ? ContactCase::Opening
+                                                   : locked_[i] != 0 ? ContactCase::Locked
+                                                                     : ContactCase::Slipping));
+    const Scalar lambda_new = alpha_k * lambda_star + (1 - alpha_k) * lambda_z;
+    lambda[r] = lambda_new;
+    product_.add_normal(i, lambda_new - lambda_z);
+    return std::max<Scalar>(0, -v_z) + std::max<Scalar>(0, -lambda_z) +
+           std::min(std::max<Scalar>(lambda_z, 0), std::max<Scalar>(v_z, 0)) + std::abs(lambda_star - lambda_z);
+  };
+  // (out of line: the loop of a problem with friction keeps its frictional body alone)
+  auto one_row_mixed = [&](Index i, Scalar alpha_k) IMPULSE_BISECTION_OUT_OF_LINE {
+    return one_row_contact(i, alpha_k, std::false_type{});
+  };
   for (Index it = 1; it <= s.max_iterations; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
     const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
     if (it == s.anderson_start) anderson_.prime();  // (this sweep's states are the first compared)
     if (accelerate) anderson_.before_sweep(lambda);
+    // (from the second sweep: a solve that one sweep ends does not gather the pieces)
+    if (all_one_row && it == 2) product_.bind_normal_rows();
     Scalar error = 0;
     // Algorithm 2, lines 2-11: one nonlinear block Gauss-Seidel sweep over the contacts. With a
     // factored G (large islands) v_i reads only the velocity change of contact i's bodies.
-    for (Index i = 0; i < nc; ++i) {
-      const Vec3 lambda_i = lambda.segment<3>(3 * i);
-      if (!(problem.mu[i] > 0) && lambda_i.x() == 0 && lambda_i.y() == 0) {
-        // Frictionless contact: only the normal row acts (its tangent impulses are and stay 0),
-        // so read and update that row alone, a third of the work. Same closed form as
-        // solve_prepared: lambda_z* = max(0, -c_z / G_zz) with c_z = v_z - G_zz lambda_z.
-        const Index r = 3 * i + 2;
-        const Scalar v_z = c[r] + product_.row(r, lambda);
-        const Scalar c_z = v_z - G_zz_[i] * lambda_i.z();
-        const bool open = c_z >= 0 || locked_[i] != 0;
-        const Scalar lambda_star = open ? Scalar(0) : -c_z / G_ii_[i](2, 2);
-        anderson_.track(i, static_cast<unsigned char>(c_z >= 0 ? ContactCase::Opening
-                                                       : locked_[i] != 0 ? ContactCase::Locked
-                                                                         : ContactCase::Slipping));
-        error = std::max(error, std::max<Scalar>(0, -v_z) + std::max<Scalar>(0, -lambda_i.z()) +
-                                    std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_z, 0)) +
-                                    std::abs(lambda_star - lambda_i.z()));
-        const Scalar lambda_new = alpha * lambda_star + (1 - alpha) * lambda_i.z();
-        lambda[r] = lambda_new;
-        product_.add_row(r, lambda_new - lambda_i.z());
-        continue;
+    if (all_one_row) {
+      for (Index i = 0; i < nc; ++i) error = std::max(error, one_row_contact(i, alpha, std::true_type{}));
+    } else {
+      for (Index i = 0; i < nc; ++i) {
+        const Vec3 lambda_i = lambda.segment<3>(3 * i);
+        if (frictionless_contacts > 0 && !(problem.mu[i] > 0) && lambda_i.x() == 0 && lambda_i.y() == 0) {
+          error = std::max(error, one_row_mixed(i, alpha));
+          continue;
+        }
+        // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
+        const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
+        const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
+        const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
+        const Vec3& lambda_star = sol.lambda;
+        anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
+        error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
+                                    std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
+                                    cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm());
+        // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
+        const Vec3 lambda_new = alpha * lambda_star + (1 - alpha) * lambda_i;
+        lambda.segment<3>(3 * i) = lambda_new;
+        product_.add_contact(i, lambda_new - lambda_i);
       }
-      // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
-      const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
-      const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
-      const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
-      const Vec3& lambda_star = sol.lambda;
-      anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
-      error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
-                                  std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
-                                  cone_violation(lambda_i, problem.mu[i]) + (lambda_star - lambda_i).norm());
-      // lines 4, 6, 9: lambda_i <- alpha lambda_i^* + (1 - alpha) lambda_i
-      const Vec3 lambda_new = alpha * lambda_star + (1 - alpha) * lambda_i;
-      lambda.segment<3>(3 * i) = lambda_new;
-      product_.add_contact(i, lambda_new - lambda_i);
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
     for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
@@ -593,7 +636,13 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       return result;
     }
     // (the mixed point moves every contact: G lambda is rebuilt)
-    if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) product_.reset(problem, lambda);
+    if (accelerate && it < s.max_iterations && anderson_.after_sweep(lambda, error)) {
+      if (all_one_row) {
+        product_.reset_normal(lambda);
+      } else {
+        product_.reset(problem, lambda);
+      }
+    }
   }
   result.method = method;
   return result;  // MaxIterations

@@ -141,10 +141,10 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   for (Index r = 0, a = 0; r < n; ++r)
     if (var[r]) ws.rows[static_cast<std::size_t>(a++)] = r;
   auto row = [&](Index a) { return ws.rows[static_cast<std::size_t>(a)]; };
-  // A = G on the variables (the lower triangle is all the factor reads)
+  // A = G on the variables, both triangles: the products below read whole columns (contiguous)
   if (!problem.is_factored()) {
     for (Index j = 0; j < m; ++j)
-      for (Index a = j; a < m; ++a) A(a, j) = problem.G(row(a), row(j));
+      for (Index a = j; a < m; ++a) A(a, j) = A(j, a) = problem.G(row(a), row(j));
   } else {
     // from the factors, G(a, j) = sum over the pieces of a's group of Y_p(row a)^T D^-1 Y(row j):
     // column j scattered once into the velocity slots of its systems, then read by the groups
@@ -176,7 +176,7 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
             for (Index t = 0; t < p.len; ++t) g += F.Y[3 * (p.y + t) + ra] * zs[p.z + F.dofs[p.y + t]];
           }
         }
-        A(a, j) = g;
+        A(a, j) = A(j, a) = g;
       }
       for (Index k = F.begin[gj]; k < F.begin[gj + 1]; ++k) {
         const FactoredPiece& p = F.piece[k];
@@ -188,7 +188,7 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   for (Index a = 0; a < m; ++a) max_diag = std::max(max_diag, A(a, a));
   if (!(max_diag > 0) || !std::isfinite(max_diag)) return result;
   const Scalar eps = 1e-10 * max_diag;
-  auto Aij = [&](Index a, Index j) { return a >= j ? A(a, j) : A(j, a); };
+  auto Aij = [&](Index a, Index j) { return A(a, j); };
 
   auto b = ws.b.head(m), x = ws.x.head(m), z = ws.z.head(m), v = ws.v.head(m);
   std::vector<Index>& P = ws.P;
@@ -205,7 +205,8 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
       if (!all && !ws.in_P[static_cast<std::size_t>(j)]) continue;
       const Scalar xj = x[j];
       if (xj == 0) continue;
-      for (Index a = 0; a < m; ++a) v[a] += Aij(a, j) * xj;
+      const Scalar* Aj = A.data() + j * A.outerStride();
+      for (Index a = 0; a < m; ++a) v[a] += Aj[a] * xj;
     }
   };
   // largest violation of velocity Signorini (the projected gradient)

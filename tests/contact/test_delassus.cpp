@@ -695,3 +695,59 @@ TEST_CASE("frictionless contacts as one row: the three-row form's normal rows an
   }
   CHECK(one_row_contacts > 20);
 }
+
+TEST_CASE("DelassusProduct's normal rows of a frictionless problem: the bits of row() and add_row()",
+          "[contact][islands]") {
+  // Every contact frictionless (built as one row), impulses zero on the tangent rows: the normal
+  // row reads of normal_row() (dense: the normal and one-row columns; factored: the pieces
+  // gathered by bind_normal_rows() where they are a free body's) and the updates of add_normal()
+  // give G lambda with the same bits as row() and add_row() through a Gauss-Seidel-like pass;
+  // reset_normal() gives the same reads as reset().
+  const Model quad = [] {
+    Model m = test::quadruped();
+    for (Index k = 6; k < m.nv; k += 3) m.friction[k] = 2.0;
+    return m;
+  }();
+  const Model box = free_box(2.0);
+  Index checked = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    IslandTestScene scene(quad, box, rng, true);
+    for (Index i = 0; i < scene.set.size(); ++i) scene.set[i].mu = 0;
+    std::normal_distribution<Scalar> nd(0, 1);
+    DelassusSettings st;
+    st.erp = 0;
+    st.limit_margin = 10;
+    for (const Index dense_limit : {Index(0), Index(1) << 30}) {
+      DelassusAssembler one;
+      one.reserve(scene.models);
+      one.set_dense_limit(dense_limit);
+      one.set_one_row_frictionless(true);
+      assemble_with_targets(one, scene.views, scene.object_system, scene.set, 1e-3, st);
+      INFO("seed " << seed << ", dense limit " << dense_limit);
+      for (Index k = 0; k < one.num_islands(); ++k) {
+        const IslandView view = one.island(k);
+        const ContactProblem& p = view.problem;
+        VecX lambda = VecX::NullaryExpr(p.size(), [&]() { return nd(rng); });
+        for (Index i = 0; i < p.nc; ++i) lambda[3 * i] = lambda[3 * i + 1] = 0;
+        DelassusProduct a, b;
+        a.reset(p, lambda);
+        b.reset(p, lambda);
+        b.bind_normal_rows();
+        for (Index i = 0; i < p.nc; ++i) {
+          const Index r = 3 * i + 2;
+          REQUIRE(a.row(r, lambda) == b.normal_row(i, lambda));
+          const Scalar delta = nd(rng);
+          lambda[r] += delta;
+          a.add_row(r, delta);
+          b.add_normal(i, delta);
+          ++checked;
+        }
+        b.reset_normal(lambda);
+        a.reset(p, lambda);
+        for (Index i = 0; i < p.nc; ++i) CHECK(a.row(3 * i + 2, lambda) == b.normal_row(i, lambda));
+      }
+    }
+  }
+  CHECK(checked > 40);
+}

@@ -20,6 +20,8 @@
 // (c_z <- c_z - target), so a solver always works on the homogeneous conditions above.
 #pragma once
 
+#include <vector>
+
 #include "impulse/core/types.hpp"
 
 namespace impulse {
@@ -151,7 +153,43 @@ class DelassusProduct {
   // y = G x for the bound problem (rebinds at x).
   void multiply(const ContactProblem& problem, const VecXcref& x, VecXref y);
 
-  std::size_t memory_bytes() const { return static_cast<std::size_t>(z_.size()) * sizeof(Scalar); }
+  // Frictionless problems (every contact's tangent impulses zero: their columns of G add
+  // nothing): the normal row 3i + 2 of contact i alone. Dense G: the row's products with the
+  // normal and one-row columns only, in the same order (the same sum: the skipped terms are
+  // products with zero impulses). Factored G, after bind_normal_rows(): the normal row of each
+  // piece and of its D^-1 Y, and its system's velocity slot, gathered contiguous once per solve
+  // (pieces on a free body; otherwise the reads fall back to read_row), with the same sums as
+  // read_row and update_row.
+  void bind_normal_rows();
+  // reset() at lambda for a frictionless problem (the same z, by the bound pieces when bound).
+  void reset_normal(const VecXcref& lambda);
+  Scalar normal_row(Index i, const VecXcref& lambda) const {
+    const ContactProblem& p = *problem_;
+    if (!p.factored) return dense_normal_row(p, i, lambda);
+    if (!normal_bound_) return read_row(i, 2);
+    Scalar v = 0;
+    for (Index k = nbegin_[static_cast<std::size_t>(i)]; k < nbegin_[static_cast<std::size_t>(i) + 1]; ++k) {
+      const NormalPiece& q = npiece_[static_cast<std::size_t>(k)];
+      const Scalar* z6 = z_.data() + q.z;
+      v += q.Y[0] * z6[0] + q.Y[1] * z6[1] + q.Y[2] * z6[2] + q.Y[3] * z6[3] + q.Y[4] * z6[4] + q.Y[5] * z6[5];
+    }
+    return v;
+  }
+  void add_normal(Index i, Scalar delta) {
+    if (!problem_->factored) return;
+    if (!normal_bound_) return update_row(i, 2, delta);
+    for (Index k = nbegin_[static_cast<std::size_t>(i)]; k < nbegin_[static_cast<std::size_t>(i) + 1]; ++k) {
+      const NormalPiece& q = npiece_[static_cast<std::size_t>(k)];
+      Scalar* z6 = z_.data() + q.z;
+      z6[0] += q.DY[0] * delta, z6[1] += q.DY[1] * delta, z6[2] += q.DY[2] * delta;
+      z6[3] += q.DY[3] * delta, z6[4] += q.DY[4] * delta, z6[5] += q.DY[5] * delta;
+    }
+  }
+
+  std::size_t memory_bytes() const {
+    return static_cast<std::size_t>(z_.size()) * sizeof(Scalar) + npiece_.capacity() * sizeof(NormalPiece) +
+           nbegin_.capacity() * sizeof(Index);
+  }
 
  private:
   // Dense G: the rows' products as plain column loops, in the order of Eigen's matrix-vector
@@ -159,6 +197,7 @@ class DelassusProduct {
   // neutral in wall time (in-process A/B; docs/benchmarks.md, "Machine and method").
   static inline Vec3 dense_rows(const ContactProblem& p, Index i, const VecXcref& lambda);
   static inline Scalar dense_row(const ContactProblem& p, Index r, const VecXcref& lambda);
+  static inline Scalar dense_normal_row(const ContactProblem& p, Index i, const VecXcref& lambda);
   inline Vec3 read(Index g) const;             // G(group g, :) lambda, zero-padded
   inline void update(Index g, const Vec3& delta);
   // One row r of group g only (a third of the work of a contact's three): one-row constraints and
@@ -168,6 +207,15 @@ class DelassusProduct {
 
   const ContactProblem* problem_ = nullptr;
   VecX z_;
+  // bind_normal_rows(): row 2 of a free-body piece's Y and D^-1 Y, and its first velocity slot
+  struct NormalPiece {
+    Scalar Y[6];
+    Scalar DY[6];
+    Index z = 0;
+  };
+  std::vector<NormalPiece> npiece_;
+  std::vector<Index> nbegin_;  // nc + 1: contact i's pieces are [nbegin_[i], nbegin_[i + 1])
+  bool normal_bound_ = false;
 };
 
 
@@ -200,6 +248,16 @@ inline Scalar DelassusProduct::dense_row(const ContactProblem& p, Index r, const
   const Scalar* l = lambda.data();
   Scalar v = 0;
   for (Index j = 0; j < n; ++j, g += ld) v += *g * l[j];
+  return v;
+}
+
+inline Scalar DelassusProduct::dense_normal_row(const ContactProblem& p, Index i, const VecXcref& lambda) {
+  const Index nc = p.nc, n = p.G.cols(), ld = p.G.outerStride();
+  const Scalar* row = p.G.data() + 3 * i + 2;
+  const Scalar* l = lambda.data();
+  Scalar v = 0;
+  for (Index j = 2; j < 3 * nc; j += 3) v += row[j * ld] * l[j];
+  for (Index j = 3 * nc; j < n; ++j) v += row[j * ld] * l[j];
   return v;
 }
 

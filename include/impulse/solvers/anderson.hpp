@@ -26,7 +26,10 @@ class AndersonAcceleration {
   // Start of a solve of `problem`: forgets the history and the row states. No allocation once
   // reserve(problem.size(), memory) has been called. The row weights and states are set up by
   // prime(), not here: most solves converge before mixing would start and never need them.
-  void begin(const ContactProblem& problem, Index memory);
+  // normal_rows: every contact of `problem` is frictionless with zero tangent impulses that the
+  // sweeps keep 0 (bisection's one-row problems): the mixing reads and writes the normal and
+  // one-row rows only (a third of the rows; the tangent rows' differences are all 0).
+  void begin(const ContactProblem& problem, Index memory, bool normal_rows = false);
 
   // Sets up the row weights and starts tracking the states (track() is a no-op before). Call it
   // before the last plain sweep, the one whose states the first mixed sweep is compared with;
@@ -52,9 +55,15 @@ class AndersonAcceleration {
 
  private:
   void restart();
+  bool mix(VecXref y);  // after_sweep on the mixed rows y (the sweep's point in, the mixed out)
+  Index row(Index a) const { return compact_ ? rows_[static_cast<std::size_t>(a)] : a; }
 
   const ContactProblem* problem_ = nullptr;
   Index n_ = 0, m_ = 0;
+  Index k_ = 0;            // mixed rows: n_, or the normal and one-row rows (compact_)
+  bool compact_ = false;
+  std::vector<Index> rows_;  // compact_: the problem row of each mixed row
+  VecX y_;                   // compact_: the sweep's point on the mixed rows
   Index count_ = 0, next_ = 0;  // stored difference columns; the next column to overwrite
   bool have_prev_ = false, changed_ = false, primed_ = false;
   Scalar prev_error_ = 0;
