@@ -68,11 +68,17 @@ class StepStatus(enum.Enum):
     NonFinite = ...
     ContactOverflow = ...
 
+class SolverMethod(enum.Enum):
+    Iteration = ...
+    BoundQp = ...
+    ActiveSet = ...
+
 class SolverResult:
     status: SolverStatus
     iterations: int
     residual: float
     stalled: bool
+    method: SolverMethod
     converged: bool
 
 class StageTimes:
@@ -82,6 +88,13 @@ class StageTimes:
     solve: float
     integrate: float
     total: float
+
+class IslandResult:
+    systems: int
+    contacts: int
+    rows: int
+    solver: SolverResult
+    at_cap: bool
 
 class StepStats:
     status: StepStatus
@@ -102,6 +115,7 @@ class StepStats:
     position_rows: int
     position_sweeps: int
     position_exact: int
+    island_results: List[IslandResult]
     speculative_impacts: int
 
 # BEGIN generated: BisectionSettings (impulse settings --update)

@@ -144,9 +144,9 @@ bool AndersonAcceleration::mix(VecXref lambda) {
   // back onto the feasible set
   const ContactProblem& p = *problem_;
   if (compact_) {
-    // (the normal rows of frictionless contacts as project_to_cone leaves (0, 0, z) of a cone
-    // with mu = 0: unchanged; the sweep's max(0, .) takes a negative one back; no box rows)
-    for (Index a = p.nc; a < n; ++a) lambda[a] = std::max<Scalar>(lambda[a], 0);
+    // (the normal rows of frictionless contacts, projected as project_to_cone projects (0, 0, z)
+    // with mu = 0, and the limit rows; no box rows)
+    for (Index a = 0; a < n; ++a) lambda[a] = std::max<Scalar>(lambda[a], 0);
     return true;
   }
   for (Index i = 0; i < p.nc; ++i) lambda.segment<3>(3 * i) = project_to_cone(lambda.segment<3>(3 * i), p.mu[i]);

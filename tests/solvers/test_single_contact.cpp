@@ -305,3 +305,27 @@ TEST_CASE("bisection (Coulomb) slips with friction opposite to the slip, as conv
   CHECK(slipping >= 300);
   CHECK(worst_energy_model > 1e-2);  // the two models genuinely differ on coupled blocks
 }
+
+TEST_CASE("project_to_cone is the Euclidean projection onto K_mu, mu = 0 included", "[solvers][cone]") {
+  // Moreau's decomposition: lambda = P(lambda) + r with P(lambda) in K_mu, r in the polar cone
+  // (|r_T| <= -r_z / mu; for mu = 0 r_z <= 0 and r_T free) and P(lambda) . r = 0
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<Scalar> u(-1, 1);
+  for (const Scalar mu : {0.0, 0.3, 1.0, 2.5}) {
+    for (int k = 0; k < 2000; ++k) {
+      const Vec3 l(u(rng), u(rng), u(rng));
+      const Vec3 p = project_to_cone(l, mu);
+      const Vec3 r = l - p;
+      INFO("mu " << mu << " lambda " << l.transpose() << " projection " << p.transpose());
+      CHECK(p.z() >= 0);
+      CHECK(cone_violation(p, mu) <= 1e-14);
+      CHECK(std::abs(p.dot(r)) <= 1e-14);
+      CHECK(r.z() <= 1e-14);
+      CHECK(mu * std::hypot(r.x(), r.y()) <= -r.z() + 1e-14);
+      CHECK((project_to_cone(p, mu) - p).norm() <= 1e-14);
+    }
+  }
+  // the frictionless ray: a negative normal impulse projects to 0
+  CHECK(project_to_cone(Vec3(0, 0, -0.5), 0).norm() == 0);
+  CHECK(project_to_cone(Vec3(0.2, -0.1, 0.7), 0) == Vec3(0, 0, 0.7));
+}

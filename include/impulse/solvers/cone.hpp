@@ -32,7 +32,7 @@ inline Vec2s project_to_disc(const Vec2s& t, Scalar radius) {
 inline Vec3 project_to_cone(const Vec3& lambda, Scalar mu) {
   const Scalar t = std::hypot(lambda.x(), lambda.y());
   const Scalar z = lambda.z();
-  if (t <= mu * z) return lambda;
+  if (t <= mu * z && z >= 0) return lambda;  // (z >= 0: with mu = 0, t = 0 and z < 0 is outside)
   if (mu * t <= -z) return Vec3::Zero();
   const Scalar z_new = (mu * t + z) / (1 + mu * mu);
   if (t <= 0) return Vec3(0, 0, std::max<Scalar>(z_new, 0));  // mu = 0 and z > 0
