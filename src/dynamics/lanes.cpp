@@ -27,6 +27,17 @@ struct AlignedFree {
   void operator()(double* p) const { std::free(p); }
 };
 
+// The width-1 kernels' actuator interval of dof k at velocity u_k: the effort limit (none: +-inf),
+// narrowed to one sign at the velocity limit (the kernels' hi0 / lo0, lanes_kernels.inc)
+void lanes_actuator_bounds(const Model& m, Index k, Scalar u_k, Scalar& lo, Scalar& hi) {
+  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+  hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
+  lo = -hi;
+  const Scalar vmax = m.velocity_limit[k];
+  if (vmax > 0 && u_k >= vmax) hi = std::min<Scalar>(hi, 0);
+  if (vmax > 0 && u_k <= -vmax) lo = std::max<Scalar>(lo, 0);
+}
+
 }  // namespace
 
 bool lanes_supported(const Model& model) {
@@ -344,10 +355,9 @@ void StepLanes::implicit_pd(Scalar dt) {
   for (Index i = 0; i < m.nb; ++i) {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
-    Scalar hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf, lo = -hi;
+    Scalar lo, hi;
+    lanes_actuator_bounds(m, k, u[k], lo, hi);
     const Scalar vmax = m.velocity_limit[k];
-    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
-    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
     const bool limited = lo > -inf || hi < inf || (vmax > 0 && vmax < inf);
     const Scalar pd_p = s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * u[k]);
     const Scalar pd_d = s.kd1[k] * (s.u_target1[k] - u[k]);
@@ -461,10 +471,8 @@ void StepLanes::second_pass1() {
   for (Index i = 0; i < m.nb; ++i) {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
-    Scalar hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf, lo = -hi;
-    const Scalar vmax = m.velocity_limit[k];
-    if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
-    if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
+    Scalar lo, hi;
+    lanes_actuator_bounds(m, k, u[k], lo, hi);
     if (!(lo > -inf) && !(hi < inf)) continue;
     const Scalar uf = u[k] + s.rhs1[k];
     const Scalar t = s.tau1[k] + s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * uf) + s.kd1[k] * (s.u_target1[k] - uf);

@@ -325,6 +325,13 @@ Contact* add_contact(ContactSet& set, Index obj_a, Index body_a, Index obj_b, In
   return c;
 }
 
+// The test quadruped with Coulomb friction on every third joint (joint-friction box rows).
+Model quadruped_with_joint_friction() {
+  Model m = test::quadruped();
+  for (Index k = 6; k < m.nv; k += 3) m.friction[k] = 2.0;
+  return m;
+}
+
 // A random scene of the island tests: the quadruped `quad` (random state), 8 free boxes `box` and
 // the ground, joined by up to 14 random contacts (draws that touch only the ground are skipped);
 // with `frictionless_even`, the contacts of even draws have mu = 0.
@@ -624,11 +631,7 @@ TEST_CASE("frictionless contacts as one row: the three-row form's normal rows an
   // frictionless contact's tangent rows are zero in G and c, its normal row and column are the
   // three-row form's to the bit, the frictional contacts' rows are untouched, and bisection gives
   // the same impulses (to its tolerance) and the same velocity update; both storages.
-  const Model quad = [] {
-    Model m = test::quadruped();
-    for (Index k = 6; k < m.nv; k += 3) m.friction[k] = 2.0;
-    return m;
-  }();
+  const Model quad = quadruped_with_joint_friction();
   const Model box = free_box(2.0);
   Index one_row_contacts = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
@@ -703,11 +706,7 @@ TEST_CASE("DelassusProduct's normal rows of a frictionless problem: the bits of 
   // gathered by bind_normal_rows() where they are a free body's) and the updates of add_normal()
   // give G lambda with the same bits as row() and add_row() through a Gauss-Seidel-like pass;
   // reset_normal() gives the same reads as reset().
-  const Model quad = [] {
-    Model m = test::quadruped();
-    for (Index k = 6; k < m.nv; k += 3) m.friction[k] = 2.0;
-    return m;
-  }();
+  const Model quad = quadruped_with_joint_friction();
   const Model box = free_box(2.0);
   Index checked = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
