@@ -14,6 +14,7 @@
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
+#include "impulse/model/actuator.hpp"
 #include "lanes_abi.hpp"
 
 namespace impulse {
@@ -27,15 +28,10 @@ struct AlignedFree {
   void operator()(double* p) const { std::free(p); }
 };
 
-// The width-1 kernels' actuator interval of dof k at velocity u_k: the effort limit (none: +-inf),
-// narrowed to one sign at the velocity limit (the kernels' hi0 / lo0, lanes_kernels.inc)
-void lanes_actuator_bounds(const Model& m, Index k, Scalar u_k, Scalar& lo, Scalar& hi) {
-  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
-  hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
-  lo = -hi;
-  const Scalar vmax = m.velocity_limit[k];
-  if (vmax > 0 && u_k >= vmax) hi = std::min<Scalar>(hi, 0);
-  if (vmax > 0 && u_k <= -vmax) lo = std::max<Scalar>(lo, 0);
+// The kernel of the group's width: F is one of lanes_abi's entry points (lanes_abi.hpp)
+template <class F>
+F by_width(int width, F w2, F w4, F w8) {
+  return width == 2 ? w2 : width == 4 ? w4 : w8;
 }
 
 }  // namespace
@@ -261,24 +257,12 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   s.tau = mem + at[17], s.kp = mem + at[18], s.kd = mem + at[19], s.q_target = mem + at[20], s.u_target = mem + at[21];
   x.tau = s.tau, x.kp = s.kp, x.kd = s.kd, x.q_target = s.q_target, x.u_target = s.u_target;
   x.clamped = mem + at[22], x.tau_clamp = mem + at[23], x.flags = mem + at[24];
-  s.dynamics = width == 2   ? &lanes_abi::step_dynamics_w2
-               : width == 4 ? &lanes_abi::step_dynamics_w4
-                            : &lanes_abi::step_dynamics_w8;
-  s.factor = width == 2   ? &lanes_abi::ltdl_factor_w2
-             : width == 4 ? &lanes_abi::ltdl_factor_w4
-                          : &lanes_abi::ltdl_factor_w8;
-  s.solve = width == 2   ? &lanes_abi::ltdl_solve_w2
-            : width == 4 ? &lanes_abi::ltdl_solve_w4
-                         : &lanes_abi::ltdl_solve_w8;
-  s.pd = width == 2   ? &lanes_abi::implicit_pd_w2
-         : width == 4 ? &lanes_abi::implicit_pd_w4
-                      : &lanes_abi::implicit_pd_w8;
-  s.pd2 = width == 2   ? &lanes_abi::pd_second_pass_w2
-          : width == 4 ? &lanes_abi::pd_second_pass_w4
-                       : &lanes_abi::pd_second_pass_w8;
-  s.transpose = width == 2   ? &lanes_abi::transpose_w2
-                : width == 4 ? &lanes_abi::transpose_w4
-                             : &lanes_abi::transpose_w8;
+  s.dynamics = by_width(width, &lanes_abi::step_dynamics_w2, &lanes_abi::step_dynamics_w4, &lanes_abi::step_dynamics_w8);
+  s.factor = by_width(width, &lanes_abi::ltdl_factor_w2, &lanes_abi::ltdl_factor_w4, &lanes_abi::ltdl_factor_w8);
+  s.solve = by_width(width, &lanes_abi::ltdl_solve_w2, &lanes_abi::ltdl_solve_w4, &lanes_abi::ltdl_solve_w8);
+  s.pd = by_width(width, &lanes_abi::implicit_pd_w2, &lanes_abi::implicit_pd_w4, &lanes_abi::implicit_pd_w8);
+  s.pd2 = by_width(width, &lanes_abi::pd_second_pass_w2, &lanes_abi::pd_second_pass_w4, &lanes_abi::pd_second_pass_w8);
+  s.transpose = by_width(width, &lanes_abi::transpose_w2, &lanes_abi::transpose_w4, &lanes_abi::transpose_w8);
   s.o_p = 9 * nb, s.o_J = s.o_p + 3 * nb, s.o_h = s.o_J + 6 * nv, s.o_D = s.o_h + nv, s.o_Dinv = s.o_D + nv;
   s.o_L = s.o_Dinv + nv, s.o_rhs = s.o_L + n_anc;
   s.stride = (s.o_rhs + nv + 7) / 8 * 8;  // (each lane's record 64-byte aligned)
@@ -356,7 +340,7 @@ void StepLanes::implicit_pd(Scalar dt) {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
     Scalar lo, hi;
-    lanes_actuator_bounds(m, k, u[k], lo, hi);
+    actuator_bounds(m, k, u[k], lo, hi);
     const Scalar vmax = m.velocity_limit[k];
     const bool limited = lo > -inf || hi < inf || (vmax > 0 && vmax < inf);
     const Scalar pd_p = s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * u[k]);
@@ -472,7 +456,7 @@ void StepLanes::second_pass1() {
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
     Scalar lo, hi;
-    lanes_actuator_bounds(m, k, u[k], lo, hi);
+    actuator_bounds(m, k, u[k], lo, hi);
     if (!(lo > -inf) && !(hi < inf)) continue;
     const Scalar uf = u[k] + s.rhs1[k];
     const Scalar t = s.tau1[k] + s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * uf) + s.kd1[k] * (s.u_target1[k] - uf);

@@ -188,7 +188,6 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   for (Index a = 0; a < m; ++a) max_diag = std::max(max_diag, A(a, a));
   if (!(max_diag > 0) || !std::isfinite(max_diag)) return result;
   const Scalar eps = 1e-10 * max_diag;
-  auto Aij = [&](Index a, Index j) { return A(a, j); };
 
   auto b = ws.b.head(m), x = ws.x.head(m), z = ws.z.head(m), v = ws.v.head(m);
   std::vector<Index>& P = ws.P;
@@ -222,9 +221,9 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   // L L^T = G_PP + eps I, one row per member of P in P's order
   auto append = [&](Index j) {
     const Index k = static_cast<Index>(P.size());
-    Scalar d = Aij(j, j) + eps;
+    Scalar d = A(j, j) + eps;
     for (Index t = 0; t < k; ++t) {
-      Scalar s = Aij(P[static_cast<std::size_t>(t)], j);
+      Scalar s = A(P[static_cast<std::size_t>(t)], j);
       for (Index u = 0; u < t; ++u) s -= L(k, u) * L(t, u);
       L(k, t) = s / L(t, t);
       d -= L(k, t) * L(k, t);

@@ -8,6 +8,7 @@
 #include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/dynamics/step_dynamics.hpp"
+#include "impulse/model/actuator.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/stepper/integrate.hpp"
 #include "impulse/stepper/lanes_step.hpp"
@@ -50,17 +51,6 @@ class StageClock {
   Clock::time_point t0_;
 };
 
-// Actuator torque interval [lo, hi] of scalar dof k at velocity u
-// (a zero limit is URDF's value for "not given": unlimited, as in Drake and Gazebo)
-inline void actuator_bounds(const Model& m, const VecX& u, Index k, Scalar& lo, Scalar& hi) {
-  constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
-  hi = m.effort_limit[k] > 0 ? m.effort_limit[k] : inf;
-  lo = -hi;
-  const Scalar vmax = m.velocity_limit[k];
-  if (vmax > 0 && u[k] >= vmax) hi = std::min<Scalar>(hi, 0);
-  if (vmax > 0 && u[k] <= -vmax) lo = std::max<Scalar>(lo, 0);
-}
-
 // Pass 1's clamps (the explicit torque's first guess) into clamped and tau_clamp; whether any
 // scalar dof has an actuator limit.
 inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std::vector<unsigned char>& clamped) {
@@ -79,7 +69,7 @@ inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std
     if (m.nv_joint[i] != 1) continue;
     const Index k = m.idx_v[i], iq = m.idx_q[i];
     Scalar lo, hi;
-    actuator_bounds(m, u, k, lo, hi);
+    actuator_bounds(m, k, u[k], lo, hi);
     if (!(lo > -inf) && !(hi < inf) && !(m.velocity_limit[k] > 0 && m.velocity_limit[k] < inf)) continue;
     limited = true;
     // explicit: the first guess of the clamps (actuator_torque of dynamics_stage at v = u)
@@ -201,7 +191,7 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       if (m.nv_joint[i] != 1) continue;
       const Index k = m.idx_v[i], iq = m.idx_q[i];
       Scalar lo, hi;
-      actuator_bounds(m, u, k, lo, hi);
+      actuator_bounds(m, k, u[k], lo, hi);
       if (!(lo > -inf) && !(hi < inf)) continue;
       const Scalar t = actuator_torque(k, iq, u_free[k]);  // implicit
       unsigned char& c = clamped[static_cast<std::size_t>(k)];
@@ -476,7 +466,7 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
       newton_bound(ctx, isl, ll, r);
     }
     if (r.status != SolverStatus::Converged) ++state.stats.islands_not_converged;
-    state.stats.island_results.push_back(IslandResult{isl.num_systems, isl.problem.nc, m, r});
+    islands.push_back(IslandResult{isl.num_systems, isl.problem.nc, m, r});
     if (r.status == SolverStatus::NumericalIssue) ll.setZero();
     for (Index a = 0; a < m; ++a) lambda[isl.global_row[a]] = ll[a];
     // worst status over the islands (NumericalIssue > MaxIterations > Converged)
