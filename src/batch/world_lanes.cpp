@@ -22,57 +22,90 @@ StepLanes* WorldLanes::lanes(const std::shared_ptr<const Model>& model, int widt
   return entries_.back().lanes.get();
 }
 
+StepWorkspace& WorldLanes::workspace(int w, StepWorkspace& ws) {
+  if (w == 0) return ws;
+  while (static_cast<int>(workspaces_.size()) < w) workspaces_.push_back(std::make_unique<StepWorkspace>());
+  return *workspaces_[static_cast<std::size_t>(w - 1)];
+}
+
 void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {
   IMPULSE_ASSERT(count >= 1 && count <= std::max(width, 1));
-  LanesPending& pending = ws.lanes_pending();
-  pending.clear();
-  if (width > 1 && count > 1) {
-    const World& first = *worlds[0];
-    const std::vector<ArticulatedSystem*>& systems = first.systems();
-    for (std::size_t j = 0; j < systems.size(); ++j) {
-      const std::shared_ptr<const Model>& model = systems[j]->shared_model();
-      bool repeated = false;  // (one StepLanes per Model: the second system of a Model is scalar)
-      for (std::size_t k = 0; k < j; ++k) repeated = repeated || systems[k]->shared_model() == model;
-      if (repeated) continue;
-      // the Worlds whose system j takes a lane (bit w: World w)
-      unsigned used = 0;
-      for (int w = 0; w < count; ++w) {
-        const World& x = *worlds[w];
-        if (j >= x.systems().size() || x.systems()[j]->shared_model() != model) continue;
-        if (x.gravity() != first.gravity() || x.settings().dt != first.settings().dt) continue;
-        if (x.data().systems[j].has_f_ext) continue;
-        used |= 1u << w;
-      }
-      if ((used & (used - 1)) == 0) continue;  // one World or none: its step computes it
-      StepLanes* l = lanes(model, width);
-      if (l == nullptr) continue;
-      l->set_gravity(first.gravity());
-      int some = 0;
-      for (int w = 0; w < count; ++w)
-        if (used & (1u << w)) some = w;
-      for (int w = 0; w < width; ++w) {
-        // (a lane no World takes computes a copy of another's state: finite, not read)
-        const SystemState& st = worlds[(used & (1u << w)) ? w : some]->data().systems[j];
-        l->set_state(w, st.q, st.u);
-        l->set_drive(w, st.tau, st.kp, st.kd, st.q_target, st.u_target);
-      }
-      l->compute();
-      l->implicit_pd(first.settings().dt);
-      l->factor();
-      l->solve();
-      for (int w = 0; w < count; ++w)
-        if (used & (1u << w)) pending.put(&worlds[w]->data().systems[j], l, w);
+  if (width <= 1 || count <= 1) {  // the scalar path: World by World on ws
+    for (int w = 0; w < count; ++w) {
+      if (w + 1 < count) worlds[w + 1]->prefetch(&ws);
+      report[w] = worlds[w]->integrate(ws);
     }
+    return;
   }
-  // (what a step leaves pending, because it threw, is dropped with the group)
-  struct Clear {
-    LanesPending& pending;
-    ~Clear() { pending.clear(); }
-  } clear{pending};
+  StepWorkspace* group[8];
   for (int w = 0; w < count; ++w) {
-    if (w + 1 < count) worlds[w + 1]->prefetch(&ws);
-    report[w] = worlds[w]->integrate(ws);
+    group[w] = &workspace(w, ws);
+    group[w]->lanes_pending().clear();
   }
+  const World& first = *worlds[0];
+  const std::vector<ArticulatedSystem*>& systems = first.systems();
+  for (std::size_t j = 0; j < systems.size(); ++j) {
+    const std::shared_ptr<const Model>& model = systems[j]->shared_model();
+    bool repeated = false;  // (one StepLanes per Model: the second system of a Model is scalar)
+    for (std::size_t k = 0; k < j; ++k) repeated = repeated || systems[k]->shared_model() == model;
+    if (repeated) continue;
+    // the Worlds whose system j takes a lane (bit w: World w)
+    unsigned used = 0;
+    for (int w = 0; w < count; ++w) {
+      const World& x = *worlds[w];
+      if (j >= x.systems().size() || x.systems()[j]->shared_model() != model) continue;
+      if (x.gravity() != first.gravity() || x.settings().dt != first.settings().dt) continue;
+      if (x.data().systems[j].has_f_ext) continue;
+      used |= 1u << w;
+    }
+    if ((used & (used - 1)) == 0) continue;  // one World or none: its step computes it
+    StepLanes* l = lanes(model, width);
+    if (l == nullptr) continue;
+    l->set_gravity(first.gravity());
+    int some = 0;
+    for (int w = 0; w < count; ++w)
+      if (used & (1u << w)) some = w;
+    for (int w = 0; w < width; ++w) {
+      // (a lane no World takes computes a copy of another's state: finite, not read)
+      const SystemState& st = worlds[(used & (1u << w)) ? w : some]->data().systems[j];
+      l->set_state(w, st.q, st.u);
+      l->set_drive(w, st.tau, st.kp, st.kd, st.q_target, st.u_target);
+    }
+    l->compute();
+    l->implicit_pd(first.settings().dt);
+    l->factor();
+    l->solve();
+    for (int w = 0; w < count; ++w)
+      if (used & (1u << w)) group[w]->lanes_pending().put(&worlds[w]->data().systems[j], l, w);
+  }
+  // (a step that threw leaves the group's begun steps cancelled and what no stage took dropped)
+  struct Cancel {
+    World* const* worlds;
+    StepWorkspace* const* group;
+    int count;
+    ~Cancel() {
+      for (int w = 0; w < count; ++w) {
+        worlds[w]->cancel_step();
+        group[w]->lanes_pending().clear();
+      }
+    }
+  } cancel{worlds, group, count};
+  // each World's dynamics, collision and rows, on its workspace of the group
+  for (int w = 0; w < count; ++w) {
+    if (w + 1 < count) worlds[w + 1]->prefetch(group[w + 1]);
+    worlds[w]->begin_step(*group[w]);
+  }
+  // the G of the rows, those of one layout in lanes
+  assemblers_.resize(static_cast<std::size_t>(count));
+  views_.resize(static_cast<std::size_t>(count));
+  for (int w = 0; w < count; ++w) {
+    Stepper& s = worlds[w]->step_stepper();
+    assemblers_[static_cast<std::size_t>(w)] = &s.pending_rows();
+    views_[static_cast<std::size_t>(w)] = &s.system_views();
+  }
+  rows_.assemble_products(assemblers_.data(), views_.data(), count, width);
+  // each World's targets, solve and update
+  for (int w = 0; w < count; ++w) report[w] = worlds[w]->end_step();
 }
 
 }  // namespace impulse::batch

@@ -426,7 +426,20 @@ Index DelassusAssembler::find(Index s) {
 }
 
 void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
-                                 const ContactSet& contacts, Scalar dt, const DelassusSettings& st) {
+                                 const ContactSet& contacts, Scalar dt, const DelassusSettings& settings) {
+  assemble_rows(systems, object_system, contacts, dt, settings);
+  assemble_products(systems);
+}
+
+void DelassusAssembler::assemble_products(const std::vector<SystemView>& systems) {
+  if (!products_pending_) return;
+  products_pending_ = false;
+  assemble_dense(systems);
+  assemble_factored(systems);
+}
+
+void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
+                                      const ContactSet& contacts, Scalar dt, const DelassusSettings& st) {
   IMPULSE_ASSERT(systems.size() == sys_pieces_.size());
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   for (auto& list : sys_pieces_) list.clear();
@@ -595,8 +608,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
   arrays_.box.head(3 * nc_ + nl_).setZero();
   link_systems(static_cast<Index>(systems.size()));
   build_islands(static_cast<Index>(systems.size()));
-  assemble_dense(systems);
-  assemble_factored(systems);
+  products_pending_ = true;
   };
   return detail::run_kernel(kernel_body);
 }

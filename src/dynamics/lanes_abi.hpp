@@ -108,5 +108,36 @@ void transpose_w2(const double* src, int n, double* dst, int stride);
 void transpose_w4(const double* src, int n, double* dst, int stride);
 void transpose_w8(const double* src, int n, double* dst, int stride);
 
+
+// One path product of the contact rows' dense G (src/contact/delassus.cpp, assemble_dense): the
+// block B = sum_{t < len} Dinv[k_t] Yp[:, t] Yq[:, t]^T of two pieces added into G at entry g
+// (G(rp + i, rq + j) at g + i + j ld) and, when gm >= 0, B^T at gm (G(rq + j, rp + i) at
+// gm + j + i ld). Entries are lane-array entries: Yp's value r at path position t is entry
+// yp + 3 t + r of the lane array Y (and Dinv[k_t] Yp's the same entry of DY). kind: the scalar
+// kernel it repeats (rows of p x rows of q).
+enum : int { kProduct11 = 0, kProduct13 = 1, kProduct31 = 2, kProduct33 = 3, kProductNN = 4 };
+struct ProductOp {
+  int kind = 0, len = 0, yp = 0, yq = 0, g = 0, gm = -1, ld = 0;
+};
+// DY = D^-1 Y on the pieces' paths (pieces: 4 ints each, its first Y entry, its path length, the
+// first of its path's entries of the lane array Dinv in dinv_index, its rows 1 or 3), then every
+// op added into G, which is zero on entry (add_path_product, add_path_product_33 and
+// add_path_product_zz of delassus.cpp after G = 0: their operations in their order, lane by lane)
+void dense_products_w2(const int* pieces, int npieces, const ProductOp* ops, int nops, const int* dinv_index,
+                       const double* Y, const double* Dinv, double* DY, double* G);
+void dense_products_w4(const int* pieces, int npieces, const ProductOp* ops, int nops, const int* dinv_index,
+                       const double* Y, const double* Dinv, double* DY, double* G);
+void dense_products_w8(const int* pieces, int npieces, const ProductOp* ops, int nops, const int* dinv_index,
+                       const double* Y, const double* Dinv, double* DY, double* G);
+// dst[e W + l] = src[l][e] for e < n and every lane l < W (W arrays into one lane array)
+void gather_w2(const double* const* src, int n, double* dst);
+void gather_w4(const double* const* src, int n, double* dst);
+void gather_w8(const double* const* src, int n, double* dst);
+// dst[l][e] = src[e W + l] for e < n and every lane l < W (a lane array into W arrays), leaving
+// src[0 .. n W) zero
+void scatter_w2(double* src, int n, double* const* dst);
+void scatter_w4(double* src, int n, double* const* dst);
+void scatter_w8(double* src, int n, double* const* dst);
+
 }  // namespace lanes_abi
 }  // namespace impulse

@@ -356,8 +356,14 @@ void prefetch_state(const StepperState& state) {
 
 void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                       ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state) {
-  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   (void)solver_settings;  // (the solve's: finish())
+  prepare_rows(systems, collision, st, solver, state);
+  prepare_targets(st, state);
+}
+
+void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
+                           ContactSolver& solver, StepperState& state) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   state.stats.reset();
   // 1. dynamics
   StageClock clock(st.stage_timing);
@@ -400,10 +406,20 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
     const Scalar gn = g.norm();
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
-  assembler_.assemble(views_, object_system_, state.contacts, st.dt, st.contact);
+  assembler_.assemble_rows(views_, object_system_, state.contacts, st.dt, st.contact);
+  state.stats.times.delassus = clock.lap();
+  };
+  return detail::run_kernel(kernel_body);
+}
+
+void Stepper::prepare_targets(const StepSettings& st, StepperState& state) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+  StageClock clock(st.stage_timing);
+  // the islands' G (unless a batched step computed them in lanes: DelassusLanes)
+  assembler_.assemble_products(views_);
   // 4. targets (stepper/targets.hpp; timed with the rows)
   targets_stage(assembler_, views_, st.dt, st.contact, plan_);
-  state.stats.times.delassus = clock.lap();
+  state.stats.times.delassus += clock.lap();
   state.stats.contacts = assembler_.num_contacts();
   state.stats.limits = assembler_.num_limits();
   state.stats.friction_rows = assembler_.num_friction_rows();

@@ -573,19 +573,10 @@ void World::reserve_workspace(StepWorkspace& ws) const {
   }
 }
 
-StepReport World::integrate(StepWorkspace& ws) {
-  const auto in_use = use("integrate");
+void World::bind_workspace(StepWorkspace& ws) {
   // the step reads each system's Data through step_systems_: point them at the workspace's for
   // this step (gravity is the only entry of a Data that is the World's, not the step's), and back
-  // at the systems' own on every exit; the same for the stepper's scratch
-  struct Restore {
-    World& w;
-    ~Restore() {
-      for (std::size_t i = 0; i < w.step_systems_.size(); ++i) w.step_systems_[i].data_ = w.system_ptrs_[i]->data_.get();
-      w.stepper_ = nullptr;
-      w.prepared_ = false;  // (integrate2 must not solve what the workspace assembled)
-    }
-  } restore{*this};
+  // at the systems' own on every exit (release_workspace); the same for the stepper's scratch
   if (workspace_parts_.id != ws.id()) {
     workspace_parts_.id = ws.id();
     workspace_parts_.stepper = &ws.stepper(model_->layout, step_systems_, model_->object_system);
@@ -600,8 +591,60 @@ StepReport World::integrate(StepWorkspace& ws) {
     cached.second->gravity = s.gravity_;
     step_systems_[i].data_ = cached.second;
   }
+}
+
+void World::release_workspace() noexcept {
+  for (std::size_t i = 0; i < step_systems_.size(); ++i) step_systems_[i].data_ = system_ptrs_[i]->data_.get();
+  stepper_ = nullptr;
+  prepared_ = false;  // (integrate2 must not solve what the workspace assembled)
+  step_begun_ = false;
+}
+
+StepReport World::integrate(StepWorkspace& ws) {
+  const auto in_use = use("integrate");
+  IMPULSE_ASSERT(!step_begun_);
+  struct Restore {
+    World& w;
+    ~Restore() { w.release_workspace(); }
+  } restore{*this};
+  bind_workspace(ws);
   collide_and_assemble();
   return solve_and_integrate();
+}
+
+void World::begin_step(StepWorkspace& ws) {
+  const auto in_use = use("integrate");
+  IMPULSE_ASSERT(!step_begun_);
+  bind_workspace(ws);
+  try {
+    if (!data_.has_initial) mark_initial_state();
+    stepper_->prepare_rows(step_systems_, collision_, model_->settings, *step_solver_, data_.state);
+  } catch (...) {
+    release_workspace();
+    throw;
+  }
+  step_begun_ = true;
+}
+
+Stepper& World::step_stepper() {
+  IMPULSE_ASSERT(step_begun_);
+  return *stepper_;
+}
+
+StepReport World::end_step() {
+  const auto in_use = use("integrate");
+  IMPULSE_ASSERT(step_begun_);
+  struct Restore {
+    World& w;
+    ~Restore() { w.release_workspace(); }
+  } restore{*this};
+  stepper_->prepare_targets(model_->settings, data_.state);
+  prepared_ = true;
+  return solve_and_integrate();
+}
+
+void World::cancel_step() noexcept {
+  if (step_begun_) release_workspace();
 }
 
 std::string World::describe(const StepReport& r) const {

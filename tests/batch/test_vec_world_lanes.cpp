@@ -2,14 +2,20 @@
 // the CPU runs gives the trajectories of width 1 (the worlds stepped one by one) bit for bit, with
 // 1 and 2 threads, for worlds with different states and PD targets (some clamped at their effort
 // limits), with external wrenches in some steps, and in groups the world count does not fill;
-// integrate() then allocates nothing after the first steps.
+// integrate() then allocates nothing after the first steps; the G of a group's rows in lanes
+// (DelassusLanes) equal each World's own.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "impulse/batch/vec_world.hpp"
+#include "impulse/contact/delassus_lanes.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/lanes.hpp"
+#include "impulse/world/step_workspace.hpp"
+#include "impulse/world/world_file.hpp"
 #include "support/alloc_counter.hpp"
 
 using namespace impulse;
@@ -140,4 +146,86 @@ TEST_CASE("VecWorld::integrate in SIMD lanes allocates nothing after the first s
   test::alloc_counter_start();
   vec.integrate(20);
   CHECK(test::alloc_counter_stop() == 0);
+}
+
+namespace {
+
+// The dense G of every island of the rows a World's begun step assembled (World::begin_step).
+std::vector<MatX> rows_g(World& w) {
+  std::vector<MatX> g;
+  const DelassusAssembler& a = w.step_stepper().pending_rows();
+  for (Index k = 0; k < a.num_islands(); ++k) g.emplace_back(a.island(k).problem.G);
+  return g;
+}
+
+bool same_bits(const std::vector<MatX>& x, const std::vector<MatX>& y) {
+  if (x.size() != y.size()) return false;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    if (x[k].rows() != y[k].rows() || x[k].cols() != y[k].cols()) return false;
+    if (std::memcmp(x[k].data(), y[k].data(), sizeof(Scalar) * static_cast<std::size_t>(x[k].size())) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The G of a group's rows in lanes (DelassusLanes, the phase between World::begin_step and
+// end_step) equal each World's own assemble_products bit for bit: ANYmals on their four feet in
+// different states (3x3 blocks of two contact sides), with a hip beyond its limit (one-row limit
+// pieces: 1x1, 1x3, 3x1 blocks), on frictionless ground (normal rows alone); a World lifted off
+// the ground (no rows: another layout) computes its own.
+TEST_CASE("DelassusLanes: the G of a group's rows in lanes equal each World's own bit for bit", "[batch][lanes]") {
+  const WorldDescription d = parse_world_file(kStandWorld);
+  for (int width : widths()) {
+    for (int variant = 0; variant < 3; ++variant) {
+      INFO("width " << width << ", variant " << variant);
+      std::vector<std::unique_ptr<World>> worlds, copies;
+      std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
+      for (int i = 0; i < width; ++i) {
+        auto w = std::make_unique<World>();
+        build_world(d, *w);
+        if (variant == 2) w->set_default_material(0, 0);
+        ArticulatedSystem& s = w->system(0);
+        VecX q = s.q(), u = VecX::Zero(s.nv());
+        u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3;
+        q[8 + i % 3] += 0.01 * i;
+        if (variant == 1) q[7] = s.model().lower_position[7] - 0.01 * (i + 1);
+        if (variant == 0 && i == 1) q[2] += 0.5;  // (lifted)
+        s.set_state(q, u);
+        copies.push_back(w->clone());
+        worlds.push_back(std::move(w));
+        ws.push_back(std::make_unique<StepWorkspace>());
+        ws_copies.push_back(std::make_unique<StepWorkspace>());
+      }
+      std::vector<std::vector<MatX>> expected;
+      for (int i = 0; i < width; ++i) {
+        copies[i]->begin_step(*ws_copies[i]);
+        Stepper& st = copies[i]->step_stepper();
+        st.pending_rows().assemble_products(st.system_views());
+        expected.push_back(rows_g(*copies[i]));
+        copies[i]->cancel_step();
+      }
+      std::vector<DelassusAssembler*> a;
+      std::vector<const std::vector<SystemView>*> views;
+      for (int i = 0; i < width; ++i) {
+        worlds[i]->begin_step(*ws[i]);
+        a.push_back(&worlds[i]->step_stepper().pending_rows());
+        views.push_back(&worlds[i]->step_stepper().system_views());
+      }
+      if (variant == 1) CHECK(a[0]->num_limits() > 0);
+      if (variant == 2) CHECK(a[0]->one_row(0));
+      CHECK(a[0]->num_contacts() == 4);
+      DelassusLanes lanes;
+      const int in_lanes = lanes.assemble_products(a.data(), views.data(), width, width);
+      CHECK(in_lanes == (variant == 0 ? (width > 2 ? width - 1 : 0) : width));
+      for (int i = 0; i < width; ++i) {
+        INFO("world " << i);
+        CHECK(!a[i]->products_pending());
+        const std::vector<MatX> g = rows_g(*worlds[i]);
+        CHECK(!g.empty() == !(variant == 0 && i == 1));
+        CHECK(same_bits(g, expected[static_cast<std::size_t>(i)]));
+        worlds[i]->cancel_step();
+      }
+    }
+  }
 }

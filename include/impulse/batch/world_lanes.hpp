@@ -1,12 +1,15 @@
-// WorldLanes: one thread's steps of groups of Worlds with the dynamics of their systems in SIMD
-// lanes (module batch/; dynamics/lanes.hpp, stepper/lanes_step.hpp; docs/dynamics.md, "Many
-// worlds in SIMD lanes"). VecWorld and LocomotionTask keep one per thread.
+// WorldLanes: one thread's steps of groups of Worlds with the dynamics of their systems and the
+// G of their constraint rows in SIMD lanes (module batch/; dynamics/lanes.hpp,
+// stepper/lanes_step.hpp, contact/delassus_lanes.hpp; docs/dynamics.md, "Many worlds in SIMD
+// lanes"). VecWorld and LocomotionTask keep one per thread.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "impulse/contact/delassus_lanes.hpp"
 #include "impulse/dynamics/lanes.hpp"
+#include "impulse/world/step_workspace.hpp"
 #include "impulse/world/world.hpp"
 
 namespace impulse::batch {
@@ -14,18 +17,26 @@ namespace impulse::batch {
 class WorldLanes {
  public:
   // World::integrate(ws) of each of `count` Worlds (1 <= count <= width) in turn, report[i] the
-  // i-th's StepReport; before them, for each system index j, the first pass of the dynamics
-  // stage of the Worlds whose system j has the first World's Model and the first World's gravity
-  // and no external wrench this step, in one StepLanes of this width (two such Worlds at least;
-  // the others compute theirs in their step). A Model the lanes do not handle
-  // (lanes_supported), a free body (its closed form is cheaper) and a second system with the
-  // Model of an earlier one in the World take the scalar path. The results are the bits of
-  // integrate(ws) of each World, for every width; width 1 is exactly that. The StepLanes are made
-  // on first use and kept (one per Model and width): no allocation in steady state.
+  // i-th's StepReport, with the first pass of their dynamics and the G of their constraint rows
+  // in SIMD lanes of this width:
+  //   1. for each system index j, the first pass of the dynamics stage of the Worlds whose system
+  //      j has the first World's Model and the first World's gravity and no external wrench this
+  //      step, in one StepLanes (two such Worlds at least; the others compute theirs in their
+  //      step). A Model the lanes do not handle (lanes_supported), a free body (its closed form
+  //      is cheaper) and a second system with the Model of an earlier one in the World take the
+  //      scalar path;
+  //   2. each World's step up to its rows without their G (World::begin_step), World i on
+  //      workspace i of the group (ws for the first, the others this object's);
+  //   3. the G of the Worlds whose rows have one layout together (DelassusLanes);
+  //   4. each World's targets, solve and update (World::end_step).
+  // The results are the bits of integrate(ws) of each World, for every width; width 1 is exactly
+  // that, World by World on ws. The StepLanes (one per Model and width) and the workspaces are
+  // made on first use and kept: no allocation in steady state.
   void integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report);
 
  private:
   StepLanes* lanes(const std::shared_ptr<const Model>& model, int width);
+  StepWorkspace& workspace(int w, StepWorkspace& ws);
 
   struct Entry {
     std::shared_ptr<const Model> model;  // (a StepLanes keeps a reference to its Model)
@@ -33,6 +44,11 @@ class WorldLanes {
     std::unique_ptr<StepLanes> lanes;  // null: the Model takes the scalar path
   };
   std::vector<Entry> entries_;  // a few Models at most: searched in order
+  // the step scratch of Worlds 1 .. width - 1 of a group (World 0 steps on the caller's)
+  std::vector<std::unique_ptr<StepWorkspace>> workspaces_;
+  DelassusLanes rows_;
+  std::vector<DelassusAssembler*> assemblers_;
+  std::vector<const std::vector<SystemView>*> views_;
 };
 
 }  // namespace impulse::batch

@@ -266,6 +266,14 @@ class DelassusAssembler {
   // object_system[o]: the system index of collision object o, -1 for static objects.
   void assemble(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
                 const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
+  // assemble() in two halves: the rows (their pieces' Y, c, v-, the islands), then the islands'
+  // G (dense and factored). Between them only the G are missing; products() is pending until
+  // assemble_products() (or DelassusLanes, contact/delassus_lanes.hpp) computed them, and a second
+  // assemble_products() does nothing.
+  void assemble_rows(const std::vector<SystemView>& systems, const std::vector<Index>& object_system,
+                     const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
+  void assemble_products(const std::vector<SystemView>& systems);
+  bool products_pending() const { return products_pending_; }
 
   // The whole problem of the last assemble() with a dense G in the global rows (built on demand
   // from the islands; allocates: for tests, tools and small scenes, not for the step).
@@ -358,7 +366,9 @@ class DelassusAssembler {
   Index find(Index s);
   void link_systems(Index nsys);                       // union-find of the systems over the contacts
 
+  friend class DelassusLanes;  // contact/delassus_lanes.hpp: the dense G of many assemblers in lanes
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
+  bool products_pending_ = false;  // assemble_rows() ran, the islands' G not yet
   bool one_row_frictionless_ = false;
   std::vector<unsigned char> one_row_;   // per contact: built as one row
   Index nc_ = 0, nl_ = 0, nf_ = 0, nm_ = 0;  // nf_: box rows (joint friction, then nm_ mimic rows)

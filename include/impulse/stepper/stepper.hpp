@@ -196,7 +196,7 @@ struct StepSettings {
   DelassusSettings contact;
   bool warm_start = true;
   Index max_contacts = ContactSet::kDefaultCapacity;  // safety cap; storage grows with use
-  // Per-stage wall times in StepStats::times: 7 clock reads per step, about 2 % of a robot's
+  // Per-stage wall times in StepStats::times: 8 clock reads per step, about 2 % of a robot's
   // step on this machine, so off by default (the times read 0), as MuJoCo's timers are off until
   // a clock callback is set. The CLI's run, demo and bench commands turn them on.
   bool stage_timing = false;
@@ -258,6 +258,16 @@ class Stepper {
                ContactSolver& solver, const ContactSolver& solver_settings, StepperState& state);
   StepStatus finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
                     const ContactSolver& solver_settings, StepperState& state);
+  // prepare() in two halves (the same bits), for a batched step that computes the islands' G of
+  // several Worlds together (batch::WorldLanes, contact/delassus_lanes.hpp) between them:
+  // prepare_rows() runs the dynamics and collision stages and the rows without their G
+  // (DelassusAssembler::assemble_rows), prepare_targets() the G still pending and the targets.
+  void prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
+                    ContactSolver& solver, StepperState& state);
+  void prepare_targets(const StepSettings& st, StepperState& state);
+  // Between the halves: the assembler and the systems' views it reads.
+  DelassusAssembler& pending_rows() { return assembler_; }
+  const std::vector<SystemView>& system_views() const { return views_; }
 
   // The contact problem of the last prepare() and its solution (global rows).
   const DelassusAssembler& assembler() const { return assembler_; }

@@ -250,6 +250,16 @@ class World {
   // (step_workspace.hpp). What the step leaves (state, warm start, contacts(), stats()) is the
   // World's either way; assembler() describes the last step made without a workspace.
   StepReport integrate(StepWorkspace& ws);
+  // integrate(ws) in two calls, for batch::WorldLanes, which computes the islands' G of a group of
+  // Worlds together between them (contact/delassus_lanes.hpp): begin_step(ws) runs the step up to
+  // the constraint rows without their G (Stepper::prepare_rows) on the workspace's scratch;
+  // step_stepper() is that scratch; end_step() runs the rest and returns integrate(ws)'s report,
+  // the same bits. Until end_step() or cancel_step() the workspace holds this World's step (it
+  // must step no other World) and this World takes no other step call.
+  void begin_step(StepWorkspace& ws);
+  Stepper& step_stepper();
+  StepReport end_step();
+  void cancel_step() noexcept;
   // Makes the workspace's Data, stepper and solver for this World now (integrate(ws) would make
   // them on first use). A stepper made here takes the sizes of one step of a copy of this World
   // (the copy is discarded; this World is unchanged), so that the first integrate(ws) of any
@@ -324,6 +334,10 @@ class World {
   void prepare_initial_state();
   void check_compatible(const WorldState& state) const;
   void warn(WarningKind k, Index info);
+  // points the step at the workspace's Data, stepper and solver (integrate(ws), begin_step), and
+  // back at the World's own
+  void bind_workspace(StepWorkspace& ws);
+  void release_workspace() noexcept;
   // the two halves of a step, without the use marker (integrate* hold it)
   void collide_and_assemble();
   StepReport solve_and_integrate();
@@ -357,6 +371,7 @@ class World {
   // per system: the workspace (id) whose Data the last integrate(ws) used, and that Data
   std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
   bool prepared_ = false;
+  bool step_begun_ = false;  // begin_step() ran, end_step() or cancel_step() not yet
   UseMarker use_;
 };
 
