@@ -151,14 +151,14 @@ TEST_CASE("VecWorld::integrate in SIMD lanes allocates nothing after the first s
 namespace {
 
 // The dense G of every island of the rows a World's begun step assembled (World::begin_step).
-std::vector<MatX> rows_g(World& w) {
+std::vector<MatX> lanes_rows_g(World& w) {
   std::vector<MatX> g;
   const DelassusAssembler& a = w.step_stepper().pending_rows();
   for (Index k = 0; k < a.num_islands(); ++k) g.emplace_back(a.island(k).problem.G);
   return g;
 }
 
-bool same_bits(const std::vector<MatX>& x, const std::vector<MatX>& y) {
+bool lanes_same_bits(const std::vector<MatX>& x, const std::vector<MatX>& y) {
   if (x.size() != y.size()) return false;
   for (std::size_t k = 0; k < x.size(); ++k) {
     if (x[k].rows() != y[k].rows() || x[k].cols() != y[k].cols()) return false;
@@ -202,7 +202,7 @@ TEST_CASE("DelassusLanes: the G of a group's rows in lanes equal each World's ow
         copies[i]->begin_step(*ws_copies[i]);
         Stepper& st = copies[i]->step_stepper();
         st.pending_rows().assemble_products(st.system_views());
-        expected.push_back(rows_g(*copies[i]));
+        expected.push_back(lanes_rows_g(*copies[i]));
         copies[i]->cancel_step();
       }
       std::vector<DelassusAssembler*> a;
@@ -221,9 +221,9 @@ TEST_CASE("DelassusLanes: the G of a group's rows in lanes equal each World's ow
       for (int i = 0; i < width; ++i) {
         INFO("world " << i);
         CHECK(!a[i]->products_pending());
-        const std::vector<MatX> g = rows_g(*worlds[i]);
+        const std::vector<MatX> g = lanes_rows_g(*worlds[i]);
         CHECK(!g.empty() == !(variant == 0 && i == 1));
-        CHECK(same_bits(g, expected[static_cast<std::size_t>(i)]));
+        CHECK(lanes_same_bits(g, expected[static_cast<std::size_t>(i)]));
         worlds[i]->cancel_step();
       }
     }
