@@ -4,8 +4,8 @@
 // SimBenchmark's Kapla scene), 100 ANYmals standing 2 m apart (and the single-robot world it is
 // compared with), 1000 boxes dropped onto the ground, Solo12 standing (mesh collision as convex
 // hulls; example-robot-data through the package path, skipped by `--scene all` when absent), and
-// resting contact: SimBenchmark's own Kapla layout, a 10-box stack, a 15-box pyramid and 50 boxes
-// dropped into a bin. Each prints the mean and median us per step by stage, contacts (also per
+// resting contact: SimBenchmark's own Kapla layout, a 10-box stack, a 15-box pyramid, a brick wall,
+// a stack of growing masses (1 to 1000 kg) and 50 boxes dropped into a bin. Each prints the mean and median us per step by stage, contacts (also per
 // touching pair of bodies, e.g. a foot and the ground), islands, largest island, sweeps, islands
 // not converged (and in how many steps), penetration, energy drift and whether anything fell (the
 // resting scenes also the drift of their top body); the 100-robot scene also its per-robot time
@@ -217,6 +217,31 @@ void build_pyramid(World& w) {
       add_resting_box(w, Vec3(0.1, 0.1, 0.1), 1.0, Vec3((i - 0.5 * (4 - row)) * pitch, 0, 0.05 + 0.1 * row));
 }
 
+// A brick wall in running bond: 10 courses of bricks (0.2 x 0.1 x 0.05 m, 1 kg) laid along x, 6
+// bricks in the even courses and 5 in the odd ones, shifted by half a brick, so that each brick of
+// an odd course rests on two below: 55 bricks in one island, every face pair four coplanar corners.
+void build_wall(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const Scalar L = 0.2, T = 0.1, H = 0.05;
+  for (int row = 0; row < 10; ++row) {
+    const bool odd = row % 2 == 1;
+    for (int j = 0; j < (odd ? 5 : 6); ++j)
+      add_resting_box(w, Vec3(L, T, H), 1.0, Vec3((j + (odd ? 0.5 : 0.0)) * L, 0, H * (row + 0.5)));
+  }
+}
+
+// Four boxes (0.2 x 0.2 x 0.1 m) in a vertical stack whose masses grow upwards 1, 10, 100 and
+// 1000 kg: the heavy-on-light stack, a mass ratio of 1000 across one contact.
+void build_mass_ratio_stack(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  Scalar mass = 1;
+  for (int k = 0; k < 4; ++k, mass *= 10) add_resting_box(w, Vec3(0.2, 0.2, 0.1), mass, Vec3(0, 0, 0.05 + 0.1 * k));
+}
+
 // Largest distance of any body, and of the top body, from where it started.
 Scalar rest_drift(World& w, bool top_only) {
   Scalar d = 0;
@@ -279,6 +304,9 @@ const std::vector<Scene>& scenes() {
       {"stack10", "10 boxes (0.1 m, 1 kg) in a vertical stack, 1 ms", 1e-3, 60000, build_stack, rest_fell, 0, "",
        true},
       {"pyramid15", "15-box pyramid (rows of 5 to 1), 1 ms", 1e-3, 60000, build_pyramid, rest_fell, 0, "", true},
+      {"wall55", "55-brick wall in running bond (10 courses), 1 ms", 1e-3, 10000, build_wall, rest_fell, 0, "", true},
+      {"ratio4", "4-box stack with masses 1, 10, 100, 1000 kg upwards, 1 ms", 1e-3, 10000, build_mass_ratio_stack,
+       rest_fell, 0, "", true},
       {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
       {"solo12", "Solo12 (example-robot-data, mesh collision as convex hulls) standing under joint PD, 1 ms", 1e-3,
        2000, [](World& w) { scenarios::add_solo12_standing(w); }, solo12_fell, 1, "", false, true},
