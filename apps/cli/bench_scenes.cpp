@@ -5,7 +5,7 @@
 // compared with), 1000 boxes dropped onto the ground, Solo12 standing (mesh collision as convex
 // hulls; example-robot-data through the package path, skipped by `--scene all` when absent), and
 // resting contact: SimBenchmark's own Kapla layout, a 10-box stack, a 15-box pyramid, a brick wall,
-// a stack of growing masses (1 to 1000 kg) and 50 boxes dropped into a bin. Each prints the mean and median us per step by stage, contacts (also per
+// a Jenga tower, a stack of growing masses (1 to 1000 kg) and 50 boxes dropped into a bin. Each prints the mean and median us per step by stage, contacts (also per
 // touching pair of bodies, e.g. a foot and the ground), islands, largest island, sweeps, islands
 // not converged (and in how many steps), penetration, energy drift and whether anything fell (the
 // resting scenes also the drift of their top body); the 100-robot scene also its per-robot time
@@ -232,6 +232,24 @@ void build_wall(World& w) {
   }
 }
 
+// A Jenga tower: 18 layers of 3 blocks (7.5 x 2.5 x 1.5 cm, 20 g) side by side, faces touching,
+// each layer turned by 90 degrees: 54 blocks in one island, each block on three below.
+void build_jenga(World& w) {
+  w.set_default_material(0.6, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const Scalar L = 0.075, W = 0.025, H = 0.015;
+  for (int layer = 0; layer < 18; ++layer)
+    for (int j = 0; j < 3; ++j) {
+      const Scalar off = (j - 1) * W, z = H * (layer + 0.5);
+      const bool along_x = layer % 2 == 0;
+      ArticulatedSystem& b = w.add_box("block", Vec3(L, W, H), 0.02);
+      const Vec3 p = along_x ? Vec3(0, off, z) : Vec3(off, 0, z);
+      place(b, p, along_x ? 0.0 : M_PI / 2);
+      g_rest_start.push_back(p);
+    }
+}
+
 // Four boxes (0.2 x 0.2 x 0.1 m) in a vertical stack whose masses grow upwards 1, 10, 100 and
 // 1000 kg: the heavy-on-light stack, a mass ratio of 1000 across one contact.
 void build_mass_ratio_stack(World& w) {
@@ -305,6 +323,7 @@ const std::vector<Scene>& scenes() {
        true},
       {"pyramid15", "15-box pyramid (rows of 5 to 1), 1 ms", 1e-3, 60000, build_pyramid, rest_fell, 0, "", true},
       {"wall55", "55-brick wall in running bond (10 courses), 1 ms", 1e-3, 10000, build_wall, rest_fell, 0, "", true},
+      {"jenga54", "Jenga tower: 18 layers of 3 blocks, 1 ms", 1e-3, 10000, build_jenga, rest_fell, 0, "", true},
       {"ratio4", "4-box stack with masses 1, 10, 100, 1000 kg upwards, 1 ms", 1e-3, 10000, build_mass_ratio_stack,
        rest_fell, 0, "", true},
       {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
