@@ -44,6 +44,9 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--active-set-rows", o->active_set_rows,
                 "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--stall-window", o->stall_window,
+                "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)")
+      ->check(CLI::Range(0L, 100000000L));
   std::vector<std::string> solvers;
   for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);
   c->add_option("--solver", o->solver, "bench scenes: contact solver (default: bisection)")

@@ -346,15 +346,16 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-void set_up(World& w, const Scene& sc, int anderson, const std::string& solver, long active_set_start = -1,
-            long active_set_rows = -1) {
+// The scene's World with the solver settings the options override (the defaults otherwise).
+void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
-  if (anderson >= 0 || !solver.empty() || active_set_start >= 0 || active_set_rows >= 0) {
+  if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0) {
     SolverSettings s;
-    s.name = solver.empty() ? "bisection" : solver;
-    if (anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = anderson;
-    if (active_set_start >= 0) s.bisection.active_set_start = active_set_start;
-    if (active_set_rows >= 0) s.bisection.active_set.max_rows = active_set_rows;
+    s.name = o.solver.empty() ? "bisection" : o.solver;
+    if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
+    if (o.active_set_start >= 0) s.bisection.active_set_start = o.active_set_start;
+    if (o.active_set_rows >= 0) s.bisection.active_set.max_rows = o.active_set_rows;
+    if (o.stall_window >= 0) s.bisection.stall_window = o.stall_window;
     w.set_contact_solver(make_contact_solver(s));
   }
   sc.build(w);
@@ -370,9 +371,9 @@ double seconds_per_step(World& w, int steps) {
 // `ref`, the same solver), measured in the same process: 200 rounds of 100 steps of the one-robot
 // World, then 5 steps of `w`, one ratio per round. On a shared machine whose speed drifts by up
 // to 2x within minutes, only such interleaved ratios compare the two (docs/benchmarks.md).
-json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, const std::string& solver) {
+json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, const BenchOptions& o) {
   World one;
-  set_up(one, ref, anderson, solver);
+  set_up(one, ref, o);
   one.set_stage_timing(w.settings().stage_timing);  // the same clock reads per step as `w`
   for (int k = 0; k < 300; ++k) one.integrate();
   constexpr int kRounds = 200;
@@ -387,10 +388,9 @@ json per_robot_ratio(World& w, const Scene& sc, const Scene& ref, int anderson, 
           {"q3", r[3 * kRounds / 4]}};
 }
 
-json run_scene(const Scene& sc, long steps, int anderson, const std::string& solver, long active_set_start,
-               long active_set_rows) {
+json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   World w;
-  set_up(w, sc, anderson, solver, active_set_start, active_set_rows);
+  set_up(w, sc, o);
   w.set_stage_timing(true);  // the per-stage times of the report
   // the Anderson memory the scene ran with (the solvers' defaults unless --anderson)
   const SolverSettings used = solver_settings_of(w.contact_solver());
@@ -503,7 +503,7 @@ json run_scene(const Scene& sc, long steps, int anderson, const std::string& sol
   j["wall_s"] = wall;
   if (!sc.reference.empty()) {
     for (const Scene& ref : scenes()) {
-      if (ref.name == sc.reference) j["per_robot_ratio"] = per_robot_ratio(w, sc, ref, anderson, solver);
+      if (ref.name == sc.reference) j["per_robot_ratio"] = per_robot_ratio(w, sc, ref, o);
     }
   }
   return j;
@@ -522,7 +522,7 @@ int run_bench_scenes(const BenchOptions& o) {
     const long steps = o.steps > 0 ? o.steps : sc.default_steps;
     json j;
     try {
-      j = run_scene(sc, steps, o.anderson, o.solver, o.active_set_start, o.active_set_rows);
+      j = run_scene(sc, steps, o);
     } catch (const ModelError& e) {
       if (!sc.external || o.scene == sc.name) throw;
       std::cerr << sc.name << ": skipped: " << e.what() << "\n";
