@@ -358,6 +358,11 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
     if (o.stall_window >= 0) s.bisection.stall_window = o.stall_window;
     w.set_contact_solver(make_contact_solver(s));
   }
+  if (o.gap_slop >= 0) {
+    DelassusSettings cs = w.settings().contact;
+    cs.gap_slop = o.gap_slop;
+    w.set_contact_settings(cs);
+  }
   sc.build(w);
 }
 

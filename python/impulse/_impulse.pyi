@@ -303,6 +303,7 @@ class ContactSettings:
     restitution_threshold: float  # >= 0 m/s
     erp: float  # [0, 1]
     slop: float  # >= 0 m
+    gap_slop: float  # >= 0 m
     max_push_velocity: float  # > 0 m/s
     limit_margin: float  # >= 0 m or rad
     joint_limits: bool
