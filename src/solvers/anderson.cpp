@@ -113,8 +113,10 @@ bool AndersonAcceleration::mix(VecXref lambda) {
   if (have_prev_) {                         // new difference columns
     dF_.col(next_).head(n) = f - f_.head(n);
     dG_.col(next_).head(n) = lambda - g_.head(n);
+    count_ = std::min(count_ + 1, m_);  // (the stored columns are 0 .. count_ - 1, next_ among them)
+    for (Index c = 0; c < count_; ++c)
+      gram_(next_, c) = gram_(c, next_) = dF_.col(next_).head(n).dot(dF_.col(c).head(n));
     next_ = (next_ + 1) % m_;
-    count_ = std::min(count_ + 1, m_);
   }
   f_.head(n) = f;
   g_.head(n) = lambda;
@@ -123,12 +125,9 @@ bool AndersonAcceleration::mix(VecXref lambda) {
 
   using Small = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxMemory, kMaxMemory>;
   using SmallVec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1, 0, kMaxMemory, 1>;
-  Small A(count_, count_);
+  Small A = gram_.topLeftCorner(count_, count_);
   SmallVec b(count_);
-  for (Index a = 0; a < count_; ++a) {
-    b[a] = dF_.col(a).head(n).dot(f);
-    for (Index c = 0; c <= a; ++c) A(a, c) = A(c, a) = dF_.col(a).head(n).dot(dF_.col(c).head(n));
-  }
+  for (Index a = 0; a < count_; ++a) b[a] = dF_.col(a).head(n).dot(f);
   const Scalar scale = A.diagonal().maxCoeff();
   if (!(scale > 0) || !std::isfinite(scale)) {
     restart();

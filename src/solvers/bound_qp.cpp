@@ -137,7 +137,7 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   if (m == 0) return result;
   ws.reserve(m);
   MatX& A = ws.A;
-  MatX& L = ws.L;
+  MatX& U = ws.L;  // (stored as U = L^T)
   for (Index r = 0, a = 0; r < n; ++r)
     if (var[r]) ws.rows[static_cast<std::size_t>(a++)] = r;
   auto row = [&](Index a) { return ws.rows[static_cast<std::size_t>(a)]; };
@@ -147,36 +147,59 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
       for (Index a = j; a < m; ++a) A(a, j) = A(j, a) = problem.G(row(a), row(j));
   } else {
     // from the factors, G(a, j) = sum over the pieces of a's group of Y_p(row a)^T D^-1 Y(row j):
-    // column j scattered once into the velocity slots of its systems, then read by the groups
-    // that share one of them (the others are 0). O(m^2) cheap tests instead of m products.
+    // column j scattered once into the velocity slots of its systems, then read by the rows that
+    // share a system with it, found through per-system lists of the variables (the other entries
+    // are 0): O(m x the rows a system's contacts touch) instead of a test of each of the m^2 / 2
+    // pairs.
     const FactoredG& F = *problem.factored;
     const Index nc = problem.nc;
     if (ws.zs.size() < F.nz) ws.zs = VecX::Zero(std::max<Index>(F.nz, 2 * ws.zs.size()));
     Scalar* zs = ws.zs.data();
     auto group = [nc](Index r) { return r < 3 * nc ? r / 3 : r - 2 * nc; };
     auto within = [nc](Index r) { return r < 3 * nc ? r % 3 : Index(0); };
-    auto shares = [&F](Index g, Index h) {
-      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k)
-        for (Index l = F.begin[h]; l < F.begin[h + 1]; ++l)
-          if (F.piece[k].z == F.piece[l].z) return true;
-      return false;
+    // the variables of each system, keyed by its first velocity slot z: list z is
+    // sys_var[sys_start[z] .. sys_start[z + 1])
+    auto grow_to = [](std::vector<Index>& v, Index size) {
+      const Index have = static_cast<Index>(v.size());
+      if (have < size) v.resize(static_cast<std::size_t>(std::max(size, 2 * have)));
     };
+    grow_to(ws.sys_start, F.nz + 2);
+    Index* start = ws.sys_start.data();
+    std::fill(start, start + F.nz + 2, Index(0));
+    for (Index a = 0; a < m; ++a) {
+      const Index ga = group(row(a));
+      for (Index k = F.begin[ga]; k < F.begin[ga + 1]; ++k) ++start[F.piece[k].z + 2];
+    }
+    for (Index z = 2; z < F.nz + 2; ++z) start[z] += start[z - 1];
+    grow_to(ws.sys_var, start[F.nz + 1]);
+    for (Index a = 0; a < m; ++a) {  // (start[z + 1] runs from list z's first entry to its end)
+      const Index ga = group(row(a));
+      for (Index k = F.begin[ga]; k < F.begin[ga + 1]; ++k)
+        ws.sys_var[static_cast<std::size_t>(start[F.piece[k].z + 1]++)] = a;
+    }
+    grow_to(ws.stamp, m);
+    std::fill(ws.stamp.begin(), ws.stamp.begin() + m, Index(-1));
+    A.topLeftCorner(m, m).setZero();
     for (Index j = 0; j < m; ++j) {
       const Index gj = group(row(j)), rj = within(row(j));
       for (Index k = F.begin[gj]; k < F.begin[gj + 1]; ++k) {
         const FactoredPiece& p = F.piece[k];
         for (Index t = 0; t < p.len; ++t) zs[p.z + F.dofs[p.y + t]] += F.DY[3 * (p.y + t) + rj];
       }
-      for (Index a = j; a < m; ++a) {
-        const Index ga = group(row(a)), ra = within(row(a));
-        Scalar g = 0;
-        if (ga == gj || shares(ga, gj)) {
+      for (Index kj = F.begin[gj]; kj < F.begin[gj + 1]; ++kj) {
+        const Index z = F.piece[kj].z;
+        for (Index e = start[z]; e < start[z + 1]; ++e) {
+          const Index a = ws.sys_var[static_cast<std::size_t>(e)];
+          if (a < j || ws.stamp[static_cast<std::size_t>(a)] == j) continue;  // (lower triangle; once)
+          ws.stamp[static_cast<std::size_t>(a)] = j;
+          const Index ga = group(row(a)), ra = within(row(a));
+          Scalar g = 0;
           for (Index k = F.begin[ga]; k < F.begin[ga + 1]; ++k) {
             const FactoredPiece& p = F.piece[k];
             for (Index t = 0; t < p.len; ++t) g += F.Y[3 * (p.y + t) + ra] * zs[p.z + F.dofs[p.y + t]];
           }
+          A(a, j) = A(j, a) = g;
         }
-        A(a, j) = A(j, a) = g;
       }
       for (Index k = F.begin[gj]; k < F.begin[gj + 1]; ++k) {
         const FactoredPiece& p = F.piece[k];
@@ -218,53 +241,59 @@ BoundQpResult solve_bound_qp_exact(const ContactProblem& problem, const VecXcref
   result.start_projected_gradient = violation();
   if (!std::isfinite(result.start_projected_gradient)) return result;
 
-  // L L^T = G_PP + eps I, one row per member of P in P's order
+  // U^T U = G_PP + eps I (U = L^T of the Cholesky factor L L^T), one column per member of P in
+  // P's order, stored column-major: the append's triangular solve and the forward solve read
+  // whole columns of U (contiguous memory), where rows of L would be read with a stride of the
+  // workspace's size. The sums run in the order of the row-wise factor (the same bits).
   auto append = [&](Index j) {
     const Index k = static_cast<Index>(P.size());
+    Scalar* Uk = U.data() + k * U.outerStride();
     Scalar d = A(j, j) + eps;
     for (Index t = 0; t < k; ++t) {
+      const Scalar* Ut = U.data() + t * U.outerStride();
       Scalar s = A(P[static_cast<std::size_t>(t)], j);
-      for (Index u = 0; u < t; ++u) s -= L(k, u) * L(t, u);
-      L(k, t) = s / L(t, t);
-      d -= L(k, t) * L(k, t);
+      for (Index u = 0; u < t; ++u) s -= Uk[u] * Ut[u];
+      Uk[t] = s / Ut[t];
+      d -= Uk[t] * Uk[t];
     }
-    L(k, k) = std::sqrt(std::max(d, eps));  // (d >= eps in exact arithmetic)
+    Uk[k] = std::sqrt(std::max(d, eps));  // (d >= eps in exact arithmetic)
     P.push_back(j);
     ws.in_P[static_cast<std::size_t>(j)] = 1;
   };
-  // P loses its member at position t: drop row t of L and restore the triangle by Givens
-  // rotations of neighbouring columns (L Q keeps L L^T), O((k - t)^2) instead of a new factor
+  // P loses its member at position t: drop column t of U and restore the triangle by Givens
+  // rotations of neighbouring rows (Q U keeps U^T U), O((k - t)^2) instead of a new factor
   auto remove = [&](Index t) {
     const Index k = static_cast<Index>(P.size());
-    for (Index i = t; i + 1 < k; ++i)
-      for (Index u = 0; u <= i + 1; ++u) L(i, u) = L(i + 1, u);
+    for (Index i = t; i + 1 < k; ++i) U.col(i).head(i + 2) = U.col(i + 1).head(i + 2);
     for (Index i = t; i + 1 < k; ++i) {
-      // row i has one entry past the diagonal, L(i, i + 1): rotate columns i and i + 1
-      const Scalar p = L(i, i), q = L(i, i + 1), r = std::hypot(p, q);
+      // column i has one entry below the diagonal, U(i + 1, i): rotate rows i and i + 1
+      const Scalar p = U(i, i), q = U(i + 1, i), r = std::hypot(p, q);
       const Scalar cs = p / r, sn = q / r;
       for (Index w = i; w + 1 < k; ++w) {
-        const Scalar a = L(w, i), c = L(w, i + 1);
-        L(w, i) = cs * a + sn * c;
-        L(w, i + 1) = cs * c - sn * a;
+        const Scalar a = U(i, w), c = U(i + 1, w);
+        U(i, w) = cs * a + sn * c;
+        U(i + 1, w) = cs * c - sn * a;
       }
-      L(i, i + 1) = 0;
+      U(i + 1, i) = 0;
     }
     ws.in_P[static_cast<std::size_t>(P[static_cast<std::size_t>(t)])] = 0;
     P.erase(P.begin() + t);
   };
   // z_P = -(G_PP + eps I)^-1 w_P: with w = c the minimizer of f on P (x = 0 off P); with w = the
-  // velocities of x, the correction of one step of iterative refinement
+  // velocities of x, the correction of one step of iterative refinement. U^T y = -w_P along the
+  // columns of U, then U z = y along its rows.
   auto solve_free = [&](const auto& w) {
     const Index k = static_cast<Index>(P.size());
     for (Index t = 0; t < k; ++t) {
+      const Scalar* Ut = U.data() + t * U.outerStride();
       Scalar s = -w[P[static_cast<std::size_t>(t)]];
-      for (Index u = 0; u < t; ++u) s -= L(t, u) * z[u];
-      z[t] = s / L(t, t);
+      for (Index u = 0; u < t; ++u) s -= Ut[u] * z[u];
+      z[t] = s / Ut[t];
     }
     for (Index t = k - 1; t >= 0; --t) {
       Scalar s = z[t];
-      for (Index u = t + 1; u < k; ++u) s -= L(u, t) * z[u];
-      z[t] = s / L(t, t);
+      for (Index u = t + 1; u < k; ++u) s -= U(t, u) * z[u];
+      z[t] = s / U(t, t);
     }
   };
 

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 
 #include "impulse/core/error.hpp"
+#include "impulse/solvers/anderson.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "solver_test_problems.hpp"
 
@@ -109,4 +111,66 @@ TEST_CASE("Anderson settings are validated", "[solvers][anderson]") {
   s.name = "pgs";
   s.pgs.anderson_memory = -2;
   CHECK_THROWS_WITH(make_contact_solver(s), Catch::Contains("solver 'pgs': anderson_memory must be in [0, 8], got -2"));
+}
+
+TEST_CASE("Anderson mixing: the cached dF^T dF gives Walker and Ni's mixed point as the window slides",
+          "[solvers][anderson]") {
+  // Rows of one-row constraints (projection max(0, .)) and the Jacobi map T(x) = x - D^-1 (G x + c)
+  // of a positive definite G; memory 3 over 12 sweeps: the window of difference columns wraps
+  // three times. The reference recomputes every product of the normal equations (eq. 3.1 of
+  // Walker and Ni with the moving window) from the stored differences, oldest first.
+  const Index n = 9, memory = 3;
+  const MatX B = MatX::Random(n, n);
+  test::OwnedProblem p;
+  p.nc = 0;
+  p.nl = n;
+  p.G = B * B.transpose() + n * MatX::Identity(n, n);
+  p.c = -p.G * VecX::Constant(n, 1.0) + 0.1 * VecX::Random(n);
+  p.mu = VecX::Zero(1);
+  const ContactProblem problem = p.view();
+  const VecX w = p.G.diagonal().cwiseSqrt();
+  auto jacobi = [&](const VecX& x) { return VecX(x - (p.G * x + p.c).cwiseQuotient(p.G.diagonal())); };
+
+  AndersonAcceleration aa;
+  aa.reserve(n, memory);
+  aa.begin(problem, memory);
+  aa.prime();
+  std::vector<VecX> dF, dG;  // the reference's window, oldest first
+  VecX f_prev, g_prev;
+  VecX x = VecX::Zero(n);
+  Index mixes = 0;
+  for (int k = 0; k < 12; ++k) {
+    aa.before_sweep(x);
+    const VecX g = jacobi(x);
+    const VecX f = w.cwiseProduct(g - x);
+    if (k > 0) {
+      dF.push_back(f - f_prev);
+      dG.push_back(g - g_prev);
+      if (static_cast<Index>(dF.size()) > memory) dF.erase(dF.begin()), dG.erase(dG.begin());
+    }
+    f_prev = f;
+    g_prev = g;
+    VecX expected = g;
+    if (!dF.empty()) {
+      const Index q = static_cast<Index>(dF.size());
+      MatX A(q, q);
+      VecX b(q);
+      for (Index a = 0; a < q; ++a) {
+        b[a] = dF[a].dot(f);
+        for (Index c = 0; c < q; ++c) A(a, c) = dF[a].dot(dF[c]);
+      }
+      A.diagonal().array() += 1e-10 * A.diagonal().maxCoeff();
+      const VecX gamma = A.ldlt().solve(b);
+      for (Index a = 0; a < q; ++a) expected -= gamma[a] * dG[a];
+      expected = expected.cwiseMax(0);
+    }
+    VecX lambda = g;
+    const bool mixed = aa.after_sweep(lambda, 1.0 / (k + 1));  // (a falling error: no restart)
+    INFO("sweep " << k);
+    CHECK(mixed == !dF.empty());
+    mixes += mixed;
+    CHECK((lambda - expected).norm() <= 1e-9 * (1 + expected.norm()));
+    x = lambda;
+  }
+  CHECK(mixes == 11);
 }

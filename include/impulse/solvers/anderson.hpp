@@ -68,6 +68,9 @@ class AndersonAcceleration {
   bool have_prev_ = false, changed_ = false, primed_ = false;
   Scalar prev_error_ = 0;
   MatX dF_, dG_;          // rows x m: weighted residual differences, iterate differences
+  // dF^T dF of the stored columns: a new column's products with the others are added to it
+  // (count_ dot products a mix instead of count_ (count_ + 1) / 2; the same products, the same bits)
+  Eigen::Matrix<Scalar, kMaxMemory, kMaxMemory> gram_;
   VecX x_, f_, g_, w_;    // x_k (then f_k), f_{k-1}, g_{k-1}, weights sqrt(G_jj)
   std::vector<unsigned char> state_;
 };

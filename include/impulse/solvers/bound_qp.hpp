@@ -70,8 +70,8 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
 // finitely many steps with the exact KKT point (velocity Signorini to rounding), where the
 // sweeps and MPRGP crawl on rank-deficient stacks (a settling pile: 15-30 ms of 1 000 sweeps per
 // island that this solves in tens of Cholesky updates; docs/solvers.md).
-// G_PP is factored as L L^T, grown by one row when a row joins P and shrunk by Givens rotations
-// when one leaves (both O(|P|^2); Golub and Van Loan, Matrix Computations, sec. 6.5). G of a pile is singular (statically indeterminate stacks), so the factor is of
+// G_PP is factored as U^T U (U upper triangular, stored by columns), grown by one column when a
+// row joins P and shrunk by Givens rotations when one leaves (both O(|P|^2); Golub and Van Loan, Matrix Computations, sec. 6.5). G of a pile is singular (statically indeterminate stacks), so the factor is of
 // G_PP + eps I with eps = 1e-10 max_r G_rr: a finite z on any P, at the cost of velocities off by
 // eps |x| (1e-10 m/s on the pile, where the tolerance is 1e-6).
 // x: start on entry (rows in var clamped to >= 0); on exit the solution when `converged`, else
@@ -79,11 +79,13 @@ BoundQpResult solve_bound_qp(const ContactProblem& problem, const unsigned char*
 // pieces (only the pairs of rows sharing a system). Stops without a result after max_changes changes of P. Grows its buffers to the
 // number of variables the first time (kept and reused).
 struct ActiveSetWorkspace {
-  MatX A, L;  // G on the variables (gathered), the factor of G_PP + eps I (in P's order)
+  MatX A, L;  // G on the variables (gathered); the factor of G_PP + eps I (in P's order), stored
+              // transposed: U = L^T, U^T U = G_PP + eps I
   VecX b, x, z, v;
   VecX zs;  // velocity slots of a factored G's systems (zero between uses)
   std::vector<Index> rows, P;  // problem row of each variable; the free ones in L's order
   std::vector<unsigned char> in_P;
+  std::vector<Index> sys_start, sys_var, stamp;  // a factored G: the variables of each system
   void reserve(Index m);
 };
 
