@@ -128,7 +128,8 @@ bool AndersonAcceleration::mix(VecXref lambda) {
   Small A = gram_.topLeftCorner(count_, count_);
   SmallVec b(count_);
   for (Index a = 0; a < count_; ++a) b[a] = dF_.col(a).head(n).dot(f);
-  const Scalar scale = A.diagonal().maxCoeff();
+  Scalar scale = A(0, 0);  // (count_ >= 1; the largest diagonal entry)
+  for (Index a = 1; a < count_; ++a) scale = std::max(scale, A(a, a));
   if (!(scale > 0) || !std::isfinite(scale)) {
     restart();
     return false;
