@@ -218,18 +218,18 @@ void targets_stage(DelassusAssembler& assembler, const std::vector<SystemView>& 
     a.at_start[static_cast<std::size_t>(r)] = at_start;
     const Scalar gap = -depth;
     const bool spec = speculative(gap, v_before, v_free, dt);
-    // (a gap below gap_slop is a touching contact's: target 0; speculative or not stays the
-    // gap's, as for the position update's plan)
-    const bool touching = gap > 0 && gap < st.gap_slop;
+    // (the target closes the gap down to gap_slop: 0 below it, continuous above; speculative or
+    // not stays the gap's, as for the position update's plan)
+    const Scalar target_gap = gap > 0 ? std::max(gap - st.gap_slop, Scalar(0)) : gap;
     a.speculative[static_cast<std::size_t>(r)] = spec;
     a.bounce[r] = 0;
     Scalar b;
     if (spec) {  // may close the gap, not pass it; no restitution
-      b = touching ? Scalar(0) : -gap / dt;
+      b = -target_gap / dt;
       a.inelastic_target[r] = b;
       a.n_speculative_elastic += e > 0;
     } else {
-      b = landing_target(touching ? Scalar(0) : depth, midpoint, dt, st);
+      b = landing_target(gap > 0 ? -target_gap : depth, midpoint, dt, st);
       a.inelastic_target[r] = b;
       if (bounces && st.restitution_law == RestitutionLaw::Newton) {
         const Scalar bounce_target = newton_target(e, v_before, v_free, tau, midpoint, at_start);

@@ -594,7 +594,7 @@ TransitionJacobians World::analytic_transition_derivatives() {
     if (ra.bounce[r] > 0 || ra.target[r] != ra.inelastic_target[r]) unsupported("restitution");
     if (ra.midpoint[static_cast<std::size_t>(r)]) unsupported("a row under the midpoint position update");
     const Scalar depth = ra.depth[r];
-    if (depth < 0 && -depth < cs.gap_slop) return Scalar(0);  // a touching gap: b = 0
+    if (depth < 0 && -depth <= cs.gap_slop) return Scalar(0);  // closed down to gap_slop: b = 0
     if (ra.speculative[static_cast<std::size_t>(r)]) return 1 / dt;  // b = depth / dt
     Scalar slope = depth < 0 ? 1 / dt : 0, b = depth < 0 ? depth / dt : 0;
     if (cs.erp > 0 && cs.position_correction == PositionCorrection::Velocity && depth > cs.slop) {

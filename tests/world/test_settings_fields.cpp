@@ -61,6 +61,7 @@ void round_trip(const FieldTable<S>& t, const std::string& solver, Access access
       found = true;
     } else {
       for (double v : candidates(f, f.get(defaults))) {
+        if (v == f.get(defaults)) continue;  // (a default of 0 scales to itself)
         f.set(access(w), v);
         if (parse_error(world_settings_xml(w)).empty()) {
           found = true;

@@ -134,13 +134,13 @@ struct DelassusSettings {
                                         // (the velocity-level correction is what the targets
                                         // below describe; Split moves it to the stepper)
   Scalar slop = 1e-5;                   // m: penetration left uncorrected
-  // A gap below gap_slop counts as touching: the row's target is v_n+ >= 0 instead of
-  // v_n+ >= -gap / dt (the body may close the gap in this step). Bodies resting on each other in
-  // closed loops (a brick on two bricks, blocks wedged in a bin) have gaps of nanometres that no
-  // rigid motion closes at once: their -gap / dt targets are then inconsistent at the solver's
-  // tolerance (1e-6 m/s is a gap of 1 nm at 1 ms), the sweeps level off just above it and the
-  // active-set stage finds no bounded answer (docs/benchmarks.md, "Scenes at scale"). A body
-  // then rests up to gap_slop above its support. 0: every gap is closed exactly.
+  // A row apart by a gap closes it down to gap_slop: its target is v_n+ >= -max(gap - gap_slop,
+  // 0) / dt instead of -gap / dt (continuous in the gap), and a body may rest up to gap_slop above
+  // its support. Bodies resting in closed loops (a brick on two bricks, blocks wedged in a bin)
+  // have gaps of nanometres that no rigid motion closes at once: their -gap / dt targets are then
+  // inconsistent at the solver's tolerance (1e-6 m/s is a gap of 1 nm at 1 ms), and the sweeps
+  // level off just above it (docs/benchmarks.md, "Scenes at scale"). 0: every gap is closed
+  // exactly, as the step's semi-implicit Euler update reaches it.
   Scalar gap_slop = 0;
   // Bound on the push-out velocity of the position-error correction (velocity-level target and
   // split correction alike), m/s on contacts and prismatic limits, rad/s on revolute limits:

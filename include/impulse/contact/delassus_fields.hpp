@@ -53,7 +53,7 @@ inline const FieldTable<DelassusSettings>& contact_fields() {
           IMPULSE_FIELD(D, erp, closed(0, 1), "", "fraction of the penetration removed per step (0: off)"),
           IMPULSE_FIELD(D, slop, at_least(0), "m", "penetration left uncorrected"),
           IMPULSE_FIELD(D, gap_slop, at_least(0), "m",
-                        "a gap below this counts as touching (target v >= 0 instead of closing the gap in one step): resting bodies in closed loops, whose nanometre gaps no rigid motion closes, then converge; 0: every gap is closed exactly"),
+                        "a row apart closes its gap down to this (target v >= -max(gap - gap_slop, 0) / dt): bodies may rest this far above their support; 0: every gap is closed"),
           IMPULSE_FIELD(D, max_push_velocity, above(0), "m/s",
                         "bound on the push-out velocity of the position correction (rad/s on revolute limits): deep overlaps resolve at most this fast"),
           IMPULSE_FIELD(D, limit_margin, at_least(0), "m or rad", "joint-limit rows appear this close to a limit"),
