@@ -336,11 +336,7 @@ void StepLanes::implicit_pd(Scalar dt) {
   for (Index k = 0; k < m.nv; ++k) rhs[k] = (tau[k] - d.h[k]) - m.damping[k] * u[k];
   s.clamped1.setZero();
   s.limited1 = false;
-  for (Index i = 0; i < m.nb; ++i) {
-    if (m.nv_joint[i] != 1) continue;
-    const Index k = m.idx_v[i], iq = m.idx_q[i];
-    Scalar lo, hi;
-    actuator_bounds(m, k, u[k], lo, hi);
+  for_each_scalar_actuator(m, u.data(), [&](Index k, Index iq, Scalar lo, Scalar hi) {
     const Scalar vmax = m.velocity_limit[k];
     const bool limited = lo > -inf || hi < inf || (vmax > 0 && vmax < inf);
     const Scalar pd_p = s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * u[k]);
@@ -351,11 +347,11 @@ void StepLanes::implicit_pd(Scalar dt) {
     if (limited && (t < lo || t > hi)) {
       s.clamped1[k] = 1, s.tau_clamp1[k] = std::clamp(t, lo, hi);
       rhs[k] += s.tau_clamp1[k] - tau[k];
-      continue;
+      return;
     }
     rhs[k] += pd_p + pd_d;
     d.M(k, k) += dt * s.kd1[k] + dt * dt * s.kp1[k];
-  }
+  });
   rhs *= dt;
 }
 bool StepLanes::clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const {
@@ -452,17 +448,12 @@ void StepLanes::second_pass1() {
   const Scalar dt = s.pd_dt;
   const VecX &q = s.q1, &u = s.u1;
   s.again1 = false;
-  for (Index i = 0; i < m.nb; ++i) {
-    if (m.nv_joint[i] != 1) continue;
-    const Index k = m.idx_v[i], iq = m.idx_q[i];
-    Scalar lo, hi;
-    actuator_bounds(m, k, u[k], lo, hi);
-    if (!(lo > -inf) && !(hi < inf)) continue;
+  for_each_scalar_actuator(m, u.data(), [&](Index k, Index iq, Scalar lo, Scalar hi) {
+    if (!(lo > -inf) && !(hi < inf)) return;
     const Scalar uf = u[k] + s.rhs1[k];
     const Scalar t = s.tau1[k] + s.kp1[k] * (s.q_target1[iq] - q[iq] - dt * uf) + s.kd1[k] * (s.u_target1[k] - uf);
-    const Scalar tc = s.tau_clamp1[k];
-    if (s.clamped1[k] == 0 ? (t < lo || t > hi) : ((tc == lo && t > lo) || (tc == hi && t < hi))) s.again1 = true;
-  }
+    if (clamp_changes(s.clamped1[k] != 0, s.tau_clamp1[k], t, lo, hi)) s.again1 = true;
+  });
 }
 unsigned StepLanes::run() {
   compute();
