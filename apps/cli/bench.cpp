@@ -48,7 +48,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
                 "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
   c->add_option("--gap-slop", o->gap_slop,
-                "bench scenes: gap in m below which a contact counts as touching (target v >= 0; default: the World's, 0)")
+                "bench scenes: a row apart closes its gap down to this, in m (target v >= -max(gap - gap_slop, 0) / dt; default: the World's, 0)")
       ->check(CLI::Range(0.0, 1.0));
   std::vector<std::string> solvers;
   for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);
