@@ -178,6 +178,22 @@ ArticulatedSystem& add_resting_box(World& w, const Vec3& size, Scalar mass, cons
   return b;
 }
 
+// Round bodies resting on faces: 8 cans (cylinders r = 0.05 m, 0.1 m tall, 0.4 kg) stacked face
+// on face, each 5 mm off the one below, and a plank (0.6 x 0.15 x 0.02 m, 1 kg) on three cans
+// (r = 0.04 m, 0.3 kg) 0.2 m apart: each disc on a disc or a face touches on 4 points.
+void build_cans(World& w) {
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const auto resting = [&](ArticulatedSystem& b, const Vec3& p) {
+    place(b, p);
+    g_rest_start.push_back(p);
+  };
+  for (int k = 0; k < 8; ++k) resting(w.add_cylinder("can", 0.05, 0.1, 0.4), Vec3(0.005 * k, 0, 0.05 + 0.1 * k));
+  for (int k = 0; k < 3; ++k) resting(w.add_cylinder("post", 0.04, 0.1, 0.3), Vec3(1 + 0.2 * k, 0, 0.05));
+  resting(w.add_box("plank", Vec3(0.6, 0.15, 0.02), 1.0), Vec3(1.2, 0, 0.11));
+}
+
 // SimBenchmark's KaplaBenchmark layout (6 floors, 8 base blocks, 10 kg each): base blocks
 // 0.05 x 0.25 x 0.1 m at x = 0.2 j, z = 0.2 i + 0.05; wall blocks 0.2 x 0.05 x 0.1 m at
 // x = 0.4 j + 0.1, y = -0.1 (4 per floor) and x = 0.4 j + 0.3, y = 0.1 (3 per floor) plus two at
@@ -326,6 +342,8 @@ const std::vector<Scene>& scenes() {
       {"jenga54", "Jenga tower: 18 layers of 3 blocks, 1 ms", 1e-3, 10000, build_jenga, rest_fell, 0, "", true},
       {"ratio4", "4-box stack with masses 1, 10, 100, 1000 kg upwards, 1 ms", 1e-3, 10000, build_mass_ratio_stack,
        rest_fell, 0, "", true},
+      {"cans", "8 cans stacked face on face and a plank on three cans, 1 ms", 1e-3, 10000, build_cans, rest_fell, 0,
+       "", true},
       {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
       {"solo12", "Solo12 (example-robot-data, mesh collision as convex hulls) standing under joint PD, 1 ms", 1e-3,
        2000, [](World& w) { scenarios::add_solo12_standing(w); }, solo12_fell, 1, "", false, true},

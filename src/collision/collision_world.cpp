@@ -306,46 +306,120 @@ struct CollisionWorld::Impl {
     Vec3 pos[kMaxFclContacts], nrm[kMaxFclContacts];
     Scalar dep[kMaxFclContacts];
     int k = std::max(0, fcl_narrow.collide(a, b, kMaxFclContacts, pos, nrm, dep));
+    // Shapes touching to within kTouching: MPR's normal (of a penetration of nanometres, or a
+    // zero normal), GJK's direction between closest points nanometres apart, or neither (MPR
+    // finds no overlap, GJK reports contact) say little or nothing about the direction. Such a
+    // pair is resolved by its touching faces (touching_faces) where it has them: a contact along
+    // a wrong direction kicks a resting stack sideways, and one missing lets the bodies fall into
+    // each other for a step. Without them it keeps FCL's point, or reports no contact when that
+    // has no direction at all (it could not be solved).
+    bool no_direction = false;
     for (int i = 0; i < k; ++i) {
       pts[i].position = pos[i];
       pts[i].normal = -nrm[i];  // FCL: from o1 (A) to o2 (B)
       pts[i].depth = dep[i];
+      if (!(std::abs(pts[i].normal.squaredNorm() - 1) < 1e-6)) no_direction = true;
     }
     if (k == 0 && margin > 0) {
       Vec3 pa, pb;
       const Scalar dist = fcl_narrow.distance(a, b, pa, pb);
       if (dist >= 0 && dist < margin) {
+        // the normal along the closest points
         const Vec3 d = pa - pb;
         const Scalar len = d.norm();
-        if (len > 1e-12) {
-          pts[0].position = 0.5 * (pa + pb);
-          pts[0].normal = d / len;
-          pts[0].depth = -dist;
-          k = 1;
-        }
+        pts[0].position = 0.5 * (pa + pb);
+        pts[0].normal = len > 1e-12 ? Vec3(d / len) : Vec3::UnitZ();
+        pts[0].depth = -dist;
+        no_direction = len <= 1e-12;
+        k = 1;
+      } else if (dist < 0) {  // GJK: in contact, MPR: no overlap
+        no_direction = true;
+        k = 1;
       }
     }
-    if (k > 0 && (a.hull || b.hull) && (a.hull || a.type == ShapeType::Box) && (b.hull || b.type == ShapeType::Box)) {
-      // a convex hull against a hull or a box: MPR / GJK give one point; the faces along its
-      // normal give the manifold of a face contact (a hull resting flat on a box)
-      int deepest = 0;
-      for (int i = 1; i < k; ++i) {
-        if (pts[i].depth > pts[deepest].depth) deepest = i;
-      }
+    if (k == 0) return;
+    int deepest = 0;
+    for (int i = 1; i < k; ++i) {
+      if (pts[i].depth > pts[deepest].depth) deepest = i;
+    }
+    const bool touching = no_direction || std::abs(pts[deepest].depth) <= kTouching;
+    if (has_faces(a) && has_faces(b)) {
+      // boxes, hulls, cylinders and capsules: MPR / GJK give one point; the supporting features
+      // along its normal give the manifold of a face contact (a hull flat on a box, a can on a
+      // can or on a table, a capsule lying on a box) or of two parallel side lines
       ManifoldPoint face_pts[kMaxManifoldPoints];
-      const int m = polytope_manifold(polytope(a), polytope(b), pts[deepest].normal, margin, face_pts);
+      const ConvexShape ca = convex_shape(a), cb = convex_shape(b);
+      int m = 0;
+      if (!no_direction) m = face_manifold(ca, cb, pts[deepest].normal, margin, face_pts);
+      if (m == 0 && touching) m = touching_faces(a, b, ca, cb, margin, face_pts);
       if (m > 0) return push(a, b.object, body_b, b.local, b.material, face_pts, m, false);
     }
+    if (no_direction) return;
     push(a, b.object, body_b, b.local, b.material, pts, k, false);
   }
 
-  static Polytope polytope(const Shape& s) {
-    Polytope poly;
-    poly.hull = s.hull;
-    poly.h = s.h;
-    poly.R = s.R;
-    poly.p = s.p;
-    return poly;
+  // Below this depth (or gap) MPR and GJK give no reliable direction (1 um: far above the
+  // nanometre overlaps of bodies resting face on face, below any penetration that matters).
+  static constexpr Scalar kTouching = 1e-6;
+
+  // The face contact of two touching shapes along the best of their own directions: the line of
+  // their centres and the face axes of each (a box's three, a cylinder's axis), each turned from
+  // B towards A. Of the directions along which face_manifold finds touching faces, the one whose
+  // deepest point is shallowest (the others cut through the bodies), if that point is within
+  // kTouching; else 0.
+  static int touching_faces(const Shape& a, const Shape& b, const ConvexShape& ca, const ConvexShape& cb,
+                            Scalar margin, ManifoldPoint* out) {
+    const Vec3 centre = a.p - b.p;
+    Vec3 dirs[7];
+    int n_dirs = 0;
+    if (centre.norm() > 1e-12) dirs[n_dirs++] = centre.normalized();
+    for (const Shape* s : {&b, &a}) {
+      if (s->type == ShapeType::Box && !s->hull) {
+        for (int j = 0; j < 3; ++j) dirs[n_dirs++] = s->R.col(j);
+      } else if (s->type == ShapeType::Cylinder) {
+        dirs[n_dirs++] = s->R.col(2);
+      }
+    }
+    ManifoldPoint trial[kMaxManifoldPoints];
+    int best = 0;
+    Scalar best_depth = kTouching;
+    for (int i = 0; i < n_dirs; ++i) {
+      const Vec3 d = dirs[i].dot(centre) >= 0 ? dirs[i] : Vec3(-dirs[i]);
+      const int m = face_manifold(ca, cb, d, margin, trial);
+      if (m == 0) continue;
+      Scalar deepest = trial[0].depth;
+      for (int k = 1; k < m; ++k) deepest = std::max(deepest, trial[k].depth);
+      if (deepest <= best_depth) {
+        best_depth = deepest;
+        best = m;
+        std::copy(trial, trial + m, out);
+      }
+    }
+    return best;
+  }
+
+  // Shapes whose supporting features along a direction are faces, segments or points
+  // (face_manifold): all but spheres (one point on anything) and triangle meshes.
+  static bool has_faces(const Shape& s) {
+    return s.hull || s.type == ShapeType::Box || s.type == ShapeType::Cylinder || s.type == ShapeType::Capsule;
+  }
+
+  static ConvexShape convex_shape(const Shape& s) {
+    ConvexShape c;
+    if (s.hull) {
+      c.kind = ConvexShape::Kind::Hull;
+      c.hull = s.hull;
+    } else if (s.type == ShapeType::Cylinder) {
+      c.kind = ConvexShape::Kind::Cylinder;
+    } else if (s.type == ShapeType::Capsule) {
+      c.kind = ConvexShape::Kind::Capsule;
+    }
+    c.h = s.h;
+    c.r = s.r;
+    c.hl = s.hl;
+    c.R = s.R;
+    c.p = s.p;
+    return c;
   }
 
   // Records a pair of the traversal (fat AABBs overlap) that the filters allow (they change only

@@ -422,16 +422,36 @@ int points_below_face(const Vec3* poly, int count, const Vec3& nr, Scalar face_o
 // `band`) keeps reduce_manifold's choice, led by its deepest point. On a flat one the depths are
 // equal up to round-off, and a choice led by the deepest point would jump between corners from
 // step to step (a resting pair would change its contacts, and lose their warm start, every
-// step): it keeps the extremes along two directions of the face instead, a fixed angle off the
-// face's axes (so that neither an aligned nor a 45-degree turn ties two corners), which move
-// continuously with the pose and span the patch along both directions.
+// step): it keeps the extremes along two directions of the face instead, which move
+// continuously with the pose and span the patch along both directions. An elongated patch (the
+// second moments of its points about their centroid differ by more than kElongated: a can
+// offset on a can, a disc over a table's edge) takes its principal axes, so that its two ends
+// are kept: along fixed directions a lens can lose them and, with them, the support under a
+// centre of mass near its end. Any other patch (a square, a turned box's octagon, a disc on a
+// disc: their moments are equal by symmetry, and its principal axes would follow round-off)
+// takes directions a fixed angle off the face's axes (so that neither an aligned nor a
+// 45-degree turn ties two corners).
 int reduce_face_points(ManifoldPoint* pts, int count, const Vec3& a, const Vec3& b, Scalar band) {
   if (count <= 4) return count;
   Scalar lo = pts[0].depth, hi = pts[0].depth;
   for (int i = 1; i < count; ++i) lo = std::min(lo, pts[i].depth), hi = std::max(hi, pts[i].depth);
   if (hi - lo > band) return reduce_manifold(pts, count);
   constexpr Scalar kAngle = 0.4;  // rad
-  const Vec3 t1 = std::cos(kAngle) * a + std::sin(kAngle) * b, t2 = -std::sin(kAngle) * a + std::cos(kAngle) * b;
+  Scalar angle = kAngle;
+  {
+    Scalar ca = 0, cb = 0;
+    for (int i = 0; i < count; ++i) ca += a.dot(pts[i].position), cb += b.dot(pts[i].position);
+    ca /= count, cb /= count;
+    Scalar saa = 0, sbb = 0, sab = 0;
+    for (int i = 0; i < count; ++i) {
+      const Scalar x = a.dot(pts[i].position) - ca, y = b.dot(pts[i].position) - cb;
+      saa += x * x, sbb += y * y, sab += x * y;
+    }
+    const Scalar mean = (saa + sbb) / 2, dev = std::hypot((saa - sbb) / 2, sab);
+    constexpr Scalar kElongated = 2;  // ratio of the larger second moment to the smaller
+    if (mean + dev > kElongated * (mean - dev)) angle = std::atan2(2 * sab, saa - sbb) / 2;
+  }
+  const Vec3 t1 = std::cos(angle) * a + std::sin(angle) * b, t2 = -std::sin(angle) * a + std::cos(angle) * b;
   // pick: the largest t1 . p, t2 . p, then the smallest (the first point on ties)
   int pick[4] = {0, 0, 0, 0};
   const Scalar x0 = t1.dot(pts[0].position), y0 = t2.dot(pts[0].position);
@@ -561,12 +581,12 @@ int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, cons
 
 namespace {
 
-// The face of `poly` whose outward normal is closest to the world direction d, among the faces of
-// its support vertex along d (a box: the face of the axis most aligned with d); its vertices
-// (world frame, counter-clockwise seen from outside) go to `out`. Returns their number, 0 when
-// more than kMaxPolytopeFace.
-int polytope_face(const Polytope& poly, const Vec3& d, Vec3* out, Vec3& normal) {
-  if (!poly.hull) {
+// The face of a box or hull whose outward normal is closest to the world direction d, among the
+// faces of its support vertex along d (a box: the face of the axis most aligned with d); its
+// vertices (world frame, counter-clockwise seen from outside) go to `out`. Returns their number,
+// 0 when more than kMaxFaceVertices.
+int polytope_face(const ConvexShape& poly, const Vec3& d, Vec3* out, Vec3& normal) {
+  if (poly.kind == ConvexShape::Kind::Box) {
     int k = 0;
     Scalar best = -1;
     for (int j = 0; j < 3; ++j) {
@@ -595,48 +615,177 @@ int polytope_face(const Polytope& poly, const Vec3& d, Vec3* out, Vec3& normal) 
     if (c > best_dot) best_dot = c, best = f;
   }
   const std::vector<int>& face = hull.faces[static_cast<std::size_t>(best)];
-  if (face.size() > static_cast<std::size_t>(kMaxPolytopeFace)) return 0;
+  if (face.size() > static_cast<std::size_t>(kMaxFaceVertices)) return 0;
   normal = poly.R * hull.normals[static_cast<std::size_t>(best)];
   int k = 0;
   for (const int i : face) out[k++] = poly.R * hull.vertices[static_cast<std::size_t>(i)] + poly.p;
   return k;
 }
 
+// A face within this cosine (about 11 degrees) of the contact normal is a reference face.
+constexpr Scalar kFaceCos = 0.98;
+
+// A cylinder's end disc is its supporting face, as a reference face, while its axis is within
+// kFaceCos of the contact normal, and, as the incident face, while its axis is within this
+// cosine (2.5 degrees) of the reference face's normal. The disc is a polygon whose corners are
+// fixed in the body, so an upright cylinder keeps the same contact points from step to step
+// (its warm start carries over); on a tilted disc the deepest corner lies above the true rim
+// point by up to r (1 - cos(pi / kCylinderDiscSides)) sin(tilt), 0.08 % of r at this bound.
+// Beyond it the cylinder rests on its rim, whose lowest point is the end of the side segment.
+constexpr Scalar kDiscCos = 0.999;
+
+// The supporting feature of `s` along the world direction d (unit): a face (3 or more vertices,
+// counter-clockwise seen from outside, with its outward normal), a segment (2 points) or a
+// single point; world frame. A cylinder's disc is its feature while its axis is within
+// `disc_cos` of d. Returns the number of points, 0 when a face has more than kMaxFaceVertices.
+int support_feature(const ConvexShape& s, const Vec3& d, Scalar disc_cos, Vec3* out, Vec3& normal) {
+  switch (s.kind) {
+    case ConvexShape::Kind::Box:
+    case ConvexShape::Kind::Hull: return polytope_face(s, d, out, normal);
+    case ConvexShape::Kind::Cylinder: {
+      const Vec3 axis = s.R.col(2);
+      const Scalar c = axis.dot(d);
+      if (std::abs(c) >= disc_cos) {  // the end disc towards d
+        const Scalar sign = c >= 0 ? 1.0 : -1.0;
+        normal = sign * axis;
+        const Vec3 centre = s.p + sign * s.hl * axis, x = s.R.col(0), y = sign * s.R.col(1);
+        // (x, y, sign axis) right-handed: counter-clockwise seen from outside
+        for (int k = 0; k < kCylinderDiscSides; ++k) {
+          const Scalar t = 2 * M_PI * k / kCylinderDiscSides;
+          out[k] = centre + s.r * (std::cos(t) * x + std::sin(t) * y);
+        }
+        return kCylinderDiscSides;
+      }
+      // the side line at the rim point along d's part across the axis: both ends (the one
+      // towards d is the support point of a tilted cylinder)
+      const Vec3 radial = (d - c * axis).normalized();
+      out[0] = s.p + s.hl * axis + s.r * radial;
+      out[1] = s.p - s.hl * axis + s.r * radial;
+      return 2;
+    }
+    case ConvexShape::Kind::Capsule: {
+      // the two cap spheres' points along d (a lying capsule's side line)
+      const Vec3 axis = s.R.col(2);
+      out[0] = s.p + s.hl * axis + s.r * d;
+      out[1] = s.p - s.hl * axis + s.r * d;
+      return 2;
+    }
+  }
+  return 0;
+}
+
+// Clips the segment (in[0], in[1]) to dir . x <= limit with clip_polygon's band; returns the
+// number of points left (0 or 2).
+int clip_segment(Vec3* seg, const Vec3& dir, Scalar limit, Scalar band) {
+  const Scalar d0 = dir.dot(seg[0]) - limit, d1 = dir.dot(seg[1]) - limit;
+  if (d0 > band && d1 > band) return 0;
+  if (d0 < -band && d1 > band) seg[1] = seg[0] + (d0 / (d0 - d1)) * (seg[1] - seg[0]);
+  if (d1 < -band && d0 > band) seg[0] = seg[1] + (d1 / (d1 - d0)) * (seg[0] - seg[1]);
+  return 2;
+}
+
+// Two segments (A's pa, B's pb) parallel within kFaceCos and across the normal n (B -> A): the
+// ends of the overlap of their projections on B's line, each with A's point at the same
+// projection; points within the margin. Returns their number (0 when they do not overlap by
+// more than the band).
+int segment_segment(const Vec3* pa, const Vec3* pb, const Vec3& n, Scalar margin, Scalar face_cos,
+                    ManifoldPoint* out) {
+  const Vec3 eb = pb[1] - pb[0], ea = pa[1] - pa[0];
+  const Scalar lb = eb.norm(), la = ea.norm();
+  if (lb < 1e-12 || la < 1e-12) return 0;
+  const Vec3 u = eb / lb;
+  if (std::abs(u.dot(ea)) < face_cos * la || std::abs(n.dot(u)) > std::sqrt(1 - face_cos * face_cos)) return 0;
+  // A's ends on B's line, in B's parameter (metres from pb[0])
+  Scalar t0 = u.dot(pa[0] - pb[0]), t1 = u.dot(pa[1] - pb[0]);
+  const bool flip = t0 > t1;
+  if (flip) std::swap(t0, t1);
+  const Scalar lo = std::max(t0, Scalar(0)), hi = std::min(t1, lb);
+  if (hi - lo <= kClipBand * lb) return 0;
+  int k = 0;
+  for (const Scalar t : {lo, hi}) {
+    const Vec3 b_pt = pb[0] + t * u;
+    const Scalar f = (t - t0) / (t1 - t0);  // along A from its end at t0
+    const Vec3 a_pt = flip ? Vec3(pa[1] + f * (pa[0] - pa[1])) : Vec3(pa[0] + f * ea);
+    const Scalar sep = n.dot(a_pt - b_pt);
+    if (sep > margin) continue;
+    out[k].position = 0.5 * (a_pt + b_pt);
+    out[k].normal = n;
+    out[k].depth = -sep;
+    ++k;
+  }
+  return k;
+}
+
 }  // namespace
 
-int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scalar margin, ManifoldPoint* out) {
-  Vec3 fa[kMaxPolytopeFace], fb[kMaxPolytopeFace];
-  Vec3 na, nb;
-  const int ca = polytope_face(a, -n, fa, na);
-  const int cb = polytope_face(b, n, fb, nb);
+int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Scalar margin, ManifoldPoint* out) {
+  Vec3 fa[kMaxFaceVertices], fb[kMaxFaceVertices];
+  Vec3 na = Vec3::Zero(), nb = Vec3::Zero();
+  int ca = support_feature(a, -n, kFaceCos, fa, na);
+  int cb = support_feature(b, n, kFaceCos, fb, nb);
   if (ca == 0 || cb == 0) return 0;
   // a face within ~11 degrees of the contact normal is a reference face: the better aligned one,
   // B's when both are within a round-off of each other (as box_box)
-  constexpr Scalar kFaceCos = 0.98;
-  const Scalar al_a = -na.dot(n), al_b = nb.dot(n);
-  if (std::max(al_a, al_b) < kFaceCos) return 0;
+  const Scalar al_a = ca >= 3 ? -na.dot(n) : Scalar(-2), al_b = cb >= 3 ? nb.dot(n) : Scalar(-2);
+  if (std::max(al_a, al_b) < kFaceCos) {
+    if (ca != 2 || cb != 2) return 0;
+    // two side lines: the normal across both axes, from the axes themselves (a normal from MPR
+    // a little off it would move both points sideways, and a lever arm that follows a roll
+    // feeds it), then each side line along it
+    const bool both_round = a.kind != ConvexShape::Kind::Box && a.kind != ConvexShape::Kind::Hull &&
+                       b.kind != ConvexShape::Kind::Box && b.kind != ConvexShape::Kind::Hull;
+    if (!both_round) return 0;
+    const Vec3 ub = b.R.col(2), r = a.p - b.p;
+    const Vec3 across = r - r.dot(ub) * ub;
+    if (across.norm() < 1e-12) return 0;
+    const Vec3 m = across.normalized();
+    if (m.dot(n) < kFaceCos) return 0;
+    ca = support_feature(a, -m, kDiscCos, fa, na);
+    cb = support_feature(b, m, kDiscCos, fb, nb);
+    return ca == 2 && cb == 2 ? segment_segment(fa, fb, m, margin, kFaceCos, out) : 0;
+  }
   const bool ref_b = al_b >= al_a - 1e-9;
   const Vec3* ref = ref_b ? fb : fa;
   const int n_ref = ref_b ? cb : ca;
   const Vec3 nr = ref_b ? nb : na;  // outward normal of the reference face (towards the other)
+  // an incident cylinder or capsule shows its feature along the reference face's normal, not
+  // along n: a capsule's points and a cylinder's side line along a normal a little off the
+  // face's would lie beside the lowest points (a lever arm that follows a roll and feeds it);
+  // a cylinder shows its disc only when nearly parallel to the face, else the side line whose
+  // end is its rim point (exact, where the disc's corners are not)
+  const auto is_round = [](const ConvexShape& s) {
+    return s.kind == ConvexShape::Kind::Cylinder || s.kind == ConvexShape::Kind::Capsule;
+  };
+  if (ref_b && is_round(a)) ca = support_feature(a, -nr, kDiscCos, fa, na);
+  if (!ref_b && is_round(b)) cb = support_feature(b, -nr, kDiscCos, fb, nb);
   // the incident polygon, clipped against every side plane of the reference face (a plane adds
   // at most one vertex to a convex polygon, at most doubles a polygon that round-off made
-  // slightly non-convex: beyond the buffers, no face contact)
-  constexpr int kMaxClip = 4 * kMaxPolytopeFace;
+  // slightly non-convex: beyond the buffers, no face contact); an incident segment stays a
+  // segment, an incident point gives no face contact
+  constexpr int kMaxClip = 4 * kMaxFaceVertices;
   Vec3 poly_a[kMaxClip], poly_b[kMaxClip];
   int count = ref_b ? ca : cb;
+  if (count < 2) return 0;
   std::copy(ref_b ? fa : fb, (ref_b ? fa : fb) + count, poly_a);
   Scalar ref_size = 0;  // the reference face's largest distance from its first vertex
   for (int i = 1; i < n_ref; ++i) ref_size = std::max(ref_size, (ref[i] - ref[0]).norm());
+  const bool segment = count == 2;
   for (int i = 0; i < n_ref && count > 0; ++i) {
     if (2 * count > kMaxClip) return 0;
     const Vec3& r0 = ref[i];
     const Vec3& r1 = ref[(i + 1) % n_ref];
     const Vec3 side = (r1 - r0).cross(nr);  // outward for a counter-clockwise face
     // (side has the edge's length: the band in the units of side . x)
-    count = clip_polygon(poly_a, count, side, side.dot(r0), kClipBand * ref_size * side.norm(), poly_b);
-    std::copy(poly_b, poly_b + count, poly_a);
+    const Scalar band = kClipBand * ref_size * side.norm();
+    if (segment) {
+      count = clip_segment(poly_a, side, side.dot(r0), band);
+    } else {
+      count = clip_polygon(poly_a, count, side, side.dot(r0), band, poly_b);
+      std::copy(poly_b, poly_b + count, poly_a);
+    }
   }
+  // a segment clipped to less than the band is one point
+  if (segment && count == 2 && (poly_a[1] - poly_a[0]).norm() <= kClipBand * ref_size) count = 1;
   ManifoldPoint pts[kMaxClip];
   const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
   int k = points_below_face(poly_a, count, nr, nr.dot(ref[0]), normal, margin, kMaxClip, pts);

@@ -172,25 +172,49 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
     CHECK(c.depth == Approx(0.01).margin(kTol));
   }
 
-  // capsule (A) lying on the table (B): no closed form here, FCL's answer
+  // capsule (A) lying on the table (B): FCL's normal, then the capsule's side line on the face:
+  // its two cap points (length 0.4)
   CollisionWorld w2;
   const Index t2 = w2.add_static_box("table", at(0, 0, 0.5), Vec3(2, 2, 1));
   const Index cap = w2.add_free_body("capsule", {shape(ShapeType::Capsule, Vec3(0.1, 0.4, 0))});
   w2.update(cap, at(0, 0, 1.09, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
   w2.detect(contacts);
-  REQUIRE(contacts.size() >= 1);
+  REQUIRE(contacts.size() == 2);
   for (const Contact& c : contacts) {
     CHECK(c.object_b == t2);
-    CHECK(c.normal.dot(kUp) > 0.999);
-    CHECK(c.depth == Approx(0.01).margin(1e-6));
+    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK(c.depth == Approx(0.01).margin(1e-9));
+    CHECK(std::abs(c.position.x()) == Approx(0.2).margin(1e-9));
   }
-  // separated by 3 mm: fcl::distance gives the margin contact
+  CHECK(contacts[0].position.x() * contacts[1].position.x() < 0);
+  // separated by 3 mm: fcl::distance gives the margin contact's normal, the same two points
   w2.update(cap, at(0, 0, 1.103, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
   w2.detect(contacts);
-  REQUIRE(contacts.size() == 1);
-  CHECK(contacts[0].normal.dot(kUp) > 0.999);
-  CHECK(contacts[0].depth == Approx(-0.003).margin(1e-6));
-  CHECK(contacts[0].position.z() == Approx(1.0015).margin(1e-6));
+  REQUIRE(contacts.size() == 2);
+  for (const Contact& c : contacts) {
+    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK(c.depth == Approx(-0.003).margin(1e-9));
+    CHECK(c.position.z() == Approx(1.0015).margin(1e-9));
+  }
+
+  // a can placed exactly on a can (faces touching: MPR reports a contact without a normal): the
+  // 4 rim points of the touching discs, at depth 0
+  CollisionWorld w4;
+  const Index can_a = w4.add_free_body("upper", {shape(ShapeType::Cylinder, Vec3(0.05, 0.1, 0))});
+  const Index can_b = w4.add_free_body("lower", {shape(ShapeType::Cylinder, Vec3(0.05, 0.1, 0))});
+  for (const Scalar dx : {0.0, 0.01}) {
+    INFO("offset " << dx);
+    w4.update(can_a, at(dx, 0, 0.15));
+    w4.update(can_b, at(0, 0, 0.05));
+    w4.detect(contacts);
+    REQUIRE(contacts.size() == 4);
+    for (const Contact& c : contacts) {
+      CHECK(c.object_a == can_a);
+      CHECK((c.normal - kUp).norm() < kTol);
+      CHECK(std::abs(c.depth) < 1e-12);
+      CHECK(c.position.z() == Approx(0.1).margin(1e-12));
+    }
+  }
 
   // two free spheres: A is the one added first; the normal points from B into A
   CollisionWorld w3;

@@ -483,14 +483,15 @@ TEST_CASE("a frustum-shaped mesh standing on its small face comes to rest on its
   CHECK(std::abs(r.q()[2]) < 1e-3);  // still standing where it was put
 }
 
-TEST_CASE("polytope manifold: a hull cube on a box of the same width keeps its 4 corners under round-off") {
+TEST_CASE("face manifold: a hull cube on a box of the same width keeps its 4 corners under round-off") {
   // the hull cube's side faces coplanar with the box's up to sub-micrometre offsets: no
   // near-duplicate cut points beside the corners
   const ConvexHull hull = convex_hull(cube_points(0.05, 30), "cube");
-  Polytope box;
+  ConvexShape box;
   box.h = Vec3::Constant(0.05);
   box.p = Vec3(0, 0, -0.05);
-  Polytope cube;
+  ConvexShape cube;
+  cube.kind = ConvexShape::Kind::Hull;
   cube.hull = &hull;
   ManifoldPoint pts[kMaxManifoldPoints];
   for (const Scalar dx : {0.0, 1e-15, -3e-9, 2e-8})
@@ -499,7 +500,7 @@ TEST_CASE("polytope manifold: a hull cube on a box of the same width keeps its 4
         INFO("dx " << dx << " dy " << dy << " yaw " << yaw);
         cube.R = Eigen::AngleAxisd(yaw, Vec3::UnitZ()).toRotationMatrix();
         cube.p = Vec3(dx, dy, 0.05 - 1e-6);
-        const int n = polytope_manifold(cube, box, Vec3::UnitZ(), 0.005, pts);
+        const int n = face_manifold(cube, box, Vec3::UnitZ(), 0.005, pts);
         REQUIRE(n == 4);
         for (int k = 0; k < n; ++k) {
           CHECK(std::abs(std::abs(pts[k].position.x()) - 0.05) < 1e-7);
@@ -508,12 +509,13 @@ TEST_CASE("polytope manifold: a hull cube on a box of the same width keeps its 4
       }
 }
 
-TEST_CASE("polytope manifold: a hull cube on a box face, flat or slightly tilted: 4 points; on an edge: 2") {
+TEST_CASE("face manifold: a hull cube on a box face, flat or slightly tilted: 4 points; on an edge: 2") {
   const ConvexHull hull = convex_hull(cube_points(0.05, 30), "cube");
-  Polytope table;  // a box, its top face at z = 0
+  ConvexShape table;  // a box, its top face at z = 0
   table.h = Vec3(0.5, 0.5, 0.1);
   table.p = Vec3(0, 0, -0.1);
-  Polytope cube;
+  ConvexShape cube;
+  cube.kind = ConvexShape::Kind::Hull;
   cube.hull = &hull;
   ManifoldPoint pts[kMaxManifoldPoints];
   for (const Scalar tilt : {0.0, 0.004, -0.004}) {
@@ -522,7 +524,7 @@ TEST_CASE("polytope manifold: a hull cube on a box face, flat or slightly tilted
     Scalar lowest = 1e9;
     for (const Vec3& v : hull.vertices) lowest = std::min(lowest, (cube.R * v).z());
     cube.p = Vec3(0.1, 0.05, 0.001 - lowest);  // the deepest corner 1 mm above the table
-    REQUIRE(polytope_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 4);
+    REQUIRE(face_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 4);
     for (int k = 0; k < 4; ++k) {
       CHECK(pts[k].normal.isApprox(Vec3::UnitZ()));  // the table's face normal, from B into A
       CHECK(pts[k].depth <= -0.001 + 1e-9);
@@ -530,17 +532,17 @@ TEST_CASE("polytope manifold: a hull cube on a box face, flat or slightly tilted
       CHECK(std::abs(pts[k].position.z() + 0.5 * pts[k].depth) < 1e-9);  // midpoint: half the gap above
     }
     // the same with the roles swapped: the normal from the cube (B) into the table (A)
-    REQUIRE(polytope_manifold(table, cube, -Vec3::UnitZ(), 0.005, pts) == 4);
+    REQUIRE(face_manifold(table, cube, -Vec3::UnitZ(), 0.005, pts) == 4);
     for (int k = 0; k < 4; ++k) CHECK(pts[k].normal.isApprox(-Vec3::UnitZ()));
   }
   // on an edge (45 degrees about x), 1 mm into the table: the edge's 2 corners
   cube.R = Eigen::AngleAxisd(M_PI / 4, Vec3::UnitX()).toRotationMatrix();
   cube.p = Vec3(0, 0, 0.05 * std::sqrt(2.0) - 0.001);
-  REQUIRE(polytope_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 2);
+  REQUIRE(face_manifold(cube, table, Vec3::UnitZ(), 0.005, pts) == 2);
   for (int k = 0; k < 2; ++k) CHECK(pts[k].depth == Approx(0.001));
   // no face along the normal (a cube's corner pointing down the diagonal): no face contact
   cube.R = Eigen::AngleAxisd(std::atan(std::sqrt(2.0)), Vec3(1, -1, 0).normalized()).toRotationMatrix();
-  CHECK(polytope_manifold(cube, cube, Vec3::UnitZ(), 0.005, pts) == 0);
+  CHECK(face_manifold(cube, cube, Vec3::UnitZ(), 0.005, pts) == 0);
 }
 
 TEST_CASE("a mesh cube resting on a box and on another hull: a 4-point manifold, at rest") {

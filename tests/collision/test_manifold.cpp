@@ -316,3 +316,152 @@ TEST_CASE("vertices on plane: a tilted sole keeps 4 points on its support, which
   }
   CHECK(flips >= 10);  // the deepest vertex did flip
 }
+
+namespace {
+
+ConvexShape round_shape(ConvexShape::Kind kind, Scalar r, Scalar hl, const Mat3& R, const Vec3& p) {
+  ConvexShape s;
+  s.kind = kind;
+  s.r = r;
+  s.hl = hl;
+  s.R = R;
+  s.p = p;
+  return s;
+}
+
+ConvexShape table_box() {  // top face at z = 0
+  ConvexShape s;
+  s.h = Vec3(0.5, 0.5, 0.1);
+  s.p = Vec3(0, 0, -0.1);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("face manifold: a cylinder upright on a box or tilted on its rim agrees with the cylinder-plane manifold",
+          "[collision]") {
+  // The box's top face is the plane z = 0: the deepest point and depth of the cylinder against
+  // the face must be those of the closed-form cylinder_plane, an independent computation.
+  const Scalar r = 0.05, hl = 0.05;
+  ManifoldPoint pts[kMaxManifoldPoints], ref[kMaxManifoldPoints];
+  using K = ConvexShape::Kind;
+  for (const Scalar tilt : {0.0, 1e-3, 0.2, 0.5}) {
+    INFO("tilt " << tilt);
+    const Mat3 R = rot(Vec3(1, 2, 0), tilt);
+    const Scalar reach = hl * std::cos(tilt) + r * std::sin(tilt);
+    const Vec3 p(0.1, -0.05, reach - 0.001);  // 1 mm into the table
+    const int n = face_manifold(round_shape(K::Cylinder, r, hl, R, p), table_box(), kUp, kMargin, pts);
+    const int m = cylinder_plane(R, p, r, hl, kUp, 0, kMargin, ref);
+    REQUIRE(n >= 1);
+    Scalar deepest = -1, ref_deepest = -1;
+    for (int k = 0; k < n; ++k) {
+      CHECK((pts[k].normal - kUp).norm() < kTol);
+      CHECK(pts[k].position.z() == Approx(-0.5 * pts[k].depth).margin(kTol));  // halfway
+      deepest = std::max(deepest, pts[k].depth);
+    }
+    for (int k = 0; k < m; ++k) ref_deepest = std::max(ref_deepest, ref[k].depth);
+    if (tilt == 0) {
+      REQUIRE(n == 4);  // 4 corners of the disc polygon, all on the rim
+      for (int k = 0; k < n; ++k) CHECK(std::hypot(pts[k].position.x() - 0.1, pts[k].position.y() + 0.05) == Approx(r));
+    }
+    // the disc polygon's corners lie on the rim: on a tilted disc the deepest corner is at most
+    // r (1 - cos(pi / 16)) sin(tilt) above the rim point; on the rim the side line's end is exact
+    // (on a disc whose corners' depths differ by less than the flat band, 5 % of the margin, the
+    // kept 4 are the patch's extremes along two fixed directions, not the deepest corner)
+    const Scalar bound = tilt < 0.01 ? 2 * r * std::sin(tilt) + kTol : kTol;
+    CHECK(deepest <= ref_deepest + kTol);
+    CHECK(deepest >= ref_deepest - bound);
+    if (tilt >= 0.2) CHECK(n == 1);  // on its rim: one point
+    // the roles swapped (the box is A): as deep, the normal from the cylinder into the box (an
+    // upright disc is then the reference face, so the 4 kept corners may differ)
+    ManifoldPoint swapped[kMaxManifoldPoints];
+    REQUIRE(face_manifold(table_box(), round_shape(K::Cylinder, r, hl, R, p), -kUp, kMargin, swapped) == n);
+    Scalar swapped_deepest = -1;
+    for (int k = 0; k < n; ++k) {
+      CHECK((swapped[k].normal + kUp).norm() < kTol);
+      swapped_deepest = std::max(swapped_deepest, swapped[k].depth);
+    }
+    CHECK(swapped_deepest == Approx(deepest).margin(tilt < 0.01 ? bound : kTol));
+    if (tilt >= 0.2) CHECK(has_point(swapped, n, pts[0].position, -kUp, pts[0].depth));
+  }
+}
+
+TEST_CASE("face manifold: cans stacked, offset, lying; capsules lying on a box and side by side", "[collision]") {
+  using K = ConvexShape::Kind;
+  const Scalar r = 0.05, hl = 0.05;
+  ManifoldPoint pts[kMaxManifoldPoints];
+  SECTION("a can on a can, coaxial and turned: 4 rim points, the lower can's top normal") {
+    for (const Scalar yaw : {0.0, 0.3, 1e-9}) {
+      const ConvexShape below = round_shape(K::Cylinder, r, hl, Mat3::Identity(), Vec3(0, 0, 0.05));
+      const ConvexShape above = round_shape(K::Cylinder, r, hl, rot(kUp, yaw), Vec3(0, 0, 0.15 + 0.002));
+      REQUIRE(face_manifold(above, below, kUp, kMargin, pts) == 4);
+      for (int k = 0; k < 4; ++k) {
+        CHECK(pts[k].depth == Approx(-0.002).margin(kTol));
+        CHECK((pts[k].normal - kUp).norm() < kTol);
+        CHECK(pts[k].position.head<2>().norm() <= r + 1e-9);
+        CHECK(pts[k].position.head<2>().norm() >= r * std::cos(M_PI / kCylinderDiscSides) - 1e-9);
+      }
+    }
+  }
+  SECTION("a can on a can offset sideways: 4 points in both discs whose polygon holds the upper can's centre") {
+    const ConvexShape below = round_shape(K::Cylinder, r, hl, Mat3::Identity(), Vec3(0, 0, 0.05));
+    for (const Scalar dx : {0.03, 0.045}) {
+      INFO("offset " << dx);
+      const ConvexShape above = round_shape(K::Cylinder, r, hl, Mat3::Identity(), Vec3(dx, 0, 0.15));
+      REQUIRE(face_manifold(above, below, kUp, kMargin, pts) == 4);
+      Eigen::Vector2d c = Eigen::Vector2d::Zero();
+      for (int k = 0; k < 4; ++k) {
+        CHECK(pts[k].position.head<2>().norm() <= r + 1e-9);
+        CHECK((pts[k].position.head<2>() - Eigen::Vector2d(dx, 0)).norm() <= r + 1e-9);
+        c += pts[k].position.head<2>() / 4;
+      }
+      // the upper can's centre of mass above the supporting polygon (it stands): the corners in
+      // angular order about their centroid, the centre on the inner side of every edge
+      int order[4] = {0, 1, 2, 3};
+      auto angle = [&](int k) { const Eigen::Vector2d d = pts[k].position.head<2>() - c; return std::atan2(d.y(), d.x()); };
+      std::sort(order, order + 4, [&](int i, int j) { return angle(i) < angle(j); });
+      for (int e = 0; e < 4; ++e) {
+        const Eigen::Vector2d p0 = pts[order[e]].position.head<2>(), p1 = pts[order[(e + 1) % 4]].position.head<2>();
+        const Eigen::Vector2d edge = p1 - p0, to = Eigen::Vector2d(dx, 0) - p0;
+        CHECK(edge.x() * to.y() - edge.y() * to.x() > 0);
+      }
+    }
+  }
+  SECTION("a can lying on a box, and a capsule: the two ends of the side line") {
+    const Mat3 R = rot(Vec3::UnitY(), M_PI / 2);  // axis along x
+    for (const K kind : {K::Cylinder, K::Capsule}) {
+      const ConvexShape s = round_shape(kind, r, 0.1, R, Vec3(0, 0.2, r - 0.001));
+      REQUIRE(face_manifold(s, table_box(), kUp, kMargin, pts) == 2);
+      CHECK(has_point(pts, 2, Vec3(0.1, 0.2, -0.0005), kUp, 0.001));
+      CHECK(has_point(pts, 2, Vec3(-0.1, 0.2, -0.0005), kUp, 0.001));
+      // the normal from MPR a little off the face's: the same lowest points (the side line is
+      // taken along the face's normal), and the roles swapped
+      const Vec3 off = Vec3(0.03, -0.05, 1).normalized();
+      REQUIRE(face_manifold(s, table_box(), off, kMargin, pts) == 2);
+      CHECK(has_point(pts, 2, Vec3(0.1, 0.2, -0.0005), kUp, 0.001));
+      CHECK(has_point(pts, 2, Vec3(-0.1, 0.2, -0.0005), kUp, 0.001));
+      REQUIRE(face_manifold(table_box(), s, -off, kMargin, pts) == 2);
+      CHECK(has_point(pts, 2, Vec3(0.1, 0.2, -0.0005), -kUp, 0.001));
+      CHECK(has_point(pts, 2, Vec3(-0.1, 0.2, -0.0005), -kUp, 0.001));
+    }
+    // hanging over the table's edge at x = 0.5: the line clipped at the edge
+    const ConvexShape over = round_shape(K::Cylinder, r, 0.1, R, Vec3(0.45, 0, r - 0.001));
+    REQUIRE(face_manifold(over, table_box(), kUp, kMargin, pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(0.35, 0, -0.0005), kUp, 0.001));
+    CHECK(has_point(pts, 2, Vec3(0.5, 0, -0.0005), kUp, 0.001));
+  }
+  SECTION("capsules side by side: the ends of their overlap; crossed: no line contact") {
+    const Mat3 R = rot(Vec3::UnitY(), M_PI / 2);  // axis along x
+    const ConvexShape below = round_shape(K::Capsule, r, 0.1, R, Vec3(0, 0, 0));
+    const ConvexShape above = round_shape(K::Capsule, r, 0.1, R, Vec3(0.05, 0, 2 * r - 0.001));
+    REQUIRE(face_manifold(above, below, kUp, kMargin, pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(-0.05, 0, r - 0.0005), kUp, 0.001));
+    CHECK(has_point(pts, 2, Vec3(0.1, 0, r - 0.0005), kUp, 0.001));
+    // a normal a little off: the normal across the axes all the same
+    REQUIRE(face_manifold(above, below, Vec3(0, 0.1, 1).normalized(), kMargin, pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(-0.05, 0, r - 0.0005), kUp, 0.001));
+    CHECK(has_point(pts, 2, Vec3(0.1, 0, r - 0.0005), kUp, 0.001));
+    const ConvexShape crossed = round_shape(K::Capsule, r, 0.1, rot(Vec3::UnitX(), M_PI / 2), Vec3(0, 0, 2 * r));
+    CHECK(face_manifold(crossed, below, kUp, kMargin, pts) == 0);
+  }
+}

@@ -66,25 +66,35 @@ int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3
 int box_box(const Mat3& Ra, const Vec3& pa, const Vec3& ha, const Mat3& Rb, const Vec3& pb, const Vec3& hb,
             Scalar margin, ManifoldPoint* out);
 
-// A convex polytope for polytope_manifold: a convex hull (mesh frame) or, when hull is null, a box
-// of half extents h; at the world pose (R, p).
-struct Polytope {
-  const ConvexHull* hull = nullptr;
-  Vec3 h = Vec3::Zero();
+// A convex shape for face_manifold, at the world pose (R, p): a box of half extents h, a convex
+// hull (mesh frame), or a cylinder or capsule of radius r and half-length hl along its local z.
+struct ConvexShape {
+  enum class Kind { Box, Hull, Cylinder, Capsule };
+  Kind kind = Kind::Box;
+  const ConvexHull* hull = nullptr;  // Kind::Hull
+  Vec3 h = Vec3::Zero();             // Kind::Box
+  Scalar r = 0, hl = 0;              // Kind::Cylinder, Kind::Capsule
   Mat3 R = Mat3::Identity();
   Vec3 p = Vec3::Zero();
 };
 
-// Two polytopes (A, B) touching along the unit normal n (B -> A), as MPR or GJK give it for the
-// deepest point (max 4): when a face of one of them is within about 11 degrees of n (a face
-// contact), the other's face most opposed to it (the incident face) is clipped against the side
-// planes of that reference face (Sutherland-Hodgman, as in box_box) and its points within the
-// margin of the reference plane are kept, reduced to 4 as box_box's; the normal is the
-// reference face's. The faces are those of the support vertices along -n (A) and n (B). Returns 0
-// when there is no face contact (edge on edge, a vertex) or a face has more than
-// kMaxPolytopeFace vertices: the caller keeps its single point then.
-constexpr int kMaxPolytopeFace = 32;
-int polytope_manifold(const Polytope& a, const Polytope& b, const Vec3& n, Scalar margin, ManifoldPoint* out);
+// Two convex shapes (A, B) touching along the unit normal n (B -> A), as MPR or GJK give it for
+// the deepest point (max 4). Each shape's supporting feature along the normal (-n for A, n for B)
+// is a face (a box's or hull's face of its support vertex; a cylinder's end disc, as a regular
+// polygon of kCylinderDiscSides corners fixed in the body) or a segment (a cylinder's side line,
+// a capsule's two cap points along the normal). When a face is within about 11 degrees of n (a
+// face contact), the other's feature (an incident cylinder's disc only while within 2.5 degrees
+// of parallel to that face, else its side line, whose end is the rim point) is clipped against
+// the side planes of that reference face
+// (Sutherland-Hodgman, as in box_box) and its points within the margin of the reference plane are
+// kept, reduced to 4 as box_box's; the normal is the reference face's. Two segments that are
+// parallel within about 11 degrees and across the normal (cylinders or capsules lying side by
+// side) touch along the overlap of their projections: its two ends. Returns 0 otherwise (edge on
+// edge, a point on a face, crossed segments) or when a face has more than kMaxFaceVertices
+// vertices: the caller keeps its single point then.
+constexpr int kMaxFaceVertices = 32;
+constexpr int kCylinderDiscSides = 16;
+int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Scalar margin, ManifoldPoint* out);
 
 // Keeps at most 4 of `count` points: the deepest, the one farthest from it, then the two that
 // enlarge the spanned area most. Returns the new count (points are reordered in place).
