@@ -292,6 +292,16 @@ struct CollisionWorld::Impl {
     } else if (ta == ShapeType::Box && tb == ShapeType::Sphere) {
       // sphere_box gives the normal from the box into the sphere, i.e. from A into B: flip it
       push(a, b.object, body_b, b.local, b.material, pts, sphere_box(b.p, b.r, a.R, a.p, a.h, margin, pts), true);
+    } else if (ta == ShapeType::Sphere && tb == ShapeType::Capsule) {
+      push(a, b.object, body_b, b.local, b.material, pts, sphere_capsule(a.p, a.r, b.R, b.p, b.r, b.hl, margin, pts),
+           false);
+    } else if (ta == ShapeType::Capsule && tb == ShapeType::Sphere) {
+      // sphere_capsule's normal points from the capsule (A) into the sphere (B): flip it
+      push(a, b.object, body_b, b.local, b.material, pts, sphere_capsule(b.p, b.r, a.R, a.p, a.r, a.hl, margin, pts),
+           true);
+    } else if (ta == ShapeType::Capsule && tb == ShapeType::Capsule) {
+      push(a, b.object, body_b, b.local, b.material, pts,
+           capsule_capsule(a.R, a.p, a.r, a.hl, b.R, b.p, b.r, b.hl, margin, pts), false);
     } else if (ta == ShapeType::Box && tb == ShapeType::Box) {
       push(a, b.object, body_b, b.local, b.material, pts, box_box(a.R, a.p, a.h, b.R, b.p, b.h, margin, pts), false);
     } else {

@@ -372,6 +372,95 @@ int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3
 
 namespace {
 
+// The closest points of the segments p1 + s d1 and p2 + t d2 (s, t in [0, 1]): Ericson, "Real-
+// Time Collision Detection" (2005), section 5.1.9. Parallel segments take s = 0 and the closest t.
+void closest_segment_segment(const Vec3& p1, const Vec3& d1, const Vec3& p2, const Vec3& d2, Scalar& s, Scalar& t) {
+  const Vec3 r = p1 - p2;
+  const Scalar a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+  const auto clamp01 = [](Scalar x) { return std::min(std::max(x, Scalar(0)), Scalar(1)); };
+  if (a <= 1e-24 && e <= 1e-24) {
+    s = t = 0;
+    return;
+  }
+  if (a <= 1e-24) {
+    s = 0;
+    t = clamp01(f / e);
+    return;
+  }
+  const Scalar c = d1.dot(r);
+  if (e <= 1e-24) {
+    t = 0;
+    s = clamp01(-c / a);
+    return;
+  }
+  const Scalar b = d1.dot(d2), denom = a * e - b * b;
+  s = denom > 1e-12 * a * e ? clamp01((b * f - c * e) / denom) : Scalar(0);
+  t = (b * s + f) / e;
+  if (t < 0) {
+    t = 0;
+    s = clamp01(-c / a);
+  } else if (t > 1) {
+    t = 1;
+    s = clamp01((b - c) / a);
+  }
+}
+
+// One contact between the spheres (ca, ra) and (cb, rb) at the closest points of two capsules'
+// axes (or at a sphere's centre): the normal along the line between them, B -> A; where the
+// axes meet, `fallback` (unit, B -> A).
+int swept_spheres(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, const Vec3& fallback, Scalar margin,
+                  ManifoldPoint* out) {
+  const Vec3 d = ca - cb;
+  const Scalar dist = d.norm();
+  if (dist - ra - rb > margin) return 0;
+  const Vec3 n = dist > 1e-12 ? Vec3(d / dist) : fallback;
+  out[0].position = 0.5 * ((ca - ra * n) + (cb + rb * n));
+  out[0].normal = n;
+  out[0].depth = ra + rb - dist;
+  return 1;
+}
+
+// A unit vector across the unit vector u.
+Vec3 across_of(const Vec3& u) {
+  return (std::abs(u.x()) < 0.9 ? u.cross(Vec3::UnitX()) : u.cross(Vec3::UnitY())).normalized();
+}
+
+}  // namespace
+
+int sphere_capsule(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, Scalar rc, Scalar hl, Scalar margin,
+                   ManifoldPoint* out) {
+  const Vec3 axis = R.col(2);
+  const Scalar t = std::min(std::max(axis.dot(c - p), -hl), hl);
+  // (a centre on the axis: out across it, any direction across being as close)
+  return swept_spheres(c, r, p + t * axis, rc, across_of(axis), margin, out);
+}
+
+int capsule_capsule(const Mat3& Ra, const Vec3& pa, Scalar ra, Scalar hla, const Mat3& Rb, const Vec3& pb, Scalar rb,
+                    Scalar hlb, Scalar margin, ManifoldPoint* out) {
+  const Vec3 ua = Ra.col(2), ub = Rb.col(2);
+  const Vec3 a0 = pa - hla * ua, b0 = pb - hlb * ub;
+  Scalar s, t;
+  closest_segment_segment(a0, 2 * hla * ua, b0, 2 * hlb * ub, s, t);
+  // axes that meet: the normal across both, away from B's centre
+  Vec3 across = ua.cross(ub);
+  across = across.norm() > 1e-9 ? Vec3(across.normalized()) : across_of(ub);
+  if (across.dot(pa - pb) < 0) across = -across;
+  if (swept_spheres(a0 + 2 * s * hla * ua, ra, b0 + 2 * t * hlb * ub, rb, across, margin, out) == 0) return 0;
+  // parallel axes side by side touch along their overlap: its two ends (face_manifold)
+  ConvexShape sa, sb;
+  sa.kind = sb.kind = ConvexShape::Kind::Capsule;
+  sa.r = ra, sa.hl = hla, sa.R = Ra, sa.p = pa;
+  sb.r = rb, sb.hl = hlb, sb.R = Rb, sb.p = pb;
+  ManifoldPoint line[kMaxManifoldPoints];
+  if (face_manifold(sa, sb, out[0].normal, margin, line) == 2) {
+    std::copy(line, line + 2, out);
+    return 2;
+  }
+  return 1;
+}
+
+namespace {
+
 // Clips the convex polygon (in, n_in) to dir . x <= limit; returns the new count. A vertex within
 // `band` of the plane (|dir . x - limit| <= band, in the units of dir . x) lies on it: it is kept
 // and no edge through it is cut. Without the band, an incident edge that coincides with a side of
@@ -684,36 +773,44 @@ int clip_segment(Vec3* seg, const Vec3& dir, Scalar limit, Scalar band) {
   return 2;
 }
 
-// Two segments (A's pa, B's pb) parallel within kFaceCos and across the normal n (B -> A): the
-// ends of the overlap of their projections on B's line, each with A's point at the same
-// projection; points within the margin. Returns their number (0 when they do not overlap by
-// more than the band).
-int segment_segment(const Vec3* pa, const Vec3* pb, const Vec3& n, Scalar margin, Scalar face_cos,
-                    ManifoldPoint* out) {
-  const Vec3 eb = pb[1] - pb[0], ea = pa[1] - pa[0];
-  const Scalar lb = eb.norm(), la = ea.norm();
-  if (lb < 1e-12 || la < 1e-12) return 0;
-  const Vec3 u = eb / lb;
-  if (std::abs(u.dot(ea)) < face_cos * la || std::abs(n.dot(u)) > std::sqrt(1 - face_cos * face_cos)) return 0;
-  // A's ends on B's line, in B's parameter (metres from pb[0])
-  Scalar t0 = u.dot(pa[0] - pb[0]), t1 = u.dot(pa[1] - pb[0]);
-  const bool flip = t0 > t1;
-  if (flip) std::swap(t0, t1);
+// Two round shapes (cylinders or capsules) lying side by side with their axes parallel to within
+// the flat band (kFlatBand of the margin) over their overlap: the two ends of the overlap of their axes' projections
+// on B's axis, each with A's closest axis point, the normal between the axes there and the depth
+// ra + rb - distance (exact for capsules, and for cylinders whose side lines face each other).
+// Returns 2, or 0 when the axes do not overlap by more than the band or an end is farther than
+// the flat band from the axes' closest distance (crossed axes touch at one point, the crossing:
+// the caller keeps it; the ends of their overlap, a few millimetres apart, would let the bodies
+// sink into each other there).
+int parallel_axes(const ConvexShape& a, const ConvexShape& b, Scalar margin, ManifoldPoint* out) {
+  const Vec3 ua = a.R.col(2), ub = b.R.col(2);
+  const Vec3 a0 = a.p - a.hl * ua, a1 = a.p + a.hl * ua, b0 = b.p - b.hl * ub;
+  const Scalar lb = 2 * b.hl;
+  if (lb < 1e-12 || a.hl < 1e-12) return 0;
+  Scalar t0 = ub.dot(a0 - b0), t1 = ub.dot(a1 - b0);
+  if (t0 > t1) std::swap(t0, t1);
   const Scalar lo = std::max(t0, Scalar(0)), hi = std::min(t1, lb);
   if (hi - lo <= kClipBand * lb) return 0;
+  // the axes' closest distance: both ends within the flat band of it (crossed axes, whose ends
+  // lie farther apart than their crossing, touch at the crossing only)
+  Scalar s_min, t_min;
+  closest_segment_segment(a0, a1 - a0, b0, 2 * b.hl * ub, s_min, t_min);
+  const Scalar closest = (a0 + s_min * (a1 - a0) - (b0 + t_min * 2 * b.hl * ub)).norm();
+  ManifoldPoint pts[2];
   int k = 0;
   for (const Scalar t : {lo, hi}) {
-    const Vec3 b_pt = pb[0] + t * u;
-    const Scalar f = (t - t0) / (t1 - t0);  // along A from its end at t0
-    const Vec3 a_pt = flip ? Vec3(pa[1] + f * (pa[0] - pa[1])) : Vec3(pa[0] + f * ea);
-    const Scalar sep = n.dot(a_pt - b_pt);
-    if (sep > margin) continue;
-    out[k].position = 0.5 * (a_pt + b_pt);
-    out[k].normal = n;
-    out[k].depth = -sep;
+    const Vec3 pb = b0 + t * ub;
+    const Scalar s = std::min(std::max(ua.dot(pb - a.p), -a.hl), a.hl);
+    const Vec3 pa = a.p + s * ua, d = pa - pb;
+    const Scalar dist = d.norm();
+    if (dist < 1e-12 || dist - a.r - b.r > margin || dist - closest > kFlatBand * margin) return 0;
+    const Vec3 n = d / dist;
+    pts[k].position = 0.5 * ((pa - a.r * n) + (pb + b.r * n));
+    pts[k].normal = n;
+    pts[k].depth = a.r + b.r - dist;
     ++k;
   }
-  return k;
+  std::copy(pts, pts + 2, out);
+  return 2;
 }
 
 }  // namespace
@@ -729,20 +826,11 @@ int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Sca
   const Scalar al_a = ca >= 3 ? -na.dot(n) : Scalar(-2), al_b = cb >= 3 ? nb.dot(n) : Scalar(-2);
   if (std::max(al_a, al_b) < kFaceCos) {
     if (ca != 2 || cb != 2) return 0;
-    // two side lines: the normal across both axes, from the axes themselves (a normal from MPR
-    // a little off it would move both points sideways, and a lever arm that follows a roll
-    // feeds it), then each side line along it
+    // two side lines: round shapes lying side by side, from their axes (a normal from MPR a
+    // little off theirs would move both points sideways)
     const bool both_round = a.kind != ConvexShape::Kind::Box && a.kind != ConvexShape::Kind::Hull &&
-                       b.kind != ConvexShape::Kind::Box && b.kind != ConvexShape::Kind::Hull;
-    if (!both_round) return 0;
-    const Vec3 ub = b.R.col(2), r = a.p - b.p;
-    const Vec3 across = r - r.dot(ub) * ub;
-    if (across.norm() < 1e-12) return 0;
-    const Vec3 m = across.normalized();
-    if (m.dot(n) < kFaceCos) return 0;
-    ca = support_feature(a, -m, kDiscCos, fa, na);
-    cb = support_feature(b, m, kDiscCos, fb, nb);
-    return ca == 2 && cb == 2 ? segment_segment(fa, fb, m, margin, kFaceCos, out) : 0;
+                            b.kind != ConvexShape::Kind::Box && b.kind != ConvexShape::Kind::Hull;
+    return both_round ? parallel_axes(a, b, margin, out) : 0;
   }
   const bool ref_b = al_b >= al_a - 1e-9;
   const Vec3* ref = ref_b ? fb : fa;

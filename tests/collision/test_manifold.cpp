@@ -465,3 +465,61 @@ TEST_CASE("face manifold: cans stacked, offset, lying; capsules lying on a box a
     CHECK(face_manifold(crossed, below, kUp, kMargin, pts) == 0);
   }
 }
+
+TEST_CASE("capsule on capsule and sphere on capsule: closed forms on the axes' closest points", "[collision]") {
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const Mat3 along_x = rot(Vec3::UnitY(), M_PI / 2), along_y = rot(Vec3::UnitX(), M_PI / 2);
+  SECTION("crossed: one point on the common perpendicular, as deep as the radii overlap") {
+    // A along x, 1 mm into B along y, both offset along their axes (the closest points are not
+    // the centres: MPR's line of centres would tilt the normal)
+    REQUIRE(capsule_capsule(along_x, Vec3(0.05, 0.03, 0.059), 0.03, 0.1, along_y, Vec3(0.02, -0.04, 0), 0.03, 0.1,
+                            kMargin, pts) == 1);
+    CHECK((pts[0].normal - kUp).norm() < kTol);
+    CHECK(pts[0].depth == Approx(0.001).margin(kTol));
+    CHECK((pts[0].position - Vec3(0.02, 0.03, 0.0295)).norm() < kTol);
+    // the roles swapped: the normal from A (now below) ... from B into A, down
+    REQUIRE(capsule_capsule(along_y, Vec3(0.02, -0.04, 0), 0.03, 0.1, along_x, Vec3(0.05, 0.03, 0.059), 0.03, 0.1,
+                            kMargin, pts) == 1);
+    CHECK((pts[0].normal + kUp).norm() < kTol);
+    // apart by 2 mm: within the margin, a gap; by 6 mm: nothing
+    REQUIRE(capsule_capsule(along_x, Vec3(0, 0, 0.062), 0.03, 0.1, along_y, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 1);
+    CHECK(pts[0].depth == Approx(-0.002).margin(kTol));
+    CHECK(capsule_capsule(along_x, Vec3(0, 0, 0.066), 0.03, 0.1, along_y, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 0);
+  }
+  SECTION("end on: the caps' centres") {
+    const Mat3 up = Mat3::Identity();
+    REQUIRE(capsule_capsule(up, Vec3(0, 0, 0.259), 0.03, 0.1, up, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 1);
+    CHECK((pts[0].normal - kUp).norm() < kTol);
+    CHECK(pts[0].depth == Approx(0.001).margin(kTol));
+  }
+  SECTION("parallel side by side: the two ends of the overlap") {
+    REQUIRE(capsule_capsule(along_x, Vec3(0.05, 0, 0.059), 0.03, 0.1, along_x, Vec3(0, 0, 0), 0.03, 0.1, kMargin,
+                            pts) == 2);
+    CHECK(has_point(pts, 2, Vec3(-0.05, 0, 0.0295), kUp, 0.001));
+    CHECK(has_point(pts, 2, Vec3(0.1, 0, 0.0295), kUp, 0.001));
+  }
+  SECTION("crossed at a small angle: the crossing only, not the overlap's ends") {
+    // 11.5 degrees apart, touching at the crossing: the ends of the overlap are 3 mm apart,
+    // within the margin, but the bodies touch at the crossing only
+    const Mat3 turned = rot(kUp, 0.2) * along_x;
+    REQUIRE(capsule_capsule(turned, Vec3(0.01, 0, 0.06), 0.03, 0.1, along_x, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) ==
+            1);
+    CHECK((pts[0].normal - kUp).norm() < kTol);
+    CHECK(std::abs(pts[0].depth) < kTol);
+    // nearly parallel (1e-4 rad): both ends, at their own depths
+    const Mat3 near = rot(kUp, 1e-4) * along_x;
+    REQUIRE(capsule_capsule(near, Vec3(0, 0, 0.0599), 0.03, 0.1, along_x, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 2);
+    for (int k = 0; k < 2; ++k) CHECK(pts[k].depth == Approx(1e-4).margin(1e-8));
+  }
+  SECTION("sphere on a capsule's side and on its cap") {
+    REQUIRE(sphere_capsule(Vec3(0.07, 0, 0.079), 0.05, along_x, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 1);
+    CHECK((pts[0].normal - kUp).norm() < kTol);
+    CHECK(pts[0].depth == Approx(0.001).margin(kTol));
+    CHECK((pts[0].position - Vec3(0.07, 0, 0.0295)).norm() < kTol);
+    const Vec3 c(0.15, 0.03, 0.0);  // beyond the cap at x = 0.1: along the line from the cap's centre
+    REQUIRE(sphere_capsule(c, 0.05, along_x, Vec3(0, 0, 0), 0.03, 0.1, kMargin, pts) == 1);
+    const Vec3 d = c - Vec3(0.1, 0, 0);
+    CHECK((pts[0].normal - d.normalized()).norm() < kTol);
+    CHECK(pts[0].depth == Approx(0.08 - d.norm()).margin(kTol));
+  }
+}

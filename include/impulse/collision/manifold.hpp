@@ -58,6 +58,13 @@ int sphere_sphere(const Vec3& ca, Scalar ra, const Vec3& cb, Scalar rb, Scalar m
 // Sphere A against box B (max 1).
 int sphere_box(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, const Vec3& h, Scalar margin,
                ManifoldPoint* out);
+// Sphere A against capsule B (max 1), and capsule A against capsule B (max 2): closed forms on
+// the closest points of the axes (Ericson 2005, 5.1.9), exact where MPR's direction is not; two
+// capsules parallel side by side touch on the two ends of their overlap (face_manifold).
+int sphere_capsule(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, Scalar rc, Scalar hl, Scalar margin,
+                   ManifoldPoint* out);
+int capsule_capsule(const Mat3& Ra, const Vec3& pa, Scalar ra, Scalar hla, const Mat3& Rb, const Vec3& pb, Scalar rb,
+                    Scalar hlb, Scalar margin, ManifoldPoint* out);
 // Box A against box B (max 4): separating-axis test over the 15 axes, then for a face axis the
 // incident face is clipped against the side planes of the reference face (Sutherland-Hodgman)
 // and more than 4 points are reduced to 4 (a tilted patch by reduce_manifold, a flat one by its
@@ -87,11 +94,11 @@ struct ConvexShape {
 // of parallel to that face, else its side line, whose end is the rim point) is clipped against
 // the side planes of that reference face
 // (Sutherland-Hodgman, as in box_box) and its points within the margin of the reference plane are
-// kept, reduced to 4 as box_box's; the normal is the reference face's. Two segments that are
-// parallel within about 11 degrees and across the normal (cylinders or capsules lying side by
-// side) touch along the overlap of their projections: its two ends. Returns 0 otherwise (edge on
-// edge, a point on a face, crossed segments) or when a face has more than kMaxFaceVertices
-// vertices: the caller keeps its single point then.
+// kept, reduced to 4 as box_box's; the normal is the reference face's. Two cylinders or capsules
+// without such a face, lying side by side with axes parallel to within 5 % of the margin over the
+// overlap of their projections, touch on its two ends (the normal and depth between the axes
+// there). Returns 0 otherwise (edge on edge, a point on a face, crossed axes) or when a face has
+// more than kMaxFaceVertices vertices: the caller keeps its single point then.
 constexpr int kMaxFaceVertices = 32;
 constexpr int kCylinderDiscSides = 16;
 int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Scalar margin, ManifoldPoint* out);
