@@ -449,16 +449,13 @@ void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system,
   solve_LT_path<1>(d, dofs, len, Y, path_rows_.data());
 }
 
-IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const SystemView& sv, const Vec3& point, const Mat3& R, Vec3& c,
-                                     Vec3& v) {
-  const Model& m = *sv.model;
-  const Data& d = *sv.data;
+IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const Model& m, const Data& d, Index body,
+                                                                 const Scalar* uf, const Scalar* u, const Vec3& point,
+                                                                 const Mat3& R, Vec3& c, Vec3& v) {
   Index* dofs = dofs_.data() + p.offset;
   Scalar* Y = Y_.data() + 3 * p.offset;
-  const Scalar* uf = sv.u_free->data();
-  const Scalar* u = sv.u->data();
   if (p.normal_only) {  // the normal row (Y's row 2; rows 0 and 1 zero), the same operations as below
-    p.len = point_jacobian_branch_row(m, d, p.body, point, R, dofs, Y);
+    p.len = point_jacobian_branch_row(m, d, body, point, R, dofs, Y);
     if (p.len == 6) {
       accumulate_velocities<6, true>(Y, dofs, p.len, uf, u, c, v);
       solve_LT_path<1, 6, true>(d, dofs, p.len, Y + 2, nullptr);
@@ -470,7 +467,7 @@ IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const 
     }
     return;
   }
-  p.len = point_jacobian_branch(m, d, p.body, point, R, dofs, Y);
+  p.len = point_jacobian_branch(m, d, body, point, R, dofs, Y);
   if (p.len == 6) {  // a free body (unrolled)
     accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
     solve_LT_path<3, 6, true>(d, dofs, p.len, Y, nullptr);
@@ -498,7 +495,9 @@ void DelassusAssembler::assemble_paths(const std::vector<SystemView>& systems) {
       if (gp[side] < 0) continue;
       Piece& p = pieces_[static_cast<std::size_t>(gp[side])];
       const Scalar* pr = pr_.data() + 12 * gp[side];
-      contact_side(p, systems[static_cast<std::size_t>(p.system)], Vec3(pr[0], pr[1], pr[2]), Mat3(Eigen::Map<const Mat3>(pr + 3)), c, v);
+      const SystemView& sv = systems[static_cast<std::size_t>(p.system)];
+      contact_side(p, *sv.model, *sv.data, p.body, sv.u_free->data(), sv.u->data(), Vec3(pr[0], pr[1], pr[2]),
+                   Mat3(Eigen::Map<const Mat3>(pr + 3)), c, v);
     }
     arrays_.c.segment<3>(3 * i) = c;
     arrays_.v_before.segment<3>(3 * i) = v;
@@ -602,9 +601,9 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
       Piece& p = add_piece(s, 3 * i, 3);
       p.group = i;
       p.normal_only = one;
-      p.body = body;
       const Mat3 R = (side == 0 ? 1.0 : -1.0) * C.transpose();
       if (defer) {  // the layout only: the path's dofs (point_jacobian_branch's), point and R kept
+        p.body = body;
         p.deferred = paths_pending_ = true;
         p.len = branch_path(m, d, body, dofs_.data() + p.offset);
         grow_pr();
@@ -613,7 +612,7 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
         Eigen::Map<Mat3>(pr + 3) = R;
         continue;
       }
-      contact_side(p, systems[s], ct.position, R, c, v);
+      contact_side(p, m, d, body, systems[s].u_free->data(), systems[s].u->data(), ct.position, R, c, v);
     }
     arrays_.c.segment<3>(3 * i) = c;
     arrays_.v_before.segment<3>(3 * i) = v;

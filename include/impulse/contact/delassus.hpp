@@ -354,7 +354,8 @@ class DelassusAssembler {
                    int side = 0);
   // a contact side's Y (its point Jacobian in the frame R, then L^-T), its terms of c and v-
   void grow_pr();
-  void contact_side(Piece& p, const SystemView& sv, const Vec3& point, const Mat3& R, Vec3& c, Vec3& v);
+  void contact_side(Piece& p, const Model& m, const Data& d, Index body, const Scalar* uf, const Scalar* u,
+                    const Vec3& point, const Mat3& R, Vec3& c, Vec3& v);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
   struct LimitedDof {
     Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
