@@ -255,6 +255,24 @@ void scale_piece(const Data& d, const Index* dofs, const Scalar* Y, Scalar* DY) 
   }
 }
 
+// The dofs of point_jacobian_branch's path of `body` (jacobian.cpp), without its Jacobian.
+Index branch_path(const Model& m, const Data& d, Index body, Index* dofs) {
+  if (m.is_free_body()) {
+    for (Index k = 0; k < 6; ++k) dofs[k] = k;
+    return 6;
+  }
+  const Index last = branch_last_dof(m, body);
+  if (last < 0) return 0;
+  const Index* anc = d.anc.data() + d.anc_begin[static_cast<std::size_t>(last)];
+  const Index n = d.anc_begin[static_cast<std::size_t>(last) + 1] - d.anc_begin[static_cast<std::size_t>(last)] + 1;
+  Index t = 0;
+  if (n > 6 && anc[n - 2] == 0 && m.parent[0] < 0 && m.joint_type[0] == JointType::Floating) {
+    for (; t < 6; ++t) dofs[t] = t;
+  }
+  for (; t < n; ++t) dofs[t] = t + 1 < n ? anc[n - 2 - t] : last;
+  return n;
+}
+
 }  // namespace
 
 namespace {
@@ -397,6 +415,16 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
   return pieces_.back();
 }
 
+// Room in pr_ for the deferred pieces up to the last one added (kept: the earlier pieces' records;
+// zero where no contact side writes, as DelassusLanes gathers every piece's record).
+void DelassusAssembler::grow_pr() {
+  const Index npr = 12 * static_cast<Index>(pieces_.size());
+  if (pr_.size() >= npr) return;
+  const Index old = pr_.size();
+  pr_.conservativeResize(std::max<Index>({npr, 2 * old, 12 * kFirstSize}));
+  pr_.tail(pr_.size() - old).setZero();
+}
+
 // One-row piece J = sign e_k of group g (a limit or joint-friction row, or one side of a mimic
 // row): Y = L^-T (sign e_k) on the path root..k (len dofs). Side 0 starts the group.
 void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign,
@@ -413,7 +441,74 @@ void DelassusAssembler::add_dof_row(const Model& m, const Data& d, Index system,
     Y[3 * t] = 0;
   }
   Y[3 * (len - 1)] = sign;
+  if (defer_paths_) {
+    p.deferred = paths_pending_ = true;
+    grow_pr();
+    return;
+  }
   solve_LT_path<1>(d, dofs, len, Y, path_rows_.data());
+}
+
+IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const Model& m, const Data& d, Index body,
+                                                                 const Scalar* uf, const Scalar* u, const Vec3& point,
+                                                                 const Mat3& R, Vec3& c, Vec3& v) {
+  Index* dofs = dofs_.data() + p.offset;
+  Scalar* Y = Y_.data() + 3 * p.offset;
+  if (p.normal_only) {  // the normal row (Y's row 2; rows 0 and 1 zero), the same operations as below
+    p.len = point_jacobian_branch_row(m, d, body, point, R, dofs, Y);
+    if (p.len == 6) {
+      accumulate_velocities<6, true>(Y, dofs, p.len, uf, u, c, v);
+      solve_LT_path<1, 6, true>(d, dofs, p.len, Y + 2, nullptr);
+      scale_piece<true>(d, dofs, Y, DY_.data() + 3 * p.offset);
+      p.scaled = true;
+    } else {
+      accumulate_velocities<-1, true>(Y, dofs, p.len, uf, u, c, v);
+      solve_LT_path<1>(d, dofs, p.len, Y + 2, path_rows_.data());
+    }
+    return;
+  }
+  p.len = point_jacobian_branch(m, d, body, point, R, dofs, Y);
+  if (p.len == 6) {  // a free body (unrolled)
+    accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
+    solve_LT_path<3, 6, true>(d, dofs, p.len, Y, nullptr);
+    scale_piece<false>(d, dofs, Y, DY_.data() + 3 * p.offset);
+    p.scaled = true;
+  } else if (p.len == 9) {  // a 3-dof leg on a floating base (unrolled)
+    accumulate_velocities<9>(Y, dofs, p.len, uf, u, c, v);
+    solve_LT_path<3, 9>(d, dofs, p.len, Y, path_rows_.data());
+  } else {
+    accumulate_velocities(Y, dofs, p.len, uf, u, c, v);
+    solve_LT_path<3>(d, dofs, p.len, Y, path_rows_.data());
+  }
+}
+
+void DelassusAssembler::assemble_paths(const std::vector<SystemView>& systems) {
+  if (!paths_pending_) return;
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+  paths_pending_ = false;
+  for (Index i = 0; i < nc_; ++i) {
+    const Index* gp = group_pieces_.data() + 2 * i;
+    const Index first = gp[0] >= 0 ? gp[0] : gp[1];
+    if (first < 0 || !pieces_[static_cast<std::size_t>(first)].deferred) continue;
+    Vec3 c = Vec3::Zero(), v = Vec3::Zero();
+    for (int side = 0; side < 2; ++side) {
+      if (gp[side] < 0) continue;
+      Piece& p = pieces_[static_cast<std::size_t>(gp[side])];
+      const Scalar* pr = pr_.data() + 12 * gp[side];
+      const SystemView& sv = systems[static_cast<std::size_t>(p.system)];
+      contact_side(p, *sv.model, *sv.data, p.body, sv.u_free->data(), sv.u->data(), Vec3(pr[0], pr[1], pr[2]),
+                   Mat3(Eigen::Map<const Mat3>(pr + 3)), c, v);
+    }
+    arrays_.c.segment<3>(3 * i) = c;
+    arrays_.v_before.segment<3>(3 * i) = v;
+  }
+  for (const Piece& p : pieces_) {
+    if (p.nrows != 1 || !p.deferred) continue;
+    solve_LT_path<1>(*systems[static_cast<std::size_t>(p.system)].data, dofs_.data() + p.offset, p.len,
+                     Y_.data() + 3 * p.offset, path_rows_.data());
+  }
+  };
+  detail::run_kernel(kernel_body);
 }
 
 Index DelassusAssembler::find(Index s) {
@@ -432,6 +527,7 @@ void DelassusAssembler::assemble(const std::vector<SystemView>& systems, const s
 }
 
 void DelassusAssembler::assemble_products(const std::vector<SystemView>& systems) {
+  assemble_paths(systems);
   if (!products_pending_) return;
   products_pending_ = false;
   assemble_dense(systems);
@@ -447,6 +543,7 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
   rows_.clear();
   nc_ = contacts.size();
   nl_ = nf_ = nm_ = 0;
+  paths_pending_ = false;
   Index max_limits = 0;  // limit, friction and mimic rows at most
   for (const auto& list : limited_) max_limits += 2 * static_cast<Index>(list.size());
   for (const auto& list : frictional_) max_limits += static_cast<Index>(list.size());
@@ -477,6 +574,21 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
     one_row_[static_cast<std::size_t>(i)] = one ? 1 : 0;
     group_pieces_[static_cast<std::size_t>(2 * i)] = group_pieces_[static_cast<std::size_t>(2 * i + 1)] = -1;
     const Index sides[2][2] = {{ct.object_a, ct.body_a}, {ct.object_b, ct.body_b}};
+    // (deferred unless a side's path is a free body's or a floating base's 6 dofs, whose scatter
+    // solve and D^-1 Y are made here: see set_defer_paths)
+    bool defer = defer_paths_;
+    for (int side = 0; side < 2 && defer; ++side) {
+      const Index obj = sides[side][0], body = sides[side][1];
+      if (obj < 0 || obj >= static_cast<Index>(object_system.size())) continue;
+      const Index s = object_system[static_cast<std::size_t>(obj)];
+      if (s < 0 || body < 0) continue;
+      const Model& m = *systems[s].model;
+      const Index last = branch_last_dof(m, body);
+      if (last < 0) continue;
+      const Data& d = *systems[s].data;
+      const Index n = d.anc_begin[static_cast<std::size_t>(last) + 1] - d.anc_begin[static_cast<std::size_t>(last)] + 1;
+      if (m.is_free_body() || n == 6) defer = false;
+    }
     for (int side = 0; side < 2; ++side) {
       const Index obj = sides[side][0], body = sides[side][1];
       if (obj < 0 || obj >= static_cast<Index>(object_system.size())) continue;
@@ -489,37 +601,18 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
       Piece& p = add_piece(s, 3 * i, 3);
       p.group = i;
       p.normal_only = one;
-      Index* dofs = dofs_.data() + p.offset;
-      Scalar* Y = Y_.data() + 3 * p.offset;
       const Mat3 R = (side == 0 ? 1.0 : -1.0) * C.transpose();
-      const Scalar* uf = systems[s].u_free->data();
-      const Scalar* u = systems[s].u->data();
-      if (one) {  // the normal row (Y's row 2; rows 0 and 1 zero), the same operations as below
-        p.len = point_jacobian_branch_row(m, d, body, ct.position, R, dofs, Y);
-        if (p.len == 6) {
-          accumulate_velocities<6, true>(Y, dofs, p.len, uf, u, c, v);
-          solve_LT_path<1, 6, true>(d, dofs, p.len, Y + 2, nullptr);
-          scale_piece<true>(d, dofs, Y, DY_.data() + 3 * p.offset);
-          p.scaled = true;
-        } else {
-          accumulate_velocities<-1, true>(Y, dofs, p.len, uf, u, c, v);
-          solve_LT_path<1>(d, dofs, p.len, Y + 2, path_rows_.data());
-        }
+      if (defer) {  // the layout only: the path's dofs (point_jacobian_branch's), point and R kept
+        p.body = body;
+        p.deferred = paths_pending_ = true;
+        p.len = branch_path(m, d, body, dofs_.data() + p.offset);
+        grow_pr();
+        Scalar* pr = pr_.data() + 12 * (static_cast<Index>(pieces_.size()) - 1);
+        for (int k = 0; k < 3; ++k) pr[k] = ct.position[k];
+        Eigen::Map<Mat3>(pr + 3) = R;
         continue;
       }
-      p.len = point_jacobian_branch(m, d, body, ct.position, R, dofs, Y);
-      if (p.len == 6) {  // a free body (unrolled)
-        accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3, 6, true>(d, dofs, p.len, Y, nullptr);
-        scale_piece<false>(d, dofs, Y, DY_.data() + 3 * p.offset);
-        p.scaled = true;
-      } else if (p.len == 9) {  // a 3-dof leg on a floating base (unrolled)
-        accumulate_velocities<9>(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3, 9>(d, dofs, p.len, Y, path_rows_.data());
-      } else {
-        accumulate_velocities(Y, dofs, p.len, uf, u, c, v);
-        solve_LT_path<3>(d, dofs, p.len, Y, path_rows_.data());
-      }
+      contact_side(p, m, d, body, systems[s].u_free->data(), systems[s].u->data(), ct.position, R, c, v);
     }
     arrays_.c.segment<3>(3 * i) = c;
     arrays_.v_before.segment<3>(3 * i) = v;

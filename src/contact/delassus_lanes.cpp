@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "../dynamics/lanes_abi.hpp"
 #include "impulse/core/check.hpp"
@@ -34,14 +35,21 @@ static_assert(sizeof(ProductOp) == 7 * sizeof(int) && offsetof(ProductOp, kind) 
 
 void DelassusLanes::signature(const DelassusAssembler& a, const std::vector<SystemView>& systems,
                               std::vector<int>& out) {
-  std::size_t n = 1 + 4 * systems.size() + 2 * a.islands_.size() + 6 * a.pieces_.size();
+  std::size_t n = 3 + 6 * systems.size() + 2 * a.islands_.size() + 9 * a.pieces_.size();
   for (const DelassusAssembler::Piece& p : a.pieces_) n += static_cast<std::size_t>(p.len);
   for (std::size_t s = 0; s < systems.size(); ++s) n += a.sys_pieces_[s].size();
   if (out.capacity() < n) out.reserve(std::max(n, 2 * out.capacity()));
   out.resize(n);
   int* o = out.data();
   *o++ = static_cast<int>(a.nv_max_);
+  *o++ = static_cast<int>(a.nc_);
+  *o++ = a.paths_pending_ ? 1 : 0;
   for (std::size_t s = 0; s < systems.size(); ++s) {
+    // (the Model itself: the paths' L entries and root columns are its; a Model's address
+    // identifies it while the group's Worlds hold it)
+    const auto model = reinterpret_cast<std::uintptr_t>(systems[s].model);
+    *o++ = static_cast<int>(model & 0xffffffffu);
+    *o++ = static_cast<int>(model >> 32);
     *o++ = static_cast<int>(systems[s].model->nv);
     *o++ = systems[s].data->root_chain6 ? 1 : 0;
     *o++ = static_cast<int>(a.system_island_[s]);
@@ -59,6 +67,9 @@ void DelassusLanes::signature(const DelassusAssembler& a, const std::vector<Syst
     *o++ = p.normal_only ? 1 : 0;
     *o++ = static_cast<int>(p.offset);
     *o++ = static_cast<int>(p.len);
+    *o++ = static_cast<int>(p.group);
+    *o++ = static_cast<int>(p.row);
+    *o++ = p.deferred ? 1 : 0;
     const Index* d = a.dofs_.data() + p.offset;
     for (Index t = 0; t < p.len; ++t) *o++ = static_cast<int>(d[t]);
   }
@@ -76,12 +87,13 @@ bool DelassusLanes::lanes_ready(const DelassusAssembler& a) {
 bool DelassusLanes::same_layout(const DelassusAssembler& x, const std::vector<SystemView>& sx,
                                 const DelassusAssembler& y, const std::vector<SystemView>& sy) {
   if (x.pieces_.size() != y.pieces_.size() || x.islands_.size() != y.islands_.size() || sx.size() != sy.size() ||
-      x.nv_max_ != y.nv_max_)
+      x.nv_max_ != y.nv_max_ || x.nc_ != y.nc_ || x.paths_pending_ != y.paths_pending_)
     return false;
   for (std::size_t s = 0; s < sx.size(); ++s) {
     if (sx[s].model->nv != sy[s].model->nv || sx[s].data->root_chain6 != sy[s].data->root_chain6 ||
         x.system_island_[s] != y.system_island_[s] || x.sys_pieces_[s] != y.sys_pieces_[s])
       return false;
+    if (x.paths_pending_ && sx[s].model != sy[s].model) return false;
   }
   for (std::size_t k = 0; k < x.islands_.size(); ++k) {
     const DelassusAssembler::Island &a = x.islands_[k], &b = y.islands_[k];
@@ -90,7 +102,8 @@ bool DelassusLanes::same_layout(const DelassusAssembler& x, const std::vector<Sy
   for (std::size_t i = 0; i < x.pieces_.size(); ++i) {
     const DelassusAssembler::Piece &p = x.pieces_[i], &q = y.pieces_[i];
     if (p.system != q.system || p.nrows != q.nrows || p.len != q.len || p.lrow != q.lrow ||
-        p.normal_only != q.normal_only || p.offset != q.offset)
+        p.normal_only != q.normal_only || p.offset != q.offset || p.group != q.group || p.row != q.row ||
+        p.deferred != q.deferred)
       return false;
     if (!std::equal(x.dofs_.begin() + p.offset, x.dofs_.begin() + p.offset + p.len, y.dofs_.begin() + q.offset))
       return false;
@@ -118,6 +131,7 @@ void DelassusLanes::build(const DelassusAssembler& a, const std::vector<SystemVi
     const Index n = 3 * isl.nc + isl.nl + isl.nf;
     ng_ = std::max<int>(ng_, isl.dense + n * n);
   }
+  build_paths(a, systems);
   for (std::size_t s = 0; s < systems.size(); ++s) {
     const std::vector<Index>& list = a.sys_pieces_[s];
     if (list.empty()) continue;
@@ -159,6 +173,51 @@ void DelassusLanes::build(const DelassusAssembler& a, const std::vector<SystemVi
   }
 }
 
+// contact_paths' tables for a's layout when every piece is deferred (lanes_abi.hpp)
+void DelassusLanes::build_paths(const DelassusAssembler& a, const std::vector<SystemView>& systems) {
+  path_pieces_.clear();
+  path_.clear();
+  j_offset_.assign(systems.size(), -1);
+  u_offset_.assign(systems.size(), -1);
+  l_offset_.assign(systems.size(), -1);
+  nj_ = nu_ = nl_ = 0;
+  ncv_ = 3 * static_cast<int>(a.nc_);
+  npr_ = 12 * static_cast<int>(a.pieces_.size());
+  paths_ = a.paths_pending_ && !a.pieces_.empty();
+  for (const DelassusAssembler::Piece& p : a.pieces_) paths_ = paths_ && p.deferred;
+  if (!paths_) return;
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    if (a.sys_pieces_[s].empty()) continue;
+    const Model& m = *systems[s].model;
+    j_offset_[s] = nj_;
+    u_offset_[s] = nu_;
+    l_offset_[s] = nl_;
+    nj_ += 6 * static_cast<int>(m.nv);
+    nu_ += static_cast<int>(m.nv);
+    nl_ += static_cast<int>(systems[s].data->anc_begin[static_cast<std::size_t>(m.nv)]);
+  }
+  for (std::size_t k = 0; k < a.pieces_.size(); ++k) {
+    const DelassusAssembler::Piece& p = a.pieces_[k];
+    const std::size_t s = static_cast<std::size_t>(p.system);
+    const Model& m = *systems[s].model;
+    const Data& d = *systems[s].data;
+    const Index* dofs = a.dofs_.data() + p.offset;
+    const int kind = p.nrows == 1 ? lanes_abi::kPathDof : p.normal_only ? lanes_abi::kPathNormal : lanes_abi::kPathContact;
+    // (point_jacobian_branch's closed-form root columns: a floating root's 6 dofs first)
+    const bool root6 = kind != lanes_abi::kPathDof && p.len > 6 && dofs[0] == 0 && m.parent[0] < 0 &&
+                       m.joint_type[0] == JointType::Floating;
+    path_pieces_.insert(path_pieces_.end(), {kind, static_cast<int>(p.len), static_cast<int>(3 * p.offset),
+                                             static_cast<int>(path_.size()), root6 ? 1 : 0, static_cast<int>(12 * k),
+                                             static_cast<int>(3 * p.group)});
+    for (Index t = 0; t < p.len; ++t) {
+      const Index dof = dofs[t];
+      path_.push_back(u_offset_[s] + static_cast<int>(dof));
+      path_.push_back(j_offset_[s] + 6 * static_cast<int>(dof));
+      path_.push_back(l_offset_[s] + static_cast<int>(d.anc_begin[static_cast<std::size_t>(dof)] + t - 1));
+    }
+  }
+}
+
 void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemView>* const* systems, const int* worlds,
                         int n, int width) {
   const DelassusAssembler& ref = *a[worlds[0]];
@@ -169,18 +228,56 @@ void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemVie
   grow_to(dy_, W * static_cast<std::size_t>(ny_));
   grow_to(dinv_, W * static_cast<std::size_t>(nd_));
   grow_to(g_, W * static_cast<std::size_t>(ng_));  // (zero where scatter left it, new entries zero)
-  grow_to(spare_, static_cast<std::size_t>(ng_));
+  grow_to(spare_, static_cast<std::size_t>(std::max({ng_, ny_, ncv_})));
   const auto gather = pick_width(width, &lanes_abi::gather_w2, &lanes_abi::gather_w4, &lanes_abi::gather_w8);
   const auto scatter = pick_width(width, &lanes_abi::scatter_w2, &lanes_abi::scatter_w4, &lanes_abi::scatter_w8);
   const auto products =
       pick_width(width, &lanes_abi::dense_products_w2, &lanes_abi::dense_products_w4, &lanes_abi::dense_products_w8);
   // (a lane no World takes computes a copy of the first's: finite, not kept)
   const double* src[8];
-  // (Y on the pieces' paths only: 3 len entries of each piece's 3 nv_max)
-  for (std::size_t k = 0; k < pieces_.size(); k += 4) {
-    const int y = pieces_[k], len = pieces_[k + 1];
-    for (int l = 0; l < width; ++l) src[l] = a[worlds[l < n ? l : 0]]->Y_.data() + y;
-    gather(src, 3 * len, y_.data() + W * static_cast<std::size_t>(y));
+  if (paths_) {
+    // the systems' J columns, u_free, u and L, the sides' points and frames, the one-row pieces'
+    // +-e_k; then Y, c and v- in the lanes
+    grow_to(j_, W * static_cast<std::size_t>(nj_));
+    grow_to(uf_, W * static_cast<std::size_t>(nu_));
+    grow_to(u_, W * static_cast<std::size_t>(nu_));
+    grow_to(l_, W * static_cast<std::size_t>(nl_));
+    grow_to(pr_, W * static_cast<std::size_t>(npr_));
+    grow_to(cv_, W * 2 * static_cast<std::size_t>(ncv_));
+    for (std::size_t s = 0; s < sys.size(); ++s) {
+      if (j_offset_[s] < 0) continue;
+      const int nv = static_cast<int>(sys[s].model->nv);
+      const std::size_t js = W * static_cast<std::size_t>(j_offset_[s]), us = W * static_cast<std::size_t>(u_offset_[s]);
+      for (int l = 0; l < width; ++l) src[l] = (*systems[worlds[l < n ? l : 0]])[s].data->J.data();
+      gather(src, 6 * nv, j_.data() + js);
+      for (int l = 0; l < width; ++l) src[l] = (*systems[worlds[l < n ? l : 0]])[s].u_free->data();
+      gather(src, nv, uf_.data() + us);
+      for (int l = 0; l < width; ++l) src[l] = (*systems[worlds[l < n ? l : 0]])[s].u->data();
+      gather(src, nv, u_.data() + us);
+      for (int l = 0; l < width; ++l) src[l] = (*systems[worlds[l < n ? l : 0]])[s].data->L_anc.data();
+      gather(src, static_cast<int>(sys[s].data->anc_begin[static_cast<std::size_t>(nv)]),
+             l_.data() + W * static_cast<std::size_t>(l_offset_[s]));
+    }
+    for (int l = 0; l < width; ++l) src[l] = a[worlds[l < n ? l : 0]]->pr_.data();
+    gather(src, npr_, pr_.data());
+    for (std::size_t k = 0; k < path_pieces_.size(); k += lanes_abi::kPathInts) {
+      if (path_pieces_[k] != lanes_abi::kPathDof) continue;
+      const int y = path_pieces_[k + 2], len = path_pieces_[k + 1];
+      for (int l = 0; l < width; ++l) src[l] = a[worlds[l < n ? l : 0]]->Y_.data() + y;
+      gather(src, 3 * len, y_.data() + W * static_cast<std::size_t>(y));
+    }
+    const auto paths =
+        pick_width(width, &lanes_abi::contact_paths_w2, &lanes_abi::contact_paths_w4, &lanes_abi::contact_paths_w8);
+    paths(path_pieces_.data(), static_cast<int>(path_pieces_.size() / lanes_abi::kPathInts), path_.data(), j_.data(),
+          uf_.data(), u_.data(), l_.data(), pr_.data(), y_.data(), cv_.data(), ncv_);
+  } else {
+    for (int l = 0; l < n; ++l) a[worlds[l]]->assemble_paths(*systems[worlds[l]]);
+    // (Y on the pieces' paths only: 3 len entries of each piece's 3 nv_max)
+    for (std::size_t k = 0; k < pieces_.size(); k += 4) {
+      const int y = pieces_[k], len = pieces_[k + 1];
+      for (int l = 0; l < width; ++l) src[l] = a[worlds[l < n ? l : 0]]->Y_.data() + y;
+      gather(src, 3 * len, y_.data() + W * static_cast<std::size_t>(y));
+    }
   }
   for (std::size_t s = 0; s < sys.size(); ++s) {
     for (int l = 0; l < width; ++l) src[l] = (*systems[worlds[l < n ? l : 0]])[s].data->Dinv.data();
@@ -191,6 +288,19 @@ void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemVie
   double* dst[8];
   for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->Gd_.data() : spare_.data();
   scatter(g_.data(), ng_, dst);
+  if (paths_) {  // each assembler's Y, c and v- (the lane arrays left zero: not read again)
+    for (std::size_t k = 0; k < path_pieces_.size(); k += lanes_abi::kPathInts) {
+      const int y = path_pieces_[k + 2], len = path_pieces_[k + 1];
+      for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->Y_.data() + y : spare_.data();
+      scatter(y_.data() + W * static_cast<std::size_t>(y), 3 * len, dst);
+    }
+    for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->arrays_.c.data() : spare_.data();
+    scatter(cv_.data(), ncv_, dst);
+    for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->arrays_.v_before.data() : spare_.data();
+    scatter(cv_.data() + W * static_cast<std::size_t>(ncv_), ncv_, dst);
+    for (int l = 0; l < n; ++l) a[worlds[l]]->paths_pending_ = false;
+    paths_in_lanes_ += n;
+  }
   for (int l = 0; l < n; ++l) {
     DelassusAssembler& x = *a[worlds[l]];
     x.products_pending_ = false;
@@ -205,6 +315,7 @@ int DelassusLanes::assemble_products(DelassusAssembler* const* a, const std::vec
   for (int i = 0; i < count; ++i)
     if (a[i]->products_pending()) pending |= 1u << i;
   int in_lanes = 0;
+  paths_in_lanes_ = 0;
   while (pending != 0) {
     const int r = __builtin_ctz(pending);
     pending &= pending - 1;

@@ -129,6 +129,27 @@ void dense_products_w4(const int* pieces, int npieces, const ProductOp* ops, int
                        const double* Y, const double* Dinv, double* DY, double* G);
 void dense_products_w8(const int* pieces, int npieces, const ProductOp* ops, int nops, const int* dinv_index,
                        const double* Y, const double* Dinv, double* DY, double* G);
+// The contact rows' Y = L^-T J^T on their paths, with c = J u_free and v- = J u of the contacts
+// (src/contact/delassus.cpp, assemble_paths: point_jacobian_branch in the contact frame,
+// accumulate_velocities, solve_LT_path's gather form; their operations in their order, lane by
+// lane). pieces: kPathInts ints each, in the assembler's piece order: [0] kind (kPathContact: a
+// contact side's 3 rows; kPathNormal: its normal row alone, rows 0 and 1 zero; kPathDof: a
+// one-row piece +-e_k whose Y is in the lane array on entry), [1] path length, [2] first Y entry,
+// [3] first entry in `path`, [4] 1: the path starts with a floating root's 6 dofs (the closed-form
+// columns of floating_root_columns), [5] contact sides: first entry of its record in PR (the
+// contact point p, 3 entries, then R = +-C^T column-major, 9), [6] contact sides: the entry of
+// its contact's c in CV (its v- at the same entry + nv3). path: 3 ints per path entry t (root
+// first): the dof's entry in UF and U, its J column's first entry in J (6 entries: linear,
+// angular), and an entry e of L such that L(dofs[t], dofs[s]) is entry e - s (Data::L_anc's row
+// of dofs[t] shifted by t - 1). CV (2 nv3 entries) is zeroed, then every contact side adds into
+// its contact's c and v-.
+enum : int { kPathContact = 0, kPathNormal = 1, kPathDof = 2, kPathInts = 7 };
+void contact_paths_w2(const int* pieces, int npieces, const int* path, const double* J, const double* UF,
+                      const double* U, const double* L, const double* PR, double* Y, double* CV, int nv3);
+void contact_paths_w4(const int* pieces, int npieces, const int* path, const double* J, const double* UF,
+                      const double* U, const double* L, const double* PR, double* Y, double* CV, int nv3);
+void contact_paths_w8(const int* pieces, int npieces, const int* path, const double* J, const double* UF,
+                      const double* U, const double* L, const double* PR, double* Y, double* CV, int nv3);
 // dst[e W + l] = src[l][e] for e < n and every lane l < W (W arrays into one lane array)
 void gather_w2(const double* const* src, int n, double* dst);
 void gather_w4(const double* const* src, int n, double* dst);

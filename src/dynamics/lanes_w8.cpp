@@ -7,6 +7,7 @@
 #define IMPULSE_LANES_PD implicit_pd_w8
 #define IMPULSE_LANES_PD2 pd_second_pass_w8
 #define IMPULSE_LANES_PRODUCTS dense_products_w8
+#define IMPULSE_LANES_PATHS contact_paths_w8
 #define IMPULSE_LANES_GATHER gather_w8
 #define IMPULSE_LANES_SCATTER scatter_w8
 #include "lanes_kernels.inc"

@@ -365,7 +365,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 }
 
 void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
-                           ContactSolver& solver, StepperState& state) {
+                           ContactSolver& solver, StepperState& state, bool defer_paths) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   state.stats.reset();
   // 1. dynamics
@@ -409,6 +409,7 @@ void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionW
     const Scalar gn = g.norm();
     assembler_.set_up_direction(gn > 0 ? Vec3(-g / gn) : Vec3(Vec3::UnitZ()));
   }
+  assembler_.set_defer_paths(defer_paths);
   assembler_.assemble_rows(views_, object_system_, state.contacts, st.dt, st.contact);
   state.stats.times.delassus = clock.lap();
   };

@@ -618,7 +618,7 @@ void World::begin_step(StepWorkspace& ws) {
   bind_workspace(ws);
   try {
     if (!data_.has_initial) mark_initial_state();
-    stepper_->prepare_rows(step_systems_, collision_, model_->settings, *step_solver_, data_.state);
+    stepper_->prepare_rows(step_systems_, collision_, model_->settings, *step_solver_, data_.state, true);
   } catch (...) {
     release_workspace();
     throw;

@@ -229,3 +229,110 @@ TEST_CASE("DelassusLanes: the G of a group's rows in lanes equal each World's ow
     }
   }
 }
+
+namespace {
+
+// What a begun step's rows give that their Y, c and v- make: the islands' G, c = J u_free and
+// v- = J u of every row, and M~^-1 J^T lambda for a fixed lambda (apply(): Y of every piece).
+struct LanesPathsResult {
+  std::vector<MatX> g;
+  VecX c, v;
+  std::vector<VecX> u_next;
+};
+LanesPathsResult lanes_paths_result(World& w) {
+  Stepper& st = w.step_stepper();
+  DelassusAssembler& a = st.pending_rows();
+  LanesPathsResult r;
+  r.g = lanes_rows_g(w);
+  const Index n = a.num_rows();
+  r.c = a.row_arrays().c.head(n);
+  r.v = a.row_arrays().v_before.head(n);
+  VecX lambda(n);
+  for (Index k = 0; k < n; ++k) lambda[k] = 0.5 + 0.25 * static_cast<Scalar>(k % 7) - 0.1 * static_cast<Scalar>(k);
+  r.u_next.resize(st.system_views().size());
+  a.apply(st.system_views(), lambda, r.u_next);
+  return r;
+}
+
+bool lanes_same_vec(const VecX& x, const VecX& y) {
+  return x.size() == y.size() &&
+         std::memcmp(x.data(), y.data(), sizeof(Scalar) * static_cast<std::size_t>(x.size())) == 0;
+}
+
+}  // namespace
+
+// The rows' path work in lanes (DelassusLanes with the paths deferred by World::begin_step: each
+// contact side's point Jacobian in its frame, Y = L^-T J^T, c and v-; the one-row pieces' L^-T)
+// equal each World's own (assemble_paths) bit for bit: ANYmals on four feet in different states
+// (variant 0), a hip beyond its limit (1: a limit row's piece), frictionless ground (2: normal
+// rows alone); in variant 3 one World has a limit row and one is lifted (other layouts: they
+// compute their own) while the others share the lanes; at width 8 some Worlds stand on fewer feet.
+TEST_CASE("DelassusLanes: the rows' Y, c and v- in lanes equal each World's own bit for bit", "[batch][lanes]") {
+  const WorldDescription d = parse_world_file(kStandWorld);
+  for (int width : widths()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      INFO("width " << width << ", variant " << variant);
+      std::vector<std::unique_ptr<World>> worlds, copies;
+      std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
+      auto limited = [&](int i) { return variant == 1 || (variant == 3 && i == 1); };
+      auto lifted = [&](int i) { return variant == 3 && i == 3; };
+      for (int i = 0; i < width; ++i) {
+        auto w = std::make_unique<World>();
+        build_world(d, *w);
+        if (variant == 2) w->set_default_material(0, 0);
+        ArticulatedSystem& s = w->system(0);
+        VecX q = s.q(), u = VecX::Zero(s.nv());
+        u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3, u[17 - i % 12] = -0.2;
+        q[8 + i % 3] += 0.01 * i;
+        q[4 + i % 3] += 0.002 * i;  // (a tilted base: every entry of the root columns)
+        q.segment<4>(3).normalize();
+        if (limited(i)) q[7] = s.model().lower_position[7] - 0.01 * (i + 1);
+        if (lifted(i)) q[2] += 0.5;
+        s.set_state(q, u);
+        copies.push_back(w->clone());
+        worlds.push_back(std::move(w));
+        ws.push_back(std::make_unique<StepWorkspace>());
+        ws_copies.push_back(std::make_unique<StepWorkspace>());
+      }
+      std::vector<LanesPathsResult> expected;
+      for (int i = 0; i < width; ++i) {
+        copies[i]->begin_step(*ws_copies[i]);
+        Stepper& st = copies[i]->step_stepper();
+        CHECK(st.pending_rows().paths_pending() == !lifted(i));
+        st.pending_rows().assemble_products(st.system_views());
+        expected.push_back(lanes_paths_result(*copies[i]));
+        copies[i]->cancel_step();
+      }
+      std::vector<DelassusAssembler*> a;
+      std::vector<const std::vector<SystemView>*> views;
+      for (int i = 0; i < width; ++i) {
+        worlds[i]->begin_step(*ws[i]);
+        a.push_back(&worlds[i]->step_stepper().pending_rows());
+        views.push_back(&worlds[i]->step_stepper().system_views());
+      }
+      if (variant == 1) CHECK(a[0]->num_limits() > 0);
+      if (variant == 2) CHECK(a[0]->one_row(0));
+      DelassusLanes lanes;
+      lanes.assemble_products(a.data(), views.data(), width, width);
+      // (worlds 1 and 3 of variant 3 have layouts of their own, a limit row and no rows; the base
+      // tilted by 0.002 i lifts some feet of worlds 4 to 7: three or two contacts)
+      if (width >= 4 || variant < 3) CHECK(lanes.paths_in_lanes() >= 2);
+      CHECK(lanes.paths_in_lanes() <= width - (variant == 3 ? 2 : 0));
+      if (width == 8) CHECK(a[7]->num_contacts() < a[0]->num_contacts());
+      for (int i = 0; i < width; ++i) {
+        INFO("world " << i);
+        CHECK(!a[i]->paths_pending());
+        const LanesPathsResult r = lanes_paths_result(*worlds[i]);
+        const LanesPathsResult& e = expected[static_cast<std::size_t>(i)];
+        CHECK((r.c.size() == 0) == lifted(i));
+        CHECK(a[i]->num_limits() == (limited(i) ? 1 : 0));
+        CHECK(lanes_same_bits(r.g, e.g));
+        CHECK(lanes_same_vec(r.c, e.c));
+        CHECK(lanes_same_vec(r.v, e.v));
+        REQUIRE(r.u_next.size() == e.u_next.size());
+        for (std::size_t s = 0; s < r.u_next.size(); ++s) CHECK(lanes_same_vec(r.u_next[s], e.u_next[s]));
+        worlds[i]->cancel_step();
+      }
+    }
+  }
+}

@@ -282,6 +282,15 @@ class DelassusAssembler {
                      const ContactSet& contacts, Scalar dt, const DelassusSettings& settings);
   void assemble_products(const std::vector<SystemView>& systems);
   bool products_pending() const { return products_pending_; }
+  // Rows whose Y (L^-T J^T on the path) and, for contacts, c and v- are left to a later stage:
+  // with set_defer_paths(true), assemble_rows() builds the rows' layout (pieces, paths, islands,
+  // frames) and leaves the path work of the contacts on articulated paths and of the one-row
+  // pieces pending, for DelassusLanes to compute several assemblers' at once in lanes;
+  // assemble_paths() (called by assemble_products()) computes whatever is still pending, with
+  // the same operations as assemble_rows() without deferral. Off by default.
+  void set_defer_paths(bool on) { defer_paths_ = on; }
+  void assemble_paths(const std::vector<SystemView>& systems);
+  bool paths_pending() const { return paths_pending_; }
 
   // The whole problem of the last assemble() with a dense G in the global rows (built on demand
   // from the islands; allocates: for tests, tools and small scenes, not for the step).
@@ -334,13 +343,19 @@ class DelassusAssembler {
   // (normal_only: a contact side of a one-row frictionless contact, Y_ zero on its rows 0 and 1;
   // scaled: its D^-1 Y in DY_ already, made with Y while the system's Data was in cache: a free
   // body's contact side)
+  // (deferred: its path work left to assemble_paths() or DelassusLanes; a contact side's point
+  // and R = +-C^T in pr_, body its body)
   struct Piece {
-    Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0;
-    bool normal_only = false, scaled = false;
+    Index system = 0, row = 0, nrows = 0, len = 0, offset = 0, group = 0, lrow = 0, lgroup = 0, body = -1;
+    bool normal_only = false, scaled = false, deferred = false;
   };
   Piece& add_piece(Index system, Index row, Index nrows);
   void add_dof_row(const Model& m, const Data& d, Index system, Index k, Index len, Scalar sign, Index row, Index g,
                    int side = 0);
+  // a contact side's Y (its point Jacobian in the frame R, then L^-T), its terms of c and v-
+  void grow_pr();
+  void contact_side(Piece& p, const Model& m, const Data& d, Index body, const Scalar* uf, const Scalar* u,
+                    const Vec3& point, const Mat3& R, Vec3& c, Vec3& v);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
   struct LimitedDof {
     Index iq = 0, k = 0, len = 0;  // coordinate, dof, dofs on the path root..k
@@ -377,6 +392,8 @@ class DelassusAssembler {
   friend class DelassusLanes;  // contact/delassus_lanes.hpp: the dense G of many assemblers in lanes
   Index nv_max_ = 1, dense_limit_ = kDefaultDenseLimit;
   bool products_pending_ = false;  // assemble_rows() ran, the islands' G not yet
+  bool defer_paths_ = false, paths_pending_ = false;
+  VecX pr_;                              // 12 per piece: a deferred contact side's point and R
   bool one_row_frictionless_ = false;
   std::vector<unsigned char> one_row_;   // per contact: built as one row
   Index nc_ = 0, nl_ = 0, nf_ = 0, nm_ = 0;  // nf_: box rows (joint friction, then nm_ mimic rows)

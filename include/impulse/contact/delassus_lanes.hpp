@@ -12,6 +12,15 @@
 // gives it. The pieces' Y and the systems' D^-1 are gathered into lane arrays and each G
 // scattered back by W x W block transposes. An assembler with a factored island, or whose layout
 // no other assembler of the group shares, computes its own (assemble_products()).
+//
+// The rows' path work too (DelassusAssembler::set_defer_paths: each contact side's point Jacobian
+// in its contact frame, Y = L^-T J^T on its path, c = J u_free and v- = J u; the one-row pieces'
+// L^-T solve) is computed here in lanes when every piece of the layout was deferred and the
+// assemblers step the same Models (lanes_abi::contact_paths, the scalar code's operations in its
+// order): the systems' J columns, u_free, u and L and the sides' points and frames are gathered,
+// Y feeds the products in the lanes, and Y, c and v- are scattered back to each assembler (its
+// solve and velocity update read them). Otherwise each assembler of the group computes its own
+// (assemble_paths()) before its Y is gathered.
 #pragma once
 
 #include <vector>
@@ -28,6 +37,9 @@ class DelassusLanes {
   // layout was seen.
   int assemble_products(DelassusAssembler* const* a, const std::vector<SystemView>* const* systems, int count,
                         int width);
+  // Of the last assemble_products(): how many assemblers had their deferred path work computed
+  // in the lanes (the others computed their own, assemble_paths()).
+  int paths_in_lanes() const { return paths_in_lanes_; }
 
  private:
   static bool lanes_ready(const DelassusAssembler& a);
@@ -35,6 +47,7 @@ class DelassusLanes {
                           const std::vector<SystemView>& sy);
   // the path products of assemble_dense for a's layout (ops_, dinv_index_, the lane arrays' sizes)
   void build(const DelassusAssembler& a, const std::vector<SystemView>& systems);
+  void build_paths(const DelassusAssembler& a, const std::vector<SystemView>& systems);
   void run(DelassusAssembler* const* a, const std::vector<SystemView>* const* systems, const int* worlds, int n,
            int width);
 
@@ -51,6 +64,14 @@ class DelassusLanes {
   std::vector<int> dinv_offset_;  // per system: its first entry in the lane array of D^-1
   int ny_ = 0, nd_ = 0, ng_ = 0;  // entries of the lane arrays Y (and DY), D^-1, G
   std::vector<double> y_, dy_, dinv_, g_, spare_;
+  // the path work in lanes (set when every piece of the layout is deferred): per piece
+  // lanes_abi::kPathInts ints, per path entry 3 (lanes_abi.hpp, contact_paths), per system the
+  // first entry of its J columns, u entries and L entries in their lane arrays (-1: no pieces)
+  bool paths_ = false;
+  int paths_in_lanes_ = 0;
+  std::vector<int> path_pieces_, path_, j_offset_, u_offset_, l_offset_;
+  int nj_ = 0, nu_ = 0, nl_ = 0, ncv_ = 0, npr_ = 0;
+  std::vector<double> j_, uf_, u_, l_, pr_, cv_;
 };
 
 }  // namespace impulse

@@ -262,8 +262,10 @@ class Stepper {
   // several Worlds together (batch::WorldLanes, contact/delassus_lanes.hpp) between them:
   // prepare_rows() runs the dynamics and collision stages and the rows without their G
   // (DelassusAssembler::assemble_rows), prepare_targets() the G still pending and the targets.
+  // defer_paths: the rows' path work too is left pending (DelassusAssembler::set_defer_paths),
+  // for the batched step to compute it in lanes with the G.
   void prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
-                    ContactSolver& solver, StepperState& state);
+                    ContactSolver& solver, StepperState& state, bool defer_paths = false);
   void prepare_targets(const StepSettings& st, StepperState& state);
   // Between the halves: the assembler and the systems' views it reads.
   DelassusAssembler& pending_rows() { return assembler_; }
