@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 
 #include "impulse/solvers/bisection.hpp"
 #include "impulse/world/world.hpp"
