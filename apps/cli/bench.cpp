@@ -47,6 +47,9 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--stall-window", o->stall_window,
                 "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--range-projections", o->range_projections,
+                "bench scenes: plateaus on which the bisection solver projects the right side of the touching rows onto the range of G and goes on (0: never; default: the solver's)")
+      ->check(CLI::Range(0L, 100L));
   c->add_option("--gap-slop", o->gap_slop,
                 "bench scenes: a row apart closes its gap down to this, in m (target v >= -max(gap - gap_slop, 0) / dt; default: the World's, 0)")
       ->check(CLI::Range(0.0, 1.0));

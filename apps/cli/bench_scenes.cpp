@@ -367,13 +367,15 @@ double mean(const std::vector<double>& v) {
 // The scene's World with the solver settings the options override (the defaults otherwise).
 void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
-  if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0) {
+  if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0 ||
+      o.range_projections >= 0) {
     SolverSettings s;
     s.name = o.solver.empty() ? "bisection" : o.solver;
     if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
     if (o.active_set_start >= 0) s.bisection.active_set_start = o.active_set_start;
     if (o.active_set_rows >= 0) s.bisection.active_set.max_rows = o.active_set_rows;
     if (o.stall_window >= 0) s.bisection.stall_window = o.stall_window;
+    if (o.range_projections >= 0) s.bisection.range_projections = o.range_projections;
     w.set_contact_solver(make_contact_solver(s));
   }
   if (o.gap_slop >= 0) {

@@ -135,6 +135,7 @@ class BisectionSettings:
     anderson_start: int  # [0, 1e8]
     qp_start: int  # [0, 1e8]
     active_set_start: int  # [0, 1e8]
+    range_projections: int  # [0, 1e8]
     beta1: float  # > 0 rad
     beta2: float  # > 0
     beta3: float  # > 0

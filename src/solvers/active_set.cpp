@@ -595,4 +595,54 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   return report;
 }
 
+// The rows `in_range` (1) of the island's G as the stage factors its free rows: x = (G_AA +
+// eps I)^-1 c_A, then G_AA x = sum_k sigma_k / (sigma_k + eps) (q_k . c_A) q_k over the
+// eigenpairs of G_AA, c_A's component along the range of G_AA up to eps / sigma_k, none of its
+// component along the null space. One refinement on the rest c_A - G_AA x takes the range
+// error to (eps / sigma_k)^2. Rows outside A keep their c.
+bool ActiveSetStage::project_range(const ContactProblem& problem, const unsigned char* in_range,
+                                   const ActiveSetSettings& settings, VecXref c_out) {
+  const Index n = problem.size();
+  c_out = problem.c;
+  if (n == 0) return false;
+  const bool kkt = problem.is_factored() && n > settings.body_space_rows;
+  if (kkt != kkt_) analyzed_ = false;
+  kkt_ = kkt;
+  if (kkt_) {
+    build_kkt(problem);
+  } else {
+    nz_ = 0;
+    build_G(problem);
+  }
+  if (!same_pattern()) analyze();
+  Scalar max_diag = 0;
+  for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, g_diag(r));
+  eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
+  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
+    if (x->size() < n) x->resize(n);
+  for (VecX* x : {&py_, &pz_})
+    if (x->size() < n + nz_) x->resize(n + nz_);
+  cls_.assign(in_range, in_range + n);
+  factor_values();
+  if (ldlt_.info() != Eigen::Success) return false;
+  auto rhs = rhs_.head(n);
+  auto x = x_.head(n);
+  auto Gx = Gx_.head(n);
+  auto pc = v_.head(n);
+  pc.setZero();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (Index r = 0; r < n; ++r) rhs[r] = cls_[static_cast<std::size_t>(r)] ? problem.c[r] - pc[r] : Scalar(0);
+    solve_ordered(rhs, x);
+    if (!x.allFinite()) return false;
+    for (Index r = 0; r < n; ++r)
+      if (!cls_[static_cast<std::size_t>(r)]) x[r] = 0;
+    multiply(x, Gx);
+    for (Index r = 0; r < n; ++r)
+      if (cls_[static_cast<std::size_t>(r)]) pc[r] += Gx[r];
+  }
+  for (Index r = 0; r < n; ++r)
+    if (cls_[static_cast<std::size_t>(r)]) c_out[r] = pc[r];
+  return true;
+}
+
 }  // namespace impulse

@@ -107,6 +107,10 @@
 //     ~50-80 contacts) Gauss-Seidel took 1 000 to 5 000+ sweeps, MPRGP 130-340 products and did
 //     not always reach the tolerance (116 islands over 10 s of the pile), the active set 7-64
 //     changes (every island converges).
+//   * Range projection (BisectionSettings::range_projections; project_right_side below): on a
+//     plateau, the right side of the rows that carry the load is projected onto the range of
+//     their block of G (the part of the gap targets that no motion meets goes) and the sweeps
+//     go on from their impulses.
 //   * One-row limit constraints are solved exactly in the same sweep: lambda* = max(0, lambda -
 //     v / G_jj), relaxed with the same alpha.
 //   * One-row box rows (joint Coulomb friction, |lambda_j| <= b_j; contact_problem.hpp) likewise:
@@ -118,6 +122,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "impulse/core/sincos.hpp"
@@ -398,6 +403,8 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   qp_rows_.resize(static_cast<std::size_t>(max_rows));
   qp_.reserve(max_rows);
   if (qp_start_lambda_.size() < max_rows) qp_start_lambda_.resize(max_rows);
+  if (c_proj_.size() < max_rows) c_proj_.resize(max_rows);
+  proj_mask_.reserve(static_cast<std::size_t>(max_rows));
   anderson_.reserve(max_rows, settings_.anderson_memory);
 }
 
@@ -461,10 +468,55 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
   return std::min(it + std::max<Index>(1, r.factorizations), s.max_iterations - 1);
 }
 
+// Range projection of the right side (BisectionSettings::range_projections). Each touching row
+// r of the island asks for v_r = (G lambda + c)_r >= 0 with c_r = J_r v_free - b_r, the target
+// b_r = -gap_r / dt closing its gap (stepper/targets.cpp). Where the rows A that carry the load
+// close loops (a plank on two boxes, four corners on a face, a box wedged in a bin) the rows of
+// J_A are dependent: range(G_AA) = range(J_A M^-1 J_A^T) = range(J_A) is a proper subspace, and
+// the part of c_A outside it is a combination of the rows' velocities that no impulse changes.
+// J_A v_free is in that range; the targets, from gaps measured contact by contact, are not:
+// nanometres apart at 1 ms leave 5e-8..1.6e-6 m/s outside it (bin50, jenga54), the size of the tolerance, and the
+// sweeps level off there (SweepMonitor's plateau) while the active-set stage's (G_FF + eps I)^-1
+// turns it into internal impulses of order |c_N| / eps. On a plateau the sweeps' impulses tell
+// which rows carry the load; their c_A is replaced by its Euclidean projection onto range(G_AA),
+// G_AA G_AA^+ c_A (ActiveSetStage::project_range), which moves no target by more than that
+// inconsistency, leaves consistent layouts (no loop, or gaps that agree) unchanged and gives the
+// sweeps a problem whose resting rows can all meet their targets. The first projection takes
+// the normal and limit rows with an impulse; a later one (the sweeps stalled again) adds the
+// tangent rows of the contacts inside their friction cone, whose target 0 together with the
+// normal targets can be inconsistent too (a box pressed against a wall it sticks to).
+bool BisectionSolver::project_right_side(const ContactProblem& problem, const VecXcref& lambda, Index round) {
+  const BisectionSettings& s = active();
+  const Index nc = problem.nc, n = problem.size();
+  if (n > s.active_set.max_rows) return false;  // (the stage's cost bound: one factorization here)
+  proj_mask_.assign(static_cast<std::size_t>(n), 0);
+  Index m = 0;
+  for (Index i = 0; i < nc; ++i) {
+    const Scalar lz = lambda[3 * i + 2];
+    if (!(lz > 0)) continue;
+    proj_mask_[static_cast<std::size_t>(3 * i + 2)] = 1;
+    ++m;
+    const Scalar lt = std::sqrt(lambda[3 * i] * lambda[3 * i] + lambda[3 * i + 1] * lambda[3 * i + 1]);
+    if (round > 0 && problem.mu[i] > 0 && lt < (1 - 1e-6) * problem.mu[i] * lz) {
+      proj_mask_[static_cast<std::size_t>(3 * i)] = proj_mask_[static_cast<std::size_t>(3 * i + 1)] = 1;
+      m += 2;
+    }
+  }
+  for (Index j = 3 * nc; j < problem.first_box_row(); ++j)
+    if (lambda[j] > 0) proj_mask_[static_cast<std::size_t>(j)] = 1, ++m;
+  if (m < 2) return false;  // (one row: its range is everything or nothing)
+  if (c_proj_.size() < n) c_proj_.resize(n);
+  if (!active_set_.project_range(problem, proj_mask_.data(), s.active_set, c_proj_.head(n))) return false;
+  return (c_proj_.head(n) - problem.c).cwiseAbs().maxCoeff() > 0;
+}
+
 SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const BisectionSettings& s = active();
-  const VecXcref& c = problem.c;
+  // the problem solved: `problem`, or the same G with the right side projected (below)
+  std::optional<ContactProblem> projected;
+  const ContactProblem* pb = &problem;
+  Index projections = 0;
   const Index nc = problem.nc, n = problem.size();
 
   // The diagonal blocks do not change during the solve: regularize and invert them once. A
@@ -523,9 +575,9 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     const Scalar lambda_z = lambda[r];
     Scalar v_z;
     if constexpr (decltype(all)::value) {
-      v_z = c[r] + product_.normal_row(i, lambda);
+      v_z = pb->c[r] + product_.normal_row(i, lambda);
     } else {
-      v_z = c[r] + product_.row(r, lambda);
+      v_z = pb->c[r] + product_.row(r, lambda);
     }
     const Scalar c_z = v_z - G_zz_[i] * lambda_z;
     const bool open = c_z >= 0 || locked_[i] != 0;
@@ -563,7 +615,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
           continue;
         }
         // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
-        const Vec3 v_i = c.segment<3>(3 * i) + product_.contact(i, lambda);
+        const Vec3 v_i = pb->c.segment<3>(3 * i) + product_.contact(i, lambda);
         const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
         const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
         const Vec3& lambda_star = sol.lambda;
@@ -579,7 +631,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
     // One-row unilateral (limit) constraints: exact 1-D projection in the same sweep.
     for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
-      const Scalar v_j = product_.row(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + pb->c[j];
       const Scalar G_jj = problem.diagonal(j);
       const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
       anderson_.track(j - 2 * nc, lambda_star > 0);
@@ -592,7 +644,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
     // Box rows (joint friction): exact 1-D stick/slip clamp in the same sweep.
     for (Index j = problem.first_box_row(); j < n; ++j) {
-      const Scalar v_j = product_.row(j, lambda) + c[j];
+      const Scalar v_j = product_.row(j, lambda) + pb->c[j];
       const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
       const Scalar lambda_star = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
       anderson_.track(j - 2 * nc, lambda_star <= -b ? 0 : lambda_star >= b ? 2 : 1);
@@ -603,6 +655,20 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
     const bool stop = monitor.stop(result, it, error);
+    // Range projection on a plateau (above): the sweeps go on, from their impulses, on the
+    // problem with the projected right side (and its own plateau watch)
+    if (stop && result.stalled && projections < s.range_projections && it < s.max_iterations &&
+        project_right_side(problem, lambda, projections)) {
+      ++projections;
+      projected.emplace(problem.with_c(c_proj_.head(n)));
+      pb = &*projected;
+      result.stalled = false;
+      monitor = SweepMonitor(s.tolerance, s.stall_window);
+      product_.reset(*pb, lambda);
+      if (all_one_row && it >= 2) product_.bind_normal_rows();
+      anderson_.begin(*pb, s.anderson_memory, all_one_row);
+      continue;
+    }
     // The exact QP of a frictionless problem: at sweep qp_start, or earlier if the sweeps stop on
     // a plateau first. Anderson mixing (after anderson_start) can flatten the error just above
     // the tolerance for the stall window before qp_start: 216-sphere pile, 2 s, 42 islands
@@ -612,7 +678,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       result.stalled = false;
       qp_done = true;
       method = SolverMethod::BoundQp;
-      it = solve_frictionless_qp(problem, lambda, it);
+      it = solve_frictionless_qp(*pb, lambda, it);
       continue;  // (the sweeps go on from the QP's solution; the next one measures its error)
     }
     // The active-set stage of a problem with friction: at sweep active_set_start, or earlier on
@@ -622,7 +688,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
         n <= s.active_set.max_rows) {
       active_set_done = true;
       bool converged = false;
-      const Index after = solve_active_set(problem, lambda, it, converged);
+      const Index after = solve_active_set(*pb, lambda, it, converged);
       if (converged) {
         result.stalled = false;
         method = SolverMethod::ActiveSet;
@@ -640,7 +706,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       if (all_one_row) {
         product_.reset_normal(lambda);
       } else {
-        product_.reset(problem, lambda);
+        product_.reset(*pb, lambda);
       }
     }
   }

@@ -93,6 +93,14 @@ class ActiveSetStage {
   // (the terms of ContactResiduals::coulomb_violation, solver_result.hpp, per contact).
   static Scalar residual(const ContactProblem& problem, const VecXcref& lambda, const VecXcref& v);
 
+  // The Euclidean projection of the right side's rows A (in_range[r] = 1) onto the range of
+  // G_AA, the velocities of those rows that some impulse on them can produce: c_out = c with
+  // c_A replaced by G_AA G_AA^+ c_A, through the factorization of the free rows with A free
+  // (the same pattern, ordering and scratch as solve(): no allocation for an island of the shape
+  // seen before). False if the factorization failed (c_out = c).
+  bool project_range(const ContactProblem& problem, const unsigned char* in_range, const ActiveSetSettings& settings,
+                     VecXref c_out);
+
   std::size_t memory_bytes() const;
 
  private:

@@ -67,6 +67,16 @@ struct BisectionSettings {
   Index active_set_start = 50;
   ActiveSetSettings active_set;
 
+  // Plateaus on which the right side of the island's touching rows is made consistent (not in
+  // the paper): the rows bodies rest on (normal rows with an impulse, and the tangent rows of
+  // the sticking ones from the second plateau on) have their c projected onto the range of
+  // their block of G, the velocities that impulses on them can produce, and the sweeps go on
+  // from their impulses (bisection.cpp, "Range projection"). Targets -gap / dt from gaps measured
+  // contact by contact differ, in closed loops of contacts (a box on two boxes, four corners on
+  // a face, a box wedged in a bin), by nanometres that no motion closes at once: the part of c
+  // no impulse meets, of the size of the tolerance at 1 ms. 0: never.
+  Index range_projections = 3;
+
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
   Scalar beta1 = 0.1;                  // first angular step, rad
   Scalar beta2 = 0.5;                  // step shrink after a line-of-sight or r < 0 failure
@@ -123,6 +133,11 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
   // The active-set stage from the sweeps' impulses; returns the sweep count after it and sets
   // `converged` when its answer met the tolerance.
   Index solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged);
+  // The touching rows' right side projected onto the range of their G block into c_proj_
+  // (bisection.cpp, "Range projection"); false when nothing changed or the island is too large.
+  bool project_right_side(const ContactProblem& problem, const VecXcref& lambda, Index round);
+  std::vector<unsigned char> proj_mask_;  // the projected rows
+  VecX c_proj_;                           // the right side with the projected rows
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> G_ii_;
   std::vector<Mat3, Eigen::aligned_allocator<Mat3>> M_ii_;
