@@ -739,10 +739,16 @@ int support_feature(const ConvexShape& s, const Vec3& d, Scalar disc_cos, Vec3* 
         normal = sign * axis;
         const Vec3 centre = s.p + sign * s.hl * axis, x = s.R.col(0), y = sign * s.R.col(1);
         // (x, y, sign axis) right-handed: counter-clockwise seen from outside
-        for (int k = 0; k < kCylinderDiscSides; ++k) {
-          const Scalar t = 2 * M_PI * k / kCylinderDiscSides;
-          out[k] = centre + s.r * (std::cos(t) * x + std::sin(t) * y);
-        }
+        // the corners' (cos, sin), computed once
+        static const struct Circle {
+          Scalar c[kCylinderDiscSides], s[kCylinderDiscSides];
+          Circle() {
+            for (int k = 0; k < kCylinderDiscSides; ++k) {
+              c[k] = std::cos(2 * M_PI * k / kCylinderDiscSides), s[k] = std::sin(2 * M_PI * k / kCylinderDiscSides);
+            }
+          }
+        } circle;
+        for (int k = 0; k < kCylinderDiscSides; ++k) out[k] = centre + s.r * (circle.c[k] * x + circle.s[k] * y);
         return kCylinderDiscSides;
       }
       // the side line at the rim point along d's part across the axis: both ends (the one

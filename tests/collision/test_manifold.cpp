@@ -477,7 +477,7 @@ TEST_CASE("capsule on capsule and sphere on capsule: closed forms on the axes' c
     CHECK((pts[0].normal - kUp).norm() < kTol);
     CHECK(pts[0].depth == Approx(0.001).margin(kTol));
     CHECK((pts[0].position - Vec3(0.02, 0.03, 0.0295)).norm() < kTol);
-    // the roles swapped: the normal from A (now below) ... from B into A, down
+    // the roles swapped (A below, B above): the normal from B into A, down
     REQUIRE(capsule_capsule(along_y, Vec3(0.02, -0.04, 0), 0.03, 0.1, along_x, Vec3(0.05, 0.03, 0.059), 0.03, 0.1,
                             kMargin, pts) == 1);
     CHECK((pts[0].normal + kUp).norm() < kTol);
