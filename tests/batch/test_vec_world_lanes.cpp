@@ -162,7 +162,7 @@ bool lanes_same_bits(const std::vector<MatX>& x, const std::vector<MatX>& y) {
   if (x.size() != y.size()) return false;
   for (std::size_t k = 0; k < x.size(); ++k) {
     if (x[k].rows() != y[k].rows() || x[k].cols() != y[k].cols()) return false;
-    if (std::memcmp(x[k].data(), y[k].data(), sizeof(Scalar) * static_cast<std::size_t>(x[k].size())) != 0) return false;
+    if (x[k].size() > 0 && std::memcmp(x[k].data(), y[k].data(), sizeof(Scalar) * static_cast<std::size_t>(x[k].size())) != 0) return false;
   }
   return true;
 }
@@ -255,8 +255,9 @@ LanesPathsResult lanes_paths_result(World& w) {
 }
 
 bool lanes_same_vec(const VecX& x, const VecX& y) {
+  // (memcmp takes no null pointer, even for 0 bytes: a lifted World has no rows)
   return x.size() == y.size() &&
-         std::memcmp(x.data(), y.data(), sizeof(Scalar) * static_cast<std::size_t>(x.size())) == 0;
+         (x.size() == 0 || std::memcmp(x.data(), y.data(), sizeof(Scalar) * static_cast<std::size_t>(x.size())) == 0);
 }
 
 }  // namespace
