@@ -359,14 +359,11 @@ void ActiveSetStage::solve_ordered(const VecXcref& rhs, VecXref x) {
   for (Index r = 0; r < n; ++r) x[r] = pz[perm_[static_cast<std::size_t>(off + r)]];
 }
 
-ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
-                                      const ActiveSetSettings& settings) {
-  ActiveSetReport report;
-  const Index n = problem.size(), nc = problem.nc, n1 = problem.nl + problem.nb;
-  if (n == 0) {
-    report.converged = true;
-    return report;
-  }
+// The island's system for a problem of n > 0 rows: G (contact space) or the KKT matrix (body
+// space above settings.body_space_rows), its pattern analysed when it changed, the
+// regularization eps and the scratch sized.
+void ActiveSetStage::set_up(const ContactProblem& problem, const ActiveSetSettings& settings) {
+  const Index n = problem.size();
   const bool kkt = problem.is_factored() && n > settings.body_space_rows;
   if (kkt != kkt_) analyzed_ = false;
   kkt_ = kkt;
@@ -384,6 +381,17 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     if (x->size() < n) x->resize(n);
   for (VecX* x : {&py_, &pz_})
     if (x->size() < n + nz_) x->resize(n + nz_);
+}
+
+ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
+                                      const ActiveSetSettings& settings) {
+  ActiveSetReport report;
+  const Index n = problem.size(), nc = problem.nc, n1 = problem.nl + problem.nb;
+  if (n == 0) {
+    report.converged = true;
+    return report;
+  }
+  set_up(problem, settings);
   cls_.assign(static_cast<std::size_t>(n), 1);
   state_.assign(static_cast<std::size_t>(nc + n1), kStick);
   dir_.assign(static_cast<std::size_t>(2 * nc), 0);
@@ -605,23 +613,7 @@ bool ActiveSetStage::project_range(const ContactProblem& problem, const unsigned
   const Index n = problem.size();
   c_out = problem.c;
   if (n == 0) return false;
-  const bool kkt = problem.is_factored() && n > settings.body_space_rows;
-  if (kkt != kkt_) analyzed_ = false;
-  kkt_ = kkt;
-  if (kkt_) {
-    build_kkt(problem);
-  } else {
-    nz_ = 0;
-    build_G(problem);
-  }
-  if (!same_pattern()) analyze();
-  Scalar max_diag = 0;
-  for (Index r = 0; r < n; ++r) max_diag = std::max(max_diag, g_diag(r));
-  eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
-  for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
-    if (x->size() < n) x->resize(n);
-  for (VecX* x : {&py_, &pz_})
-    if (x->size() < n + nz_) x->resize(n + nz_);
+  set_up(problem, settings);
   cls_.assign(in_range, in_range + n);
   factor_values();
   if (ldlt_.info() != Eigen::Success) return false;

@@ -116,6 +116,7 @@ class ActiveSetStage {
   void build_kkt(const ContactProblem& problem);
   void multiply(const VecXcref& x, VecXref y) const;  // y = G x (stored G, or Yh^T Yh in body space)
   void analyze();
+  void set_up(const ContactProblem& problem, const ActiveSetSettings& settings);
   void factor_values();
   void solve_ordered(const VecXcref& rhs, VecXref x);  // x = A^-1 rhs
   bool same_pattern() const;
