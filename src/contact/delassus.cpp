@@ -255,24 +255,6 @@ void scale_piece(const Data& d, const Index* dofs, const Scalar* Y, Scalar* DY) 
   }
 }
 
-// The dofs of point_jacobian_branch's path of `body` (jacobian.cpp), without its Jacobian.
-Index branch_path(const Model& m, const Data& d, Index body, Index* dofs) {
-  if (m.is_free_body()) {
-    for (Index k = 0; k < 6; ++k) dofs[k] = k;
-    return 6;
-  }
-  const Index last = branch_last_dof(m, body);
-  if (last < 0) return 0;
-  const Index* anc = d.anc.data() + d.anc_begin[static_cast<std::size_t>(last)];
-  const Index n = d.anc_begin[static_cast<std::size_t>(last) + 1] - d.anc_begin[static_cast<std::size_t>(last)] + 1;
-  Index t = 0;
-  if (n > 6 && anc[n - 2] == 0 && m.parent[0] < 0 && m.joint_type[0] == JointType::Floating) {
-    for (; t < 6; ++t) dofs[t] = t;
-  }
-  for (; t < n; ++t) dofs[t] = t + 1 < n ? anc[n - 2 - t] : last;
-  return n;
-}
-
 }  // namespace
 
 namespace {
@@ -605,7 +587,7 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
       if (defer) {  // the layout only: the path's dofs (point_jacobian_branch's), point and R kept
         p.body = body;
         p.deferred = paths_pending_ = true;
-        p.len = branch_path(m, d, body, dofs_.data() + p.offset);
+        p.len = point_jacobian_branch_dofs(m, d, body, dofs_.data() + p.offset);
         grow_pr();
         Scalar* pr = pr_.data() + 12 * (static_cast<Index>(pieces_.size()) - 1);
         for (int k = 0; k < 3; ++k) pr[k] = ct.position[k];

@@ -179,4 +179,22 @@ const Mat3X& point_jacobian(const Model& model, Data& data, const VecXcref& q, I
   return data.Jpoint;
 }
 
+Index point_jacobian_branch_dofs(const Model& m, const Data& d, Index body, Index* dofs) {
+  // (the path of point_jacobian_branch above, in its order)
+  if (m.is_free_body()) {
+    for (Index k = 0; k < 6; ++k) dofs[k] = k;
+    return 6;
+  }
+  const Index last = branch_last_dof(m, body);
+  if (last < 0) return 0;
+  const Index* anc = d.anc.data() + d.anc_begin[static_cast<std::size_t>(last)];
+  const Index n = d.anc_begin[static_cast<std::size_t>(last) + 1] - d.anc_begin[static_cast<std::size_t>(last)] + 1;
+  Index t = 0;
+  if (n > 6 && anc[n - 2] == 0 && m.parent[0] < 0 && m.joint_type[0] == JointType::Floating) {
+    for (; t < 6; ++t) dofs[t] = t;
+  }
+  for (; t < n; ++t) dofs[t] = t + 1 < n ? anc[n - 2 - t] : last;
+  return n;
+}
+
 }  // namespace impulse

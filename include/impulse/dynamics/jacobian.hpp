@@ -35,6 +35,9 @@ Index point_jacobian_branch(const Model& model, const Data& data, Index body, co
 // out[3t + 2] as point_jacobian_branch computes it (the same bits), out[3t] = out[3t + 1] = 0.
 Index point_jacobian_branch_row(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                                 Index* dofs, Scalar* out);
+// The dofs of point_jacobian_branch's path of `body` alone (dofs[0..n-1], in its order), without
+// the Jacobian: for a consumer that computes the columns elsewhere (the batched lanes). Returns n.
+Index point_jacobian_branch_dofs(const Model& model, const Data& data, Index body, Index* dofs);
 // Jacobian of a model frame (its origin and its body's angular velocity), 6 x nv.
 void frame_jacobian(const Model& model, const Data& data, Index frame_id, MatXref J6);
 
