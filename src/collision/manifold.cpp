@@ -435,30 +435,6 @@ int sphere_capsule(const Vec3& c, Scalar r, const Mat3& R, const Vec3& p, Scalar
   return swept_spheres(c, r, p + t * axis, rc, across_of(axis), margin, out);
 }
 
-int capsule_capsule(const Mat3& Ra, const Vec3& pa, Scalar ra, Scalar hla, const Mat3& Rb, const Vec3& pb, Scalar rb,
-                    Scalar hlb, Scalar margin, ManifoldPoint* out) {
-  const Vec3 ua = Ra.col(2), ub = Rb.col(2);
-  const Vec3 a0 = pa - hla * ua, b0 = pb - hlb * ub;
-  Scalar s, t;
-  closest_segment_segment(a0, 2 * hla * ua, b0, 2 * hlb * ub, s, t);
-  // axes that meet: the normal across both, away from B's centre
-  Vec3 across = ua.cross(ub);
-  across = across.norm() > 1e-9 ? Vec3(across.normalized()) : across_of(ub);
-  if (across.dot(pa - pb) < 0) across = -across;
-  if (swept_spheres(a0 + 2 * s * hla * ua, ra, b0 + 2 * t * hlb * ub, rb, across, margin, out) == 0) return 0;
-  // parallel axes side by side touch along their overlap: its two ends (face_manifold)
-  ConvexShape sa, sb;
-  sa.kind = sb.kind = ConvexShape::Kind::Capsule;
-  sa.r = ra, sa.hl = hla, sa.R = Ra, sa.p = pa;
-  sb.r = rb, sb.hl = hlb, sb.R = Rb, sb.p = pb;
-  ManifoldPoint line[kMaxManifoldPoints];
-  if (face_manifold(sa, sb, out[0].normal, margin, line) == 2) {
-    std::copy(line, line + 2, out);
-    return 2;
-  }
-  return 1;
-}
-
 namespace {
 
 // Clips the convex polygon (in, n_in) to dir . x <= limit; returns the new count. A vertex within
@@ -820,6 +796,31 @@ int parallel_axes(const ConvexShape& a, const ConvexShape& b, Scalar margin, Man
 }
 
 }  // namespace
+
+int capsule_capsule(const Mat3& Ra, const Vec3& pa, Scalar ra, Scalar hla, const Mat3& Rb, const Vec3& pb, Scalar rb,
+                    Scalar hlb, Scalar margin, ManifoldPoint* out) {
+  const Vec3 ua = Ra.col(2), ub = Rb.col(2);
+  const Vec3 a0 = pa - hla * ua, b0 = pb - hlb * ub;
+  Scalar s, t;
+  closest_segment_segment(a0, 2 * hla * ua, b0, 2 * hlb * ub, s, t);
+  // axes that meet: the normal across both, away from B's centre
+  Vec3 across = ua.cross(ub);
+  across = across.norm() > 1e-9 ? Vec3(across.normalized()) : across_of(ub);
+  if (across.dot(pa - pb) < 0) across = -across;
+  if (swept_spheres(a0 + 2 * s * hla * ua, ra, b0 + 2 * t * hlb * ub, rb, across, margin, out) == 0) return 0;
+  // parallel axes side by side touch along their overlap: its two ends
+  ConvexShape sa, sb;
+  sa.kind = sb.kind = ConvexShape::Kind::Capsule;
+  sa.r = ra, sa.hl = hla, sa.R = Ra, sa.p = pa;
+  sb.r = rb, sb.hl = hlb, sb.R = Rb, sb.p = pb;
+  ManifoldPoint line[2];
+  if (parallel_axes(sa, sb, margin, line) == 2) {
+    std::copy(line, line + 2, out);
+    return 2;
+  }
+  return 1;
+}
+
 
 int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Scalar margin, ManifoldPoint* out) {
   Vec3 fa[kMaxFaceVertices], fb[kMaxFaceVertices];
