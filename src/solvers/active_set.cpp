@@ -15,8 +15,10 @@
 // changes only with the classification; the fixed point on lambda_z and t takes the extra solves.
 //
 // Departures and safeguards (not in the papers): the iteration keeps the iterate of least
-// residual and returns it; it stops when the classification and the friction directions repeat
-// (converged or not), after max_factorizations classifications or max_solves solves.
+// residual and returns it (a start that meets the tolerance as it is, without a factorization:
+// the sweeps' iterate on a right side just made consistent often does); it stops when the
+// classification and the friction directions repeat (converged or not), after
+// max_factorizations classifications or max_solves solves.
 #include "impulse/solvers/active_set.hpp"
 
 #include <algorithm>
@@ -550,6 +552,11 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   velocity(lambda);
   Scalar best_res = residual(problem, lambda, v);
   best = lambda;
+  if (best_res < tolerance) {  // (the start meets the tolerance: nothing to factor)
+    report.residual = best_res;
+    report.converged = true;
+    return report;
+  }
   initial_classes();
   bool class_changed = true;  // (the first solve factors)
   Scalar last_res = best_res;

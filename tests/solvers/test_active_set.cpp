@@ -87,6 +87,22 @@ TEST_CASE("active set: resting boxes on a singular G, least-norm corner impulses
   }
 }
 
+TEST_CASE("active set: a start that meets the tolerance is returned as it is, unfactored", "[solvers][active_set]") {
+  // the sweeps hand over an iterate that meets the stage's tolerance (a projected right side the
+  // sweeps already satisfy): no classification is tried and the impulses stay bit for bit
+  const Stack s(3);
+  const ContactProblem problem = s.p.view();
+  ActiveSetStage stage;
+  VecX lambda = VecX::Zero(problem.size());
+  REQUIRE(stage.solve(problem, lambda, 1e-9).converged);
+  const VecX answer = lambda;
+  const ActiveSetReport r = stage.solve(problem, lambda, 1e-9);
+  CHECK(r.converged);
+  CHECK(r.factorizations == 0);
+  CHECK(r.solves == 0);
+  CHECK((lambda.array() == answer.array()).all());
+}
+
 TEST_CASE("active set: corner impulses are continuous in c (no flicker between steps)", "[solvers][active_set]") {
   // a resting stack whose top box is pushed a little harder each step, well inside the cone:
   // the impulses must follow c smoothly, step to step, from the last step's answer

@@ -61,3 +61,31 @@ TEST_CASE("range projection: a 6-course brick wall converges on every step and s
   CHECK(run.moved < 1e-6);
   CHECK(BisectionSettings{}.range_projections > 0);
 }
+
+TEST_CASE("range projection: a heavy-on-light stack is finished by the active-set stage", "[stepper][bisection]") {
+  // boxes of 1, 10, 100 and 1 000 kg upwards: after a plateau the sweeps on the projected
+  // problem crawl (the light boxes between heavy ones); the active-set stage run on the projected
+  // problem right after the first projection finishes most such solves (without it: 49 of
+  // 10 000 steps finished by the stage, 9.1 sweeps a step)
+  World w;
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  Scalar mass = 1;
+  for (int k = 0; k < 4; ++k, mass *= 10) {
+    ArticulatedSystem& b = w.add_box("box", Vec3(0.2, 0.2, 0.1), mass);
+    VecX q = b.q();
+    q.head<3>() = Vec3(0, 0, 0.05 + 0.1 * k);
+    b.set_q(q);
+  }
+  Index sweeps = 0, by_stage = 0, not_converged = 0;
+  const int steps = 10000;
+  for (int k = 0; k < steps; ++k) {
+    REQUIRE(w.integrate() == StepStatus::Ok);
+    sweeps += w.stats().solver.iterations;
+    by_stage += w.stats().islands_active_set;
+    not_converged += w.stats().islands_not_converged;
+  }
+  CHECK(not_converged == 0);
+  CHECK(by_stage > 300);
+  CHECK(static_cast<Scalar>(sweeps) / steps < 5);
+}

@@ -74,7 +74,9 @@ struct BisectionSettings {
   // from their impulses (bisection.cpp, "Range projection"). Targets -gap / dt from gaps measured
   // contact by contact differ, in closed loops of contacts (a box on two boxes, four corners on
   // a face, a box wedged in a bin), by nanometres that no motion closes at once: the part of c
-  // no impulse meets, of the size of the tolerance at 1 ms. 0: never.
+  // no impulse meets, of the size of the tolerance at 1 ms. After the first projection the
+  // active-set stage (if it has not run and the island has at most active_set.max_rows rows)
+  // solves the projected problem at once. 0: never.
   Index range_projections = 3;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
