@@ -308,6 +308,35 @@ void build_bin(World& w) {
       }
 }
 
+// 48 objects of four shapes (boxes 0.08 x 0.05 x 0.04 m, cylinders r 0.03 m and 0.08 m long,
+// capsules r 0.025 m and 0.08 m long, spheres r 0.03 m; 0.2 kg each, mu 0.6) dropped in three
+// 4 x 4 layers 0.12 m apart (0.14 m between layers, none touching) into the same 0.5 m bin, each
+// turned by its own roll, pitch and yaw: the pile of a manipulation bench, with round bodies
+// crossing each other and lying on faces.
+void build_clutter(World& w) {
+  w.set_default_material(0.6, 0.0);
+  w.add_ground();
+  const Scalar half = 0.25;
+  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
+  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
+  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
+  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+  for (int k = 0; k < 48; ++k) {
+    const Scalar mass = 0.2;
+    ArticulatedSystem& b = k % 4 == 0   ? w.add_box("box", Vec3(0.08, 0.05, 0.04), mass)
+                           : k % 4 == 1 ? w.add_cylinder("cylinder", 0.03, 0.08, mass)
+                           : k % 4 == 2 ? w.add_capsule("capsule", 0.025, 0.08, mass)
+                                        : w.add_sphere("sphere", 0.03, mass);
+    const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
+    const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
+                   Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
+    VecX q = b.q();
+    q.head<3>() = p;
+    q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
+    b.set_q(q);
+  }
+}
+
 bool bin_escaped(World& w) {
   for (Index i = 0; i < w.num_systems(); ++i) {
     const VecX& q = w.system(i).q();
@@ -345,6 +374,8 @@ const std::vector<Scene>& scenes() {
       {"cans", "8 cans stacked face on face and a plank on three cans, 1 ms", 1e-3, 10000, build_cans, rest_fell, 0,
        "", true},
       {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
+      {"clutter48", "48 boxes, cylinders, capsules and spheres dropped into a 0.5 m bin, 1 ms", 1e-3, 3000,
+       build_clutter, bin_escaped, 0, ""},
       {"solo12", "Solo12 (example-robot-data, mesh collision as convex hulls) standing under joint PD, 1 ms", 1e-3,
        2000, [](World& w) { scenarios::add_solo12_standing(w); }, solo12_fell, 1, "", false, true},
   };

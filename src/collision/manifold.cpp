@@ -759,12 +759,17 @@ int clip_segment(Vec3* seg, const Vec3& dir, Scalar limit, Scalar band) {
 // the flat band (kFlatBand of the margin) over their overlap: the two ends of the overlap of their axes' projections
 // on B's axis, each with A's closest axis point, the normal between the axes there and the depth
 // ra + rb - distance (exact for capsules, and for cylinders whose side lines face each other).
-// Returns 2, or 0 when the axes do not overlap by more than the band or an end is farther than
-// the flat band from the axes' closest distance (crossed axes touch at one point, the crossing:
-// the caller keeps it; the ends of their overlap, a few millimetres apart, would let the bodies
-// sink into each other there).
+// Returns 2, or 0 when the axes are more than kDiscCos (2.5 degrees) apart, do not overlap by
+// more than the band or an end is farther than the flat band from the axes' closest distance
+// (crossed axes touch at one point, the crossing: the caller keeps it; the ends of their overlap,
+// a few millimetres apart, would let the bodies sink into each other there). The angle is tested
+// first: axes nearly across each other overlap in projection by a few millimetres, whose ends
+// can lie within the flat band of a margin that the bodies' speeds widen, and at a cylinder's
+// end ra + rb - distance is a sphere's depth, not the cylinder's (two crossed cans 3 um apart
+// were given two points 12 mm deep).
 int parallel_axes(const ConvexShape& a, const ConvexShape& b, Scalar margin, ManifoldPoint* out) {
   const Vec3 ua = a.R.col(2), ub = b.R.col(2);
+  if (std::abs(ua.dot(ub)) < kDiscCos) return 0;
   const Vec3 a0 = a.p - a.hl * ua, a1 = a.p + a.hl * ua, b0 = b.p - b.hl * ub;
   const Scalar lb = 2 * b.hl;
   if (lb < 1e-12 || a.hl < 1e-12) return 0;

@@ -466,6 +466,30 @@ TEST_CASE("face manifold: cans stacked, offset, lying; capsules lying on a box a
   }
 }
 
+TEST_CASE("face manifold: cans crossing at 85 degrees, 3 um apart, get no line contact whatever the margin",
+          "[collision]") {
+  // Two cans (r 0.03 m, 0.08 m long) of a pile, A's side resting across B's near its end: their
+  // axes 85 degrees apart overlap by 7 mm in projection, and a margin widened by the bodies'
+  // speeds holds both ends of that overlap within its flat band. Their least overlap is 3 um
+  // (a search over 200 000 directions); ra + rb - distance at the overlap's ends, a sphere's
+  // depth at a cylinder's end, said 12 mm. No line contact: the caller keeps its single point.
+  using K = ConvexShape::Kind;
+  ManifoldPoint pts[kMaxManifoldPoints];
+  const auto along = [](const Vec3& axis) {
+    return Mat3(Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), axis.normalized()).toRotationMatrix());
+  };
+  const Vec3 pb(0, 0, 0.1), pa = pb + Vec3(-0.0253, -0.0863, -0.0022);
+  const ConvexShape a = round_shape(K::Cylinder, 0.03, 0.04, along(Vec3(-0.482, -0.597, -0.641)), pa);
+  const ConvexShape b = round_shape(K::Cylinder, 0.03, 0.04, along(Vec3(-0.647, 0.699, -0.303)), pb);
+  const Vec3 n = Vec3(-0.597, -0.713, -0.369).normalized();
+  for (const Scalar margin : {kMargin, 0.02, 0.05}) {
+    INFO("margin " << margin);
+    const int m = face_manifold(a, b, n, margin, pts);
+    CHECK(m == 0);
+    for (int k = 0; k < m; ++k) CHECK(pts[k].depth < 1e-4);
+  }
+}
+
 TEST_CASE("capsule on capsule and sphere on capsule: closed forms on the axes' closest points", "[collision]") {
   ManifoldPoint pts[kMaxManifoldPoints];
   const Mat3 along_x = rot(Vec3::UnitY(), M_PI / 2), along_y = rot(Vec3::UnitX(), M_PI / 2);
