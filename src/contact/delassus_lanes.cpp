@@ -439,7 +439,9 @@ unsigned DelassusLanes::update_velocities(const DelassusAssembler* const* a,
     grow_to(vlam_, W * static_cast<std::size_t>(rows));
     for (int l = 0; l < width; ++l) src[l] = lambda[world(l)];
     gather(src, rows, vlam_.data());
-    if (!reuse) grow_to(vy_, W * 3 * ref.dofs_.size());
+    // (another group gathers into the same lane arrays, which the last group of the G phase grew:
+    // after it, they are scratch)
+    if (!reuse) grow_to(y_, W * 3 * ref.dofs_.size());
     for (std::size_t s = 0; s < sys.size(); ++s) {
       const int nv = static_cast<int>(sys[s].model->nv);
       if (ref.sys_pieces_[s].empty()) {
@@ -461,18 +463,18 @@ unsigned DelassusLanes::update_velocities(const DelassusAssembler* const* a,
         for (int k = 0; k < npieces; ++k) {
           const int y = pieces[k * lanes_abi::kVelocityInts + 2], len = pieces[k * lanes_abi::kVelocityInts + 1];
           for (int l = 0; l < width; ++l) src[l] = a[world(l)]->Y_.data() + y;
-          gather(src, 3 * len, vy_.data() + W * static_cast<std::size_t>(y));
+          gather(src, 3 * len, y_.data() + W * static_cast<std::size_t>(y));
         }
-        grow_to(vdinv_, W * static_cast<std::size_t>(nv));
-        grow_to(vuf_, W * static_cast<std::size_t>(nv));
-        grow_to(vl_, W * static_cast<std::size_t>(n_anc));
+        grow_to(dinv_, W * static_cast<std::size_t>(nv));
+        grow_to(uf_, W * static_cast<std::size_t>(nv));
+        grow_to(l_, W * static_cast<std::size_t>(n_anc));
         for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].data->Dinv.data();
-        gather(src, nv, vdinv_.data());
+        gather(src, nv, dinv_.data());
         for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].data->L_anc.data();
-        gather(src, n_anc, vl_.data());
+        gather(src, n_anc, l_.data());
         for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].u_free->data();
-        gather(src, nv, vuf_.data());
-        Y = vy_.data(), Dinv = vdinv_.data(), L = vl_.data(), UF = vuf_.data();
+        gather(src, nv, uf_.data());
+        Y = y_.data(), Dinv = dinv_.data(), L = l_.data(), UF = uf_.data();
       }
       grow_to(vr_, W * static_cast<std::size_t>(nv));
       kernel(pieces, npieces, vdofs_.data(), Y, vlam_.data(), Dinv, L, anc_begin, anc, nv, UF, vr_.data());

@@ -87,14 +87,14 @@ class DelassusLanes {
   int nj_ = 0, nu_ = 0, nl_ = 0, ncv_ = 0, npr_ = 0;
   std::vector<double> j_, uf_, u_, l_, pr_, cv_;
   // update_velocities: the pieces of one system (lanes_abi::kVelocityInts ints each), the dofs of
-  // the layout's paths, one system's ancestor lists; lane arrays of lambda, Y, and one system's
-  // D^-1, L, u_free and u+
+  // the layout's paths, one system's ancestor lists; lane arrays of lambda and one system's u+
+  // (Y, D^-1, L and u_free: in y_, dinv_, l_ and uf_)
   static bool same_velocity_layout(const DelassusAssembler& x, const std::vector<SystemView>& sx,
                                    const DelassusAssembler& y, const std::vector<SystemView>& sy);
   void velocity_layout(const DelassusAssembler& a, const std::vector<SystemView>& systems);
   std::vector<int> vpieces_, vpiece_begin_, vdofs_, vanc_begin_, vanc_, vanc_at_;
   bool velocity_built_ = false;  // the v* layout is built_'s (kept while it is)
-  std::vector<double> vlam_, vy_, vdinv_, vl_, vuf_, vr_;
+  std::vector<double> vlam_, vr_;
   // the last group of assemble_products() whose lane arrays (y_, dinv_, l_, uf_) are still there
   const DelassusAssembler* last_[8] = {};
   int last_n_ = 0;
