@@ -104,7 +104,22 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
     views_[static_cast<std::size_t>(w)] = &s.system_views();
   }
   rows_.assemble_products(assemblers_.data(), views_.data(), count, width);
-  // each World's targets, solve and update
+  // each World's targets and solve
+  unsigned solved = 0;
+  for (int w = 0; w < count; ++w)
+    if (worlds[w]->solve_step()) solved |= 1u << w;
+  // the velocity updates, those of one layout in lanes
+  const Scalar* lambda[8];
+  std::vector<VecX>* u_next[8];
+  for (int w = 0; w < count; ++w) {
+    Stepper& s = worlds[w]->step_stepper();
+    lambda[w] = s.solved_lambda().data();
+    u_next[w] = &s.velocity_update();
+  }
+  const unsigned updated = rows_.update_velocities(assemblers_.data(), views_.data(), lambda, u_next, solved, count, width);
+  for (int w = 0; w < count; ++w)
+    if (updated & (1u << w)) worlds[w]->step_stepper().set_velocity_update();
+  // each World's update
   for (int w = 0; w < count; ++w) report[w] = worlds[w]->end_step();
 }
 

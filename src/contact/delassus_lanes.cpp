@@ -116,6 +116,7 @@ void DelassusLanes::build(const DelassusAssembler& a, const std::vector<SystemVi
   signature(a, systems, sig_);
   if (sig_ == built_) return;
   built_.swap(sig_);
+  velocity_built_ = false;
   ops_.clear();
   pieces_.clear();
   dinv_index_.clear();
@@ -231,6 +232,7 @@ void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemVie
   grow_to(spare_, static_cast<std::size_t>(std::max({ng_, ny_, ncv_})));
   const auto gather = pick_width(width, &lanes_abi::gather_w2, &lanes_abi::gather_w4, &lanes_abi::gather_w8);
   const auto scatter = pick_width(width, &lanes_abi::scatter_w2, &lanes_abi::scatter_w4, &lanes_abi::scatter_w8);
+  const auto copy_out = pick_width(width, &lanes_abi::copy_out_w2, &lanes_abi::copy_out_w4, &lanes_abi::copy_out_w8);
   const auto products =
       pick_width(width, &lanes_abi::dense_products_w2, &lanes_abi::dense_products_w4, &lanes_abi::dense_products_w8);
   // (a lane no World takes computes a copy of the first's: finite, not kept)
@@ -292,7 +294,7 @@ void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemVie
     for (std::size_t k = 0; k < path_pieces_.size(); k += lanes_abi::kPathInts) {
       const int y = path_pieces_[k + 2], len = path_pieces_[k + 1];
       for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->Y_.data() + y : spare_.data();
-      scatter(y_.data() + W * static_cast<std::size_t>(y), 3 * len, dst);
+      copy_out(y_.data() + W * static_cast<std::size_t>(y), 3 * len, dst);  // (kept: update_velocities)
     }
     for (int l = 0; l < width; ++l) dst[l] = l < n ? a[worlds[l]]->arrays_.c.data() : spare_.data();
     scatter(cv_.data(), ncv_, dst);
@@ -300,6 +302,9 @@ void DelassusLanes::run(DelassusAssembler* const* a, const std::vector<SystemVie
     scatter(cv_.data() + W * static_cast<std::size_t>(ncv_), ncv_, dst);
     for (int l = 0; l < n; ++l) a[worlds[l]]->paths_pending_ = false;
     paths_in_lanes_ += n;
+    // the lane arrays of Y, D^-1, L and u_free stay until the next group's run
+    last_n_ = n;
+    for (int l = 0; l < n; ++l) last_[l] = a[worlds[l]];
   }
   for (int l = 0; l < n; ++l) {
     DelassusAssembler& x = *a[worlds[l]];
@@ -316,6 +321,7 @@ int DelassusLanes::assemble_products(DelassusAssembler* const* a, const std::vec
     if (a[i]->products_pending()) pending |= 1u << i;
   int in_lanes = 0;
   paths_in_lanes_ = 0;
+  last_n_ = 0;
   while (pending != 0) {
     const int r = __builtin_ctz(pending);
     pending &= pending - 1;
@@ -337,6 +343,158 @@ int DelassusLanes::assemble_products(DelassusAssembler* const* a, const std::vec
     in_lanes += n;
   }
   return in_lanes;
+}
+
+// The pieces apply() reads (system, rows, path, normal row alone) and the systems' Models
+// (the L solve's ancestor lists) and sizes.
+bool DelassusLanes::same_velocity_layout(const DelassusAssembler& x, const std::vector<SystemView>& sx,
+                                         const DelassusAssembler& y, const std::vector<SystemView>& sy) {
+  if (x.pieces_.size() != y.pieces_.size() || sx.size() != sy.size() || x.num_rows() != y.num_rows()) return false;
+  for (std::size_t s = 0; s < sx.size(); ++s) {
+    if (sx[s].model != sy[s].model || x.sys_pieces_[s] != y.sys_pieces_[s]) return false;
+  }
+  for (std::size_t i = 0; i < x.pieces_.size(); ++i) {
+    const DelassusAssembler::Piece &p = x.pieces_[i], &q = y.pieces_[i];
+    if (p.system != q.system || p.nrows != q.nrows || p.len != q.len || p.normal_only != q.normal_only ||
+        p.offset != q.offset || p.row != q.row)
+      return false;
+    if (!std::equal(x.dofs_.begin() + p.offset, x.dofs_.begin() + p.offset + p.len, y.dofs_.begin() + q.offset))
+      return false;
+  }
+  return true;
+}
+
+void DelassusLanes::velocity_layout(const DelassusAssembler& a, const std::vector<SystemView>& systems) {
+  vpieces_.clear();
+  vpiece_begin_.clear();
+  vanc_begin_.clear();
+  vanc_.clear();
+  vanc_at_.clear();
+  vdofs_.assign(a.dofs_.begin(), a.dofs_.end());
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    vpiece_begin_.push_back(static_cast<int>(vpieces_.size()));
+    for (const Index pi : a.sys_pieces_[s]) {
+      const DelassusAssembler::Piece& p = a.pieces_[static_cast<std::size_t>(pi)];
+      const int kind = p.normal_only ? lanes_abi::kPathNormal : p.nrows == 3 ? lanes_abi::kPathContact : lanes_abi::kPathDof;
+      vpieces_.insert(vpieces_.end(), {kind, static_cast<int>(p.len), static_cast<int>(3 * p.offset),
+                                       static_cast<int>(p.row), static_cast<int>(p.offset)});
+    }
+    const Data& d = *systems[s].data;
+    vanc_at_.push_back(static_cast<int>(vanc_begin_.size()));
+    vanc_at_.push_back(static_cast<int>(vanc_.size()));
+    vanc_begin_.insert(vanc_begin_.end(), d.anc_begin.begin(), d.anc_begin.end());
+    vanc_.insert(vanc_.end(), d.anc.begin(), d.anc.end());
+  }
+  vpiece_begin_.push_back(static_cast<int>(vpieces_.size()));
+}
+
+unsigned DelassusLanes::update_velocities(const DelassusAssembler* const* a,
+                                          const std::vector<SystemView>* const* systems, const Scalar* const* lambda,
+                                          std::vector<VecX>* const* u_next, unsigned mask, int count, int width) {
+  IMPULSE_ASSERT(count >= 0 && count <= std::max(width, 1) && width <= 8);
+  if (width <= 1) return 0;
+  const auto gather = pick_width(width, &lanes_abi::gather_w2, &lanes_abi::gather_w4, &lanes_abi::gather_w8);
+  const auto scatter = pick_width(width, &lanes_abi::scatter_w2, &lanes_abi::scatter_w4, &lanes_abi::scatter_w8);
+  const auto kernel = pick_width(width, &lanes_abi::velocity_update_w2, &lanes_abi::velocity_update_w4,
+                                 &lanes_abi::velocity_update_w8);
+  const std::size_t W = static_cast<std::size_t>(width);
+  unsigned pending = mask & ((1u << count) - 1), done = 0;
+  // First the last group of assemble_products, if its path work was in lanes and all of it is
+  // asked: its lane arrays hold its Y, D^-1, L and u_free (which the solve does not change), in
+  // the same lanes, and its layout (built_, one by same_layout, which implies the checks of
+  // same_velocity_layout) is theirs
+  int last[8];
+  bool reuse = paths_ && last_n_ >= 2;
+  for (int l = 0, i = 0; l < last_n_ && reuse; ++l) {
+    while (i < count && a[i] != last_[l]) ++i;
+    reuse = i < count && (pending & (1u << i)) != 0;
+    last[l] = i;
+  }
+  while (pending != 0) {
+    int worlds[8];
+    int n = 0;
+    if (reuse) {
+      for (int l = 0; l < last_n_; ++l) worlds[n++] = last[l], pending &= ~(1u << last[l]);
+    } else {
+      const int r = __builtin_ctz(pending);
+      pending &= pending - 1;
+      worlds[n++] = r;
+      for (int i = r + 1; i < count; ++i) {
+        if ((pending & (1u << i)) && same_velocity_layout(*a[r], *systems[r], *a[i], *systems[i])) {
+          worlds[n++] = i;
+          pending &= ~(1u << i);
+        }
+      }
+      if (n < 2) continue;  // (apply() updates it)
+    }
+    const DelassusAssembler& ref = *a[worlds[0]];
+    const std::vector<SystemView>& sys = *systems[worlds[0]];
+    if (!reuse || !velocity_built_) velocity_layout(ref, sys);
+    velocity_built_ = reuse;
+    const double* src[8];
+    double* dst[8];
+    // (a lane no World takes computes a copy of the first's: not kept)
+    const auto world = [&](int l) { return worlds[l < n ? l : 0]; };
+    const int rows = static_cast<int>(ref.num_rows());
+    grow_to(vlam_, W * static_cast<std::size_t>(rows));
+    for (int l = 0; l < width; ++l) src[l] = lambda[world(l)];
+    gather(src, rows, vlam_.data());
+    // (another group gathers into the same lane arrays, which the last group of the G phase grew:
+    // after it, they are scratch)
+    if (!reuse) grow_to(y_, W * 3 * ref.dofs_.size());
+    for (std::size_t s = 0; s < sys.size(); ++s) {
+      const int nv = static_cast<int>(sys[s].model->nv);
+      if (ref.sys_pieces_[s].empty()) {
+        for (int l = 0; l < n; ++l) (*u_next[worlds[l]])[s] = *(*systems[worlds[l]])[s].u_free;
+        continue;
+      }
+      const int* pieces = vpieces_.data() + vpiece_begin_[s];
+      const int npieces = (vpiece_begin_[s + 1] - vpiece_begin_[s]) / lanes_abi::kVelocityInts;
+      const int* anc_begin = vanc_begin_.data() + vanc_at_[2 * s];
+      const int* anc = vanc_.data() + vanc_at_[2 * s + 1];
+      const int n_anc = anc_begin[nv];
+      const double *Y, *Dinv, *L, *UF;
+      if (reuse) {
+        Y = y_.data();
+        Dinv = dinv_.data() + W * static_cast<std::size_t>(dinv_offset_[s]);
+        L = l_.data() + W * static_cast<std::size_t>(l_offset_[s]);
+        UF = uf_.data() + W * static_cast<std::size_t>(u_offset_[s]);
+      } else {
+        for (int k = 0; k < npieces; ++k) {
+          const int y = pieces[k * lanes_abi::kVelocityInts + 2], len = pieces[k * lanes_abi::kVelocityInts + 1];
+          for (int l = 0; l < width; ++l) src[l] = a[world(l)]->Y_.data() + y;
+          gather(src, 3 * len, y_.data() + W * static_cast<std::size_t>(y));
+        }
+        grow_to(dinv_, W * static_cast<std::size_t>(nv));
+        grow_to(uf_, W * static_cast<std::size_t>(nv));
+        grow_to(l_, W * static_cast<std::size_t>(n_anc));
+        for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].data->Dinv.data();
+        gather(src, nv, dinv_.data());
+        for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].data->L_anc.data();
+        gather(src, n_anc, l_.data());
+        for (int l = 0; l < width; ++l) src[l] = (*systems[world(l)])[s].u_free->data();
+        gather(src, nv, uf_.data());
+        Y = y_.data(), Dinv = dinv_.data(), L = l_.data(), UF = uf_.data();
+      }
+      grow_to(vr_, W * static_cast<std::size_t>(nv));
+      kernel(pieces, npieces, vdofs_.data(), Y, vlam_.data(), Dinv, L, anc_begin, anc, nv, UF, vr_.data());
+      grow_to(spare_, static_cast<std::size_t>(nv));
+      for (int l = 0; l < width; ++l) {
+        if (l < n) {
+          VecX& u = (*u_next[worlds[l]])[s];
+          if (u.size() != nv) u.resize(nv);
+          dst[l] = u.data();
+        } else {
+          dst[l] = spare_.data();
+        }
+      }
+      scatter(vr_.data(), nv, dst);
+    }
+    for (int l = 0; l < n; ++l) done |= 1u << worlds[l];
+    reuse = false;
+  }
+  last_n_ = 0;  // (its lane arrays are this step's only)
+  return done;
 }
 
 }  // namespace impulse

@@ -150,6 +150,24 @@ void contact_paths_w4(const int* pieces, int npieces, const int* path, const dou
                       const double* U, const double* L, const double* PR, double* Y, double* CV, int nv3);
 void contact_paths_w8(const int* pieces, int npieces, const int* path, const double* J, const double* UF,
                       const double* U, const double* L, const double* PR, double* Y, double* CV, int nv3);
+// The velocity update u+ = u_free + M~^-1 J^T lambda of one system (src/contact/delassus.cpp,
+// DelassusAssembler::apply: its operations in their order, lane by lane): R = sum over the
+// system's pieces of Y lambda on their paths, R *= D^-1, L's solve (ltdl_solve_L), R = UF + R.
+// pieces: kVelocityInts ints each, in the assembler's order: [0] kind (kPathContact, kPathNormal
+// or kPathDof, as contact_paths), [1] path length, [2] first Y entry, [3] the entry of its first
+// row in LAM, [4] its first entry in dofs (the path's dofs, the system's numbering). Dinv, UF
+// and R: nv entries; L: Data::L_anc's anc_begin[nv] entries, anc_begin and anc the Model's
+// ancestor lists (Data::anc_begin, anc).
+enum : int { kVelocityInts = 5 };
+void velocity_update_w2(const int* pieces, int npieces, const int* dofs, const double* Y, const double* LAM,
+                        const double* Dinv, const double* L, const int* anc_begin, const int* anc, int nv,
+                        const double* UF, double* R);
+void velocity_update_w4(const int* pieces, int npieces, const int* dofs, const double* Y, const double* LAM,
+                        const double* Dinv, const double* L, const int* anc_begin, const int* anc, int nv,
+                        const double* UF, double* R);
+void velocity_update_w8(const int* pieces, int npieces, const int* dofs, const double* Y, const double* LAM,
+                        const double* Dinv, const double* L, const int* anc_begin, const int* anc, int nv,
+                        const double* UF, double* R);
 // dst[e W + l] = src[l][e] for e < n and every lane l < W (W arrays into one lane array)
 void gather_w2(const double* const* src, int n, double* dst);
 void gather_w4(const double* const* src, int n, double* dst);
@@ -160,5 +178,9 @@ void scatter_w2(double* src, int n, double* const* dst);
 void scatter_w4(double* src, int n, double* const* dst);
 void scatter_w8(double* src, int n, double* const* dst);
 
+// dst[l][e] = src[e W + l] for e < n and every lane l < W, src unchanged
+void copy_out_w2(const double* src, int n, double* const* dst);
+void copy_out_w4(const double* src, int n, double* const* dst);
+void copy_out_w8(const double* src, int n, double* const* dst);
 }  // namespace lanes_abi
 }  // namespace impulse

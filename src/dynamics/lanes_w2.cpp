@@ -10,4 +10,6 @@
 #define IMPULSE_LANES_PATHS contact_paths_w2
 #define IMPULSE_LANES_GATHER gather_w2
 #define IMPULSE_LANES_SCATTER scatter_w2
+#define IMPULSE_LANES_VELOCITY velocity_update_w2
+#define IMPULSE_LANES_COPY_OUT copy_out_w2
 #include "lanes_kernels.inc"

@@ -10,4 +10,6 @@
 #define IMPULSE_LANES_PATHS contact_paths_w4
 #define IMPULSE_LANES_GATHER gather_w4
 #define IMPULSE_LANES_SCATTER scatter_w4
+#define IMPULSE_LANES_VELOCITY velocity_update_w4
+#define IMPULSE_LANES_COPY_OUT copy_out_w4
 #include "lanes_kernels.inc"

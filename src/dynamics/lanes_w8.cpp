@@ -10,4 +10,6 @@
 #define IMPULSE_LANES_PATHS contact_paths_w8
 #define IMPULSE_LANES_GATHER gather_w8
 #define IMPULSE_LANES_SCATTER scatter_w8
+#define IMPULSE_LANES_VELOCITY velocity_update_w8
+#define IMPULSE_LANES_COPY_OUT copy_out_w8
 #include "lanes_kernels.inc"

@@ -366,6 +366,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 
 void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                            ContactSolver& solver, StepperState& state, bool defer_paths) {
+  velocity_updated_ = false;  // (a step that threw after set_velocity_update left it)
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   state.stats.reset();
   // 1. dynamics
@@ -448,6 +449,12 @@ void Stepper::prepare_targets(const StepSettings& st, StepperState& state) {
 
 StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const StepSettings& st, ContactSolver& solver,
                            const ContactSolver& solver_settings, StepperState& state) {
+  finish_solve(st, solver, solver_settings, state);
+  return finish_update(systems, st, state);
+}
+
+void Stepper::finish_solve(const StepSettings& st, ContactSolver& solver, const ContactSolver& solver_settings,
+                           StepperState& state) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const SolveContext ctx{solver, solver_settings, state.stats};
   // 5. solve, island by island (global lambda: warm start in, solution out)
@@ -502,13 +509,25 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
     }
   }
   state.stats.times.solve = clock.lap();
+  };
+  return detail::run_kernel(kernel_body);
+}
 
+StepStatus Stepper::finish_update(const std::vector<StepperSystem>& systems, const StepSettings& st,
+                                  StepperState& state) {
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
+  StageClock clock(st.stage_timing);
+  const Index n = assembler_.num_rows();
+  auto lambda = lambda_.head(n);
+  const bool split = assembler_.row_arrays().n_position > 0;
   // 6. integrate: u+ = u_free + M~^-1 J^T lambda, q+ = q (+) dt u+ (or the midpoint update below)
   StepStatus status = StepStatus::Ok;
   if (state.contacts.overflow()) status = StepStatus::ContactOverflow;
   if (state.stats.solver.status == SolverStatus::MaxIterations) status = StepStatus::SolverNotConverged;
   if (state.stats.solver.status == SolverStatus::NumericalIssue) status = StepStatus::SolverFailed;
-  assembler_.apply(views_, lambda, u_next_);
+  // (u_next_ may hold it already: a batched step's velocity update in lanes, set_velocity_update)
+  if (!velocity_updated_) assembler_.apply(views_, lambda, u_next_);
+  velocity_updated_ = false;
   // the velocity that moves q: u+ (semi-implicit Euler), or under PositionUpdate::Midpoint, for
   // the systems the assembler put on it, u_pos = (u + u_free) / 2 + M~^-1 J^T (w o lambda):
   // the smooth acceleration at the midpoint rule (exact for a constant one), each impulse from

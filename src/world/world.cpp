@@ -492,9 +492,14 @@ StepReport World::integrate2() {
 }
 
 StepReport World::solve_and_integrate() {
+  StepReport r;
+  if (!solve_part(r)) return r;
+  return update_part(r);
+}
+
+bool World::solve_part(StepReport& r) {
   if (!prepared_) collide_and_assemble();
   prepared_ = false;
-  StepReport r;
   // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
   // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
   // build type; the step is skipped, state and time stay as they were.
@@ -515,9 +520,14 @@ StepReport World::solve_and_integrate() {
     r.status = StepStatus::NonFinite;
     warn(WarningKind::MassMatrixNotPositiveDefinite, r.system);
     data_.report = r;
-    return r;
+    return false;
   }
-  const StepStatus status = stepper_->finish(step_systems_, model_->settings, *step_solver_, *solver_, data_.state);
+  stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
+  return true;
+}
+
+StepReport World::update_part(StepReport r) {
+  const StepStatus status = stepper_->finish_update(step_systems_, model_->settings, data_.state);
   const StepStats& st = data_.state.stats;
   r.status = status;
   r.contacts = st.contacts;
@@ -598,6 +608,7 @@ void World::release_workspace() noexcept {
   stepper_ = nullptr;
   prepared_ = false;  // (integrate2 must not solve what the workspace assembled)
   step_begun_ = false;
+  step_solved_ = 0;
 }
 
 StepReport World::integrate(StepWorkspace& ws) {
@@ -631,16 +642,31 @@ Stepper& World::step_stepper() {
   return *stepper_;
 }
 
+bool World::solve_step() {
+  const auto in_use = use("integrate");
+  IMPULSE_ASSERT(step_begun_ && step_solved_ == 0);
+  try {
+    stepper_->prepare_targets(model_->settings, data_.state);
+    prepared_ = true;
+    step_report_ = StepReport();
+    step_solved_ = solve_part(step_report_) ? 1 : 2;
+  } catch (...) {
+    release_workspace();
+    throw;
+  }
+  return step_solved_ == 1;
+}
+
 StepReport World::end_step() {
+  if (step_solved_ == 0) solve_step();
   const auto in_use = use("integrate");
   IMPULSE_ASSERT(step_begun_);
   struct Restore {
     World& w;
     ~Restore() { w.release_workspace(); }
   } restore{*this};
-  stepper_->prepare_targets(model_->settings, data_.state);
-  prepared_ = true;
-  return solve_and_integrate();
+  if (step_solved_ == 2) return step_report_;
+  return update_part(step_report_);
 }
 
 void World::cancel_step() noexcept {

@@ -28,7 +28,10 @@ class WorldLanes {
   //   2. each World's step up to its rows without their G (World::begin_step), World i on
   //      workspace i of the group (ws for the first, the others this object's);
   //   3. the G of the Worlds whose rows have one layout together (DelassusLanes);
-  //   4. each World's targets, solve and update (World::end_step).
+  //   4. each World's targets and solve (World::solve_step);
+  //   5. the velocity updates of the Worlds whose rows have one layout together
+  //      (DelassusLanes::update_velocities);
+  //   6. each World's position update and reports (World::end_step).
   // The results are the bits of integrate(ws) of each World, for every width; width 1 is exactly
   // that, World by World on ws. The StepLanes (one per Model and width) and the workspaces are
   // made on first use and kept: no allocation in steady state.

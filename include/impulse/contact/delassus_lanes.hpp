@@ -2,7 +2,8 @@
 // (module contact/; dynamics/lanes.hpp for the lanes; docs/dynamics.md, "Many worlds in SIMD
 // lanes"). batch::WorldLanes steps a group of Worlds in phases: each World's dynamics, collision
 // and rows without their G (Stepper::prepare_rows, DelassusAssembler::assemble_rows), then the
-// G of all of them here, then each World's targets, solve and update.
+// G of all of them here, then each World's targets and solve, then the velocity updates of all
+// of them here (update_velocities), then each World's position update.
 //
 // G = sum_s Y_s^T D_s^-1 Y_s is computed piece pair by piece pair (delassus.hpp). Assemblers whose
 // rows have one layout (the same pieces: systems, rows, paths, local rows; the same dense
@@ -41,6 +42,19 @@ class DelassusLanes {
   // in the lanes (the others computed their own, assemble_paths()).
   int paths_in_lanes() const { return paths_in_lanes_; }
 
+  // The velocity update u+ = u_free + M~^-1 J^T lambda (DelassusAssembler::apply) of the
+  // assemblers a[i] whose bit i is set in `mask` (i < count <= width), lambda[i] their solution
+  // (global rows), into (*u_next[i])[s] for each system s of the views systems[i]: those whose
+  // rows have one layout and whose systems the same Models together in lanes of `width`
+  // (lanes_abi::velocity_update: apply's operations in its order, the same bits). Returns the
+  // mask of those it updated (the others are left to apply()). Called after assemble_products()
+  // in the same step (their path work and solve between), it reads the Y, D^-1, L and u_free
+  // its last group left in the lanes when that group is asked again; any other group gathers
+  // them. No allocation once the largest layout was seen.
+  unsigned update_velocities(const DelassusAssembler* const* a, const std::vector<SystemView>* const* systems,
+                             const Scalar* const* lambda, std::vector<VecX>* const* u_next, unsigned mask, int count,
+                             int width);
+
  private:
   static bool lanes_ready(const DelassusAssembler& a);
   static bool same_layout(const DelassusAssembler& x, const std::vector<SystemView>& sx, const DelassusAssembler& y,
@@ -72,6 +86,18 @@ class DelassusLanes {
   std::vector<int> path_pieces_, path_, j_offset_, u_offset_, l_offset_;
   int nj_ = 0, nu_ = 0, nl_ = 0, ncv_ = 0, npr_ = 0;
   std::vector<double> j_, uf_, u_, l_, pr_, cv_;
+  // update_velocities: the pieces of one system (lanes_abi::kVelocityInts ints each), the dofs of
+  // the layout's paths, one system's ancestor lists; lane arrays of lambda and one system's u+
+  // (Y, D^-1, L and u_free: in y_, dinv_, l_ and uf_)
+  static bool same_velocity_layout(const DelassusAssembler& x, const std::vector<SystemView>& sx,
+                                   const DelassusAssembler& y, const std::vector<SystemView>& sy);
+  void velocity_layout(const DelassusAssembler& a, const std::vector<SystemView>& systems);
+  std::vector<int> vpieces_, vpiece_begin_, vdofs_, vanc_begin_, vanc_, vanc_at_;
+  bool velocity_built_ = false;  // the v* layout is built_'s (kept while it is)
+  std::vector<double> vlam_, vr_;
+  // the last group of assemble_products() whose lane arrays (y_, dinv_, l_, uf_) are still there
+  const DelassusAssembler* last_[8] = {};
+  int last_n_ = 0;
 };
 
 }  // namespace impulse

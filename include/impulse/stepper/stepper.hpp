@@ -270,6 +270,19 @@ class Stepper {
   // Between the halves: the assembler and the systems' views it reads.
   DelassusAssembler& pending_rows() { return assembler_; }
   const std::vector<SystemView>& system_views() const { return views_; }
+  // finish() in two halves (the same bits), for a batched step that computes the velocity update
+  // u+ = u_free + M~^-1 J^T lambda of several Worlds together between them (contact/
+  // delassus_lanes.hpp, DelassusLanes::update_velocities): finish_solve() solves the islands
+  // (solved_lambda()), finish_update() updates the velocities, unless set_velocity_update()
+  // said they are in velocity_update(), and the positions, and reports.
+  void finish_solve(const StepSettings& st, ContactSolver& solver, const ContactSolver& solver_settings,
+                    StepperState& state);
+  StepStatus finish_update(const std::vector<StepperSystem>& systems, const StepSettings& st, StepperState& state);
+  // Between the halves: the solution (global rows: the assembler's num_rows() first entries) and
+  // the per-system velocity update u+, which finish_update() takes as computed when told so.
+  const VecX& solved_lambda() const { return lambda_; }
+  std::vector<VecX>& velocity_update() { return u_next_; }
+  void set_velocity_update() { velocity_updated_ = true; }
 
   // The contact problem of the last prepare() and its solution (global rows).
   const DelassusAssembler& assembler() const { return assembler_; }
@@ -329,6 +342,7 @@ class Stepper {
   std::vector<SystemView> views_;
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;
+  bool velocity_updated_ = false;  // u_next_ holds this step's u+ (set_velocity_update)
   VecX lambda_;                   // global rows
   VecX lambda_p_;                 // split position correction impulse (global rows)
   std::vector<unsigned char> position_mode_;  // per system: position_modes()

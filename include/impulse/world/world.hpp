@@ -256,8 +256,13 @@ class World {
   // step_stepper() is that scratch; end_step() runs the rest and returns integrate(ws)'s report,
   // the same bits. Until end_step() or cancel_step() the workspace holds this World's step (it
   // must step no other World) and this World takes no other step call.
+  // solve_step(), between them and optional, runs end_step()'s first part: the targets and the
+  // solve (Stepper::finish_solve), and returns true when the step goes on to the velocity update
+  // (Stepper::velocity_update: WorldLanes computes those of a group together too), false when it
+  // ended there (a mass matrix not positive definite: end_step() reports it).
   void begin_step(StepWorkspace& ws);
   Stepper& step_stepper();
+  bool solve_step();
   StepReport end_step();
   void cancel_step() noexcept;
   // Makes the workspace's Data, stepper and solver for this World now (integrate(ws) would make
@@ -341,6 +346,10 @@ class World {
   // the two halves of a step, without the use marker (integrate* hold it)
   void collide_and_assemble();
   StepReport solve_and_integrate();
+  // solve_and_integrate() in two: solve_part() checks the mass matrices and solves (false: the
+  // step ends with report r, already stored), update_part() updates the state and reports
+  bool solve_part(StepReport& r);
+  StepReport update_part(StepReport r);
   // the step scratch of integrate() and integrate1() without a workspace (made on first use)
   Stepper& own_stepper();
   UseMarker::Scope use(const char* call) const { return UseMarker::Scope(use_, "World", call); }
@@ -372,6 +381,8 @@ class World {
   std::vector<std::pair<std::uint64_t, Data*>> workspace_data_;
   bool prepared_ = false;
   bool step_begun_ = false;  // begin_step() ran, end_step() or cancel_step() not yet
+  int step_solved_ = 0;      // solve_step() ran in the begun step: 1 going on, 2 ended (report_)
+  StepReport step_report_;   // the begun step's report so far (solve_step)
   UseMarker use_;
 };
 
