@@ -290,9 +290,8 @@ Scalar rest_drift(World& w, bool top_only) {
 }
 bool rest_fell(World& w) { return rest_drift(w, false) > 0.05; }
 
-// 50 boxes (0.08 m, 0.5 kg) dropped into a 0.5 m square bin (ground and four walls) from a
-// 5 x 5 x 2 lattice with yaws of 0.3 rad steps.
-void build_bin(World& w) {
+// A 0.5 m square bin (ground and four walls), mu 0.6.
+void add_bin(World& w) {
   w.set_default_material(0.6, 0.0);
   w.add_ground();
   const Scalar half = 0.25;
@@ -300,6 +299,12 @@ void build_bin(World& w) {
   w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
   w.add_wall("bin_py", Vec3(0, -1, 0), -half);
   w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+}
+
+// 50 boxes (0.08 m, 0.5 kg) dropped into the bin from a 5 x 5 x 2 lattice with yaws of 0.3 rad
+// steps.
+void build_bin(World& w) {
+  add_bin(w);
   for (int k = 0; k < 2; ++k)
     for (int i = 0; i < 5; ++i)
       for (int j = 0; j < 5; ++j) {
@@ -314,13 +319,7 @@ void build_bin(World& w) {
 // turned by its own roll, pitch and yaw: the pile of a manipulation bench, with round bodies
 // crossing each other and lying on faces.
 void build_clutter(World& w) {
-  w.set_default_material(0.6, 0.0);
-  w.add_ground();
-  const Scalar half = 0.25;
-  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
-  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
-  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
-  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+  add_bin(w);
   for (int k = 0; k < 48; ++k) {
     const Scalar mass = 0.2;
     ArticulatedSystem& b = k % 4 == 0   ? w.add_box("box", Vec3(0.08, 0.05, 0.04), mass)
