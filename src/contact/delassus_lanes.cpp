@@ -411,7 +411,7 @@ unsigned DelassusLanes::update_velocities(const DelassusAssembler* const* a,
     last[l] = i;
   }
   while (pending != 0) {
-    int worlds[8];
+    int worlds[8] = {};  // (filled below on every path that reads it)
     int n = 0;
     if (reuse) {
       for (int l = 0; l < last_n_; ++l) worlds[n++] = last[l], pending &= ~(1u << last[l]);
