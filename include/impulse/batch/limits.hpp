@@ -19,7 +19,7 @@ std::size_t physical_memory_bytes();
 
 // The least heap one environment takes (an empty World takes more), assumed where the heap of the
 // first one cannot be measured.
-inline constexpr std::size_t kMinEnvironmentBytes = std::size_t(4) << 10;
+inline constexpr std::size_t kMinEnvironmentBytes = std::size_t(2) << 10;
 
 // Throws InvalidArgument naming `who` when `count` items of `bytes_each` (the measured heap of the
 // first one, at least kMinEnvironmentBytes) need more than this machine's physical memory.
