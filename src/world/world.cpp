@@ -787,7 +787,8 @@ void World::restore_state(const WorldState& st) {
   const auto in_use = use("restore_state");
   check_compatible(st);
   // Everything below only copies into buffers of the right size (no throwing path but a
-  // bad_alloc of the cache vectors, which are reserved to max_contacts and the limit rows).
+  // bad_alloc of the cache vectors, which grow to the saved state's warm-start memory when it
+  // holds more than they reserved).
   data_.state.cache = st.cache;
   data_.systems = st.systems;  // (same sizes, checked above: element by element, no allocation)
   for (SystemOutputs& o : data_.outputs) o.contact_impulses.clear();
