@@ -94,32 +94,45 @@ void floating_root_columns(const Scalar* J, const Vec3& p, const Mat3& R, Index*
   }
 }
 
+// The path of point_jacobian_branch's columns for `body`: n dofs, the first `root` (6 when the
+// path starts at a floating root, else 0) being dofs 0-5 in order, then dof anc[n - 2 - t] at
+// place t and `last` at place n - 1. The path root..last is last's packed ancestors (Data::anc,
+// nearest first) and last itself: no walk up dof_parent (a chain of dependent loads). A free body:
+// n = root = 6; a body without a dof on its branch: n = 0.
+struct BranchPath {
+  const Index* anc = nullptr;
+  Index n = 0, root = 0, last = -1;
+  Index dof(Index t) const { return t < root ? t : t + 1 < n ? anc[n - 2 - t] : last; }
+};
+inline BranchPath branch_path(const Model& model, const Data& data, Index body) {
+  BranchPath b;
+  if (model.is_free_body()) {
+    b.n = b.root = 6;
+    return b;
+  }
+  b.last = branch_last_dof(model, body);
+  if (b.last < 0) return b;
+  const std::size_t last = static_cast<std::size_t>(b.last);
+  b.anc = data.anc.data() + data.anc_begin[last];
+  b.n = data.anc_begin[last + 1] - data.anc_begin[last] + 1;
+  if (b.n > 6 && b.anc[b.n - 2] == 0 && model.parent[0] < 0 && model.joint_type[0] == JointType::Floating) b.root = 6;
+  return b;
+}
+
 // point_jacobian_branch and point_jacobian_branch_row (ROW2)
 template <bool ROW2>
 Index point_jacobian_branch_impl(const Model& model, const Data& data, Index body, const Vec3& p, const Mat3& R,
                                  Index* dofs, Scalar* out) {
   const Scalar* J = data.J.data();
-  if (model.is_free_body()) {
-    floating_root_columns<ROW2>(J, p, R, dofs, out);
-    return 6;
-  }
-  const Index last = branch_last_dof(model, body);
-  if (last < 0) return 0;
-  // the path root..last is last's packed ancestors (Data::anc, nearest first) and last itself:
-  // no walk up dof_parent (a chain of dependent loads), one independent column per entry
-  const Index* anc = data.anc.data() + data.anc_begin[static_cast<std::size_t>(last)];
-  const Index n = data.anc_begin[static_cast<std::size_t>(last) + 1] - data.anc_begin[static_cast<std::size_t>(last)] + 1;
-  Index t = 0;
-  if (n > 6 && anc[n - 2] == 0 && model.parent[0] < 0 && model.joint_type[0] == JointType::Floating) {
-    floating_root_columns<ROW2>(J, p, R, dofs, out);  // (dofs 0-5 are body 0's: the path's first six)
-    t = 6;
-  }
+  const BranchPath b = branch_path(model, data, body);
+  if (b.root == 6) floating_root_columns<ROW2>(J, p, R, dofs, out);  // (the path's first six)
   // R and p in registers: the stores to `out` could alias them, so the compiler would reload both
   // for every dof
   const Mat3 Rl = R;
   const Vec3 pl = p;
-  for (; t < n; ++t) {
-    const Index k = t + 1 < n ? anc[n - 2 - t] : last;
+  const Index n = b.n;
+  for (Index t = b.root; t < n; ++t) {
+    const Index k = t + 1 < n ? b.anc[n - 2 - t] : b.last;
     dofs[t] = k;
     Scalar v[3];
     shift_to_point(J + 6 * k, pl, v);
@@ -180,21 +193,9 @@ const Mat3X& point_jacobian(const Model& model, Data& data, const VecXcref& q, I
 }
 
 Index point_jacobian_branch_dofs(const Model& m, const Data& d, Index body, Index* dofs) {
-  // (the path of point_jacobian_branch above, in its order)
-  if (m.is_free_body()) {
-    for (Index k = 0; k < 6; ++k) dofs[k] = k;
-    return 6;
-  }
-  const Index last = branch_last_dof(m, body);
-  if (last < 0) return 0;
-  const Index* anc = d.anc.data() + d.anc_begin[static_cast<std::size_t>(last)];
-  const Index n = d.anc_begin[static_cast<std::size_t>(last) + 1] - d.anc_begin[static_cast<std::size_t>(last)] + 1;
-  Index t = 0;
-  if (n > 6 && anc[n - 2] == 0 && m.parent[0] < 0 && m.joint_type[0] == JointType::Floating) {
-    for (; t < 6; ++t) dofs[t] = t;
-  }
-  for (; t < n; ++t) dofs[t] = t + 1 < n ? anc[n - 2 - t] : last;
-  return n;
+  const BranchPath b = branch_path(m, d, body);
+  for (Index t = 0; t < b.n; ++t) dofs[t] = b.dof(t);
+  return b.n;
 }
 
 }  // namespace impulse
