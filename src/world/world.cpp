@@ -12,6 +12,10 @@
 
 namespace impulse {
 
+// The warm-start memory of contacts a World reserves in its state and its initial state (then it
+// grows by doubling): a legged robot touches on 4-8, and each entry is 64 bytes per environment.
+constexpr std::size_t kWarmStartContacts = 16;
+
 World::World()
     : model_(std::make_shared<WorldModel>()), collision_(0.005), solver_(make_contact_solver("bisection")) {
   reserve();
@@ -432,12 +436,12 @@ void World::refresh_step() {
   prepared_ = false;
   data_.state.clear();
   data_.state.contacts.reserve(model_->settings.max_contacts);
-  data_.state.cache.contacts.reserve(16);  // then they grow by doubling
+  data_.state.cache.contacts.reserve(kWarmStartContacts);  // then they grow by doubling
   data_.state.cache.limits.reserve(32);
   // room for the warm-start memory of the new sizes in the initial state (see prepare_initial_state)
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
-  data_.initial.cache.contacts.reserve(16);  // grows with use like the stepper's (no max_contacts-sized block)
+  data_.initial.cache.contacts.reserve(kWarmStartContacts);  // grows with use like the stepper's (no max_contacts-sized block)
   data_.initial.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
@@ -734,7 +738,7 @@ void World::prepare_initial_state() {
   save_state_into(data_.initial);
   Index limit_rows = 0;
   for (const auto& s : systems_) limit_rows += 3 * s->nv();  // two limit rows and one friction row per dof at most
-  data_.initial.cache.contacts.reserve(16);  // grows with use like the stepper's (no max_contacts-sized block)
+  data_.initial.cache.contacts.reserve(kWarmStartContacts);  // grows with use like the stepper's (no max_contacts-sized block)
   data_.initial.cache.limits.reserve(static_cast<std::size_t>(limit_rows));
 }
 
