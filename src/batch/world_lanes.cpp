@@ -104,8 +104,12 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
     views_[static_cast<std::size_t>(w)] = &s.system_views();
   }
   rows_.assemble_products(assemblers_.data(), views_.data(), count, width);
-  // each World's targets and solve
-  unsigned solved = 0;
+  // each World's targets and warm start, the solves the lanes take together (BisectionLanes),
+  // each World's solve of the rest
+  unsigned begun = 0, solved = 0;
+  for (int w = 0; w < count; ++w)
+    if (worlds[w]->begin_solve()) begun |= 1u << w;
+  sweeps_.solve(worlds, begun, count, width);
   for (int w = 0; w < count; ++w)
     if (worlds[w]->solve_step()) solved |= 1u << w;
   // the velocity updates, those of one layout in lanes

@@ -12,4 +12,5 @@
 #define IMPULSE_LANES_SCATTER scatter_w8
 #define IMPULSE_LANES_VELOCITY velocity_update_w8
 #define IMPULSE_LANES_COPY_OUT copy_out_w8
+#define IMPULSE_LANES_SWEEP bisection_sweep_w8
 #include "lanes_kernels.inc"

@@ -163,11 +163,8 @@ PreparedContact prepare_contact(const Mat3& G_raw, Scalar eps) {
   // lambda_max <= tr and lambda_min >= det / lambda_max^2 >= det / tr^2, so det >= 1e-6 tr^3
   // bounds the condition number by 1e6: no regularization applies (eps << 1e-6) and the cofactor
   // inverse is accurate to ~1e-10 relative. Anything else goes through the eigen decomposition.
-  const Scalar tr = G_raw.trace();
-  const Scalar det = G_raw.determinant();
-  if (tr > 0 && det >= 1e-6 * tr * tr * tr && eps < 1e-6) {
+  if (bisection_block_inverse(G_raw, eps, p.M)) {
     p.G = G_raw;
-    p.M = G_raw.inverse();
     return p;
   }
   // Iterative (QR) eigenvalues: accurate to eps |G| even for repeated tiny eigenvalues, where

@@ -1,5 +1,7 @@
 #include "impulse/stepper/stepper.hpp"
 
+#include "impulse/core/check.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -367,6 +369,7 @@ void Stepper::prepare(const std::vector<StepperSystem>& systems, CollisionWorld&
 void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionWorld& collision, const StepSettings& st,
                            ContactSolver& solver, StepperState& state, bool defer_paths) {
   velocity_updated_ = false;  // (a step that threw after set_velocity_update left it)
+  solve_begun_ = presolved_ = false;  // (or after begin_solve)
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   state.stats.reset();
   // 1. dynamics
@@ -453,21 +456,38 @@ StepStatus Stepper::finish(const std::vector<StepperSystem>& systems, const Step
   return finish_update(systems, st, state);
 }
 
+void Stepper::begin_solve(const StepSettings& st, ContactSolver& solver, StepperState& state) {
+  presolved_ = false;
+  const Index n = assembler_.num_rows();
+  grow(n, state.stats.largest_island_rows, solver);
+  solved_ = true;  // (read by finish_solve, remember() and report_impulses(), once solved)
+  if (st.warm_start) {
+    warm_start(n, state);
+  } else {
+    lambda_.head(n).setZero();
+  }
+  solve_begun_ = true;
+}
+
+void Stepper::set_presolved(const Scalar* lambda, Index m, const SolverResult& result) {
+  IMPULSE_ASSERT(solve_begun_ && assembler_.num_islands() >= 1 && m <= ll_.size());
+  for (Index a = 0; a < m; ++a) ll_[a] = lambda[a];
+  presolved_result_ = result;
+  presolved_ = true;
+}
+
 void Stepper::finish_solve(const StepSettings& st, ContactSolver& solver, const ContactSolver& solver_settings,
                            StepperState& state) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const SolveContext ctx{solver, solver_settings, state.stats};
   // 5. solve, island by island (global lambda: warm start in, solution out)
   StageClock clock(st.stage_timing);
+  if (!solve_begun_) begin_solve(st, solver, state);
+  solve_begun_ = false;
+  const bool presolved = presolved_;  // (island 0's solution is in ll_: set_presolved)
+  presolved_ = false;
   const Index n = assembler_.num_rows();
-  grow(n, state.stats.largest_island_rows, solver);
-  solved_ = true;  // (read below, by remember() and report_impulses(), once solved)
   auto lambda = lambda_.head(n);
-  if (st.warm_start) {
-    warm_start(n, state);
-  } else {
-    lambda.setZero();
-  }
   const bool split = assembler_.row_arrays().n_position > 0;
   if (split) lambda_p_.head(n).setZero();
   SolverResult& total = state.stats.solver;
@@ -479,8 +499,13 @@ void Stepper::finish_solve(const StepSettings& st, ContactSolver& solver, const 
     const IslandView isl = assembler_.island(k);
     const Index m = isl.problem.size();
     auto ll = ll_.head(m);
-    for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
-    SolverResult r = solver.solve(isl.problem, ll, solver_settings);
+    SolverResult r;
+    if (k == 0 && presolved) {
+      r = presolved_result_;
+    } else {
+      for (Index a = 0; a < m; ++a) ll[a] = lambda[isl.global_row[a]];
+      r = solver.solve(isl.problem, ll, solver_settings);
+    }
     if (assembler_.row_arrays().n_speculative_elastic > 0 && r.status != SolverStatus::NumericalIssue) {
       speculative_impacts(ctx, isl, isl.problem.c, ll, r, st.contact.restitution_threshold);
     }

@@ -504,6 +504,12 @@ StepReport World::solve_and_integrate() {
 bool World::solve_part(StepReport& r) {
   if (!prepared_) collide_and_assemble();
   prepared_ = false;
+  if (!mass_matrix_ok(r)) return false;
+  stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
+  return true;
+}
+
+bool World::mass_matrix_ok(StepReport& r) {
   // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
   // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
   // build type; the step is skipped, state and time stay as they were.
@@ -526,7 +532,6 @@ bool World::solve_part(StepReport& r) {
     data_.report = r;
     return false;
   }
-  stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
   return true;
 }
 
@@ -613,6 +618,7 @@ void World::release_workspace() noexcept {
   prepared_ = false;  // (integrate2 must not solve what the workspace assembled)
   step_begun_ = false;
   step_solved_ = 0;
+  solve_begun_ = false;
 }
 
 StepReport World::integrate(StepWorkspace& ws) {
@@ -646,9 +652,41 @@ Stepper& World::step_stepper() {
   return *stepper_;
 }
 
+bool World::begin_solve() {
+  const auto in_use = use("integrate");
+  IMPULSE_ASSERT(step_begun_ && step_solved_ == 0 && !solve_begun_);
+  try {
+    stepper_->prepare_targets(model_->settings, data_.state);
+    step_report_ = StepReport();
+    if (!mass_matrix_ok(step_report_)) {
+      step_solved_ = 2;
+      return false;
+    }
+    stepper_->begin_solve(model_->settings, *step_solver_, data_.state);
+  } catch (...) {
+    release_workspace();
+    throw;
+  }
+  solve_begun_ = true;
+  return true;
+}
+
 bool World::solve_step() {
   const auto in_use = use("integrate");
-  IMPULSE_ASSERT(step_begun_ && step_solved_ == 0);
+  IMPULSE_ASSERT(step_begun_);
+  if (step_solved_ == 2) return false;  // (begin_solve ended the step)
+  IMPULSE_ASSERT(step_solved_ == 0);
+  if (solve_begun_) {
+    solve_begun_ = false;
+    try {
+      stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
+    } catch (...) {
+      release_workspace();
+      throw;
+    }
+    step_solved_ = 1;
+    return true;
+  }
   try {
     stepper_->prepare_targets(model_->settings, data_.state);
     prepared_ = true;

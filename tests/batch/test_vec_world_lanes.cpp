@@ -6,10 +6,12 @@
 // (DelassusLanes) equal each World's own, and so do their velocity updates.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "impulse/batch/bisection_lanes.hpp"
 #include "impulse/batch/vec_world.hpp"
 #include "impulse/contact/delassus_lanes.hpp"
 #include "impulse/core/error.hpp"
@@ -367,6 +369,87 @@ TEST_CASE("DelassusLanes: the rows' Y, c and v- in lanes equal each World's own 
         for (std::size_t s = 0; s < r.u_next.size(); ++s) CHECK(lanes_same_vec(r.u_next[s], e.u_next[s]));
         worlds[i]->cancel_step();
       }
+    }
+  }
+}
+
+// The contact solves of a group in lanes (BisectionLanes: the bisection solver's sweeps, one World
+// per lane, between World::begin_solve and solve_step) give each World the step of its own
+// integrate(ws) bit for bit (state, sweeps, residual): ANYmals on their feet in different states,
+// which stop after different sweep counts, some landing (i % 3 = 2: a contact slips, the World's
+// own solver takes it) (variant 0); the base tilted so that some Worlds stand on fewer feet (the
+// lanes take the most common contact count) and one lifted (no rows) (variant 1); on frictionless
+// ground, which the lanes leave to the Worlds (variant 2).
+TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bit", "[batch][lanes]") {
+  const WorldDescription d = parse_world_file(kStandWorld);
+  for (int width : widths()) {
+    for (int variant = 0; variant < 3; ++variant) {
+      INFO("width " << width << ", variant " << variant);
+      std::vector<std::unique_ptr<World>> worlds, copies;
+      std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
+      auto landing = [&](int i) { return variant == 0 && i % 3 == 2; };
+      auto lifted = [&](int i) { return variant == 1 && i == 2; };
+      for (int i = 0; i < width; ++i) {
+        auto w = std::make_unique<World>();
+        build_world(d, *w);
+        if (variant == 2) w->set_default_material(0, 0);
+        ArticulatedSystem& s = w->system(0);
+        VecX q = s.q(), u = VecX::Zero(s.nv());
+        u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3;
+        if (variant == 0) u[2] = -0.05 * (i % 3);
+        q[8 + i % 3] += 0.01 * i;
+        if (variant == 1) q[4 + i % 3] += 0.002 * i, q.segment<4>(3).normalize();
+        if (lifted(i)) q[2] += 0.5;
+        s.set_state(q, u);
+        copies.push_back(w->clone());
+        worlds.push_back(std::move(w));
+        ws.push_back(std::make_unique<StepWorkspace>());
+        ws_copies.push_back(std::make_unique<StepWorkspace>());
+      }
+      batch::BisectionLanes lanes;
+      // steps 0 .. 5: the first from rest (no warm start), the others from the last step's impulses
+      unsigned taken_later = 0;
+      for (int step = 0; step < 6; ++step) {
+        INFO("step " << step);
+        std::vector<StepReport> expected;
+        for (int i = 0; i < width; ++i) expected.push_back(copies[i]->integrate(*ws_copies[i]));
+        unsigned begun = 0;
+        std::vector<World*> group;
+        for (int i = 0; i < width; ++i) {
+          worlds[i]->begin_step(*ws[i]);
+          if (worlds[i]->begin_solve()) begun |= 1u << i;
+          group.push_back(worlds[i].get());
+        }
+        CHECK(begun == (1u << width) - 1);
+        const unsigned taken = lanes.solve(group.data(), begun, width, width);
+        if (step > 0) taken_later |= taken;
+        std::vector<Index> sweeps;
+        bool fewer_feet = false;
+        for (int i = 0; i < width; ++i) {
+          INFO("world " << i);
+          const bool in_lanes = (taken >> i & 1u) != 0;
+          if (step == 0 && variant == 0 && !landing(i) && i < 4) CHECK(in_lanes);  // (Worlds 4-7 turn fast enough to slip)
+          if (variant == 2 || (step == 0 && landing(i)) || lifted(i)) CHECK(!in_lanes);
+          CHECK(worlds[i]->solve_step());
+          const StepReport r = worlds[i]->end_step();
+          CHECK(r.solver_iterations == expected[i].solver_iterations);
+          CHECK(r.residual == expected[i].residual);
+          CHECK(r.status == expected[i].status);
+          CHECK(worlds[i]->system(0).q() == copies[i]->system(0).q());
+          CHECK(worlds[i]->system(0).u() == copies[i]->system(0).u());
+          if (in_lanes) {
+            sweeps.push_back(r.solver_iterations);
+            CHECK(r.contacts == 4);
+          }
+          fewer_feet = fewer_feet || (r.contacts > 0 && r.contacts < 4);
+        }
+        if (step > 0) continue;
+        if (variant == 1 && width == 8) CHECK(fewer_feet);
+        if (variant == 1) CHECK((taken & 1u) != 0);
+        // (the lanes' Worlds stop after different sweep counts)
+        if (variant == 0) CHECK(*std::min_element(sweeps.begin(), sweeps.end()) < *std::max_element(sweeps.begin(), sweeps.end()));
+      }
+      if (variant < 2) CHECK((taken_later & 1u) != 0);
     }
   }
 }

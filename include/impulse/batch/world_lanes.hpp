@@ -10,6 +10,7 @@
 #include "impulse/contact/delassus_lanes.hpp"
 #include "impulse/dynamics/lanes.hpp"
 #include "impulse/world/step_workspace.hpp"
+#include "impulse/batch/bisection_lanes.hpp"
 #include "impulse/world/world.hpp"
 
 namespace impulse::batch {
@@ -28,7 +29,8 @@ class WorldLanes {
   //   2. each World's step up to its rows without their G (World::begin_step), World i on
   //      workspace i of the group (ws for the first, the others this object's);
   //   3. the G of the Worlds whose rows have one layout together (DelassusLanes);
-  //   4. each World's targets and solve (World::solve_step);
+  //   4. each World's targets and solve (World::begin_solve, World::solve_step), the islands the
+  //      bisection sweeps in lanes take solved together in between (BisectionLanes);
   //   5. the velocity updates of the Worlds whose rows have one layout together
   //      (DelassusLanes::update_velocities);
   //   6. each World's position update and reports (World::end_step).
@@ -50,6 +52,7 @@ class WorldLanes {
   // the step scratch of Worlds 1 .. width - 1 of a group (World 0 steps on the caller's)
   std::vector<std::unique_ptr<StepWorkspace>> workspaces_;
   DelassusLanes rows_;
+  BisectionLanes sweeps_;
   std::vector<DelassusAssembler*> assemblers_;
   std::vector<const std::vector<SystemView>*> views_;
 };

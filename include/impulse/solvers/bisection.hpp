@@ -118,6 +118,18 @@ struct SingleContactSolution {
 SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
                                            const BisectionSettings& settings = BisectionSettings());
 
+// The inverse M = G^-1 the solver prepares for a contact block G that is well-conditioned
+// (det G >= 1e-6 tr(G)^3, regularization < 1e-6: no regularization applies), the same bits; false
+// for any other block (regularized or locked through its eigen decomposition instead).
+// (inline: the solver's kernel body, compiled per instruction set, inlines it as it did its own)
+inline bool bisection_block_inverse(const Mat3& G, Scalar regularization, Mat3& M) {
+  const Scalar tr = G.trace();
+  const Scalar det = G.determinant();
+  if (!(tr > 0 && det >= 1e-6 * tr * tr * tr && regularization < 1e-6)) return false;
+  M = G.inverse();
+  return true;
+}
+
 class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings> {
  public:
   explicit BisectionSolver(const BisectionSettings& settings = BisectionSettings())

@@ -277,6 +277,12 @@ class Stepper {
   // said they are in velocity_update(), and the positions, and reports.
   void finish_solve(const StepSettings& st, ContactSolver& solver, const ContactSolver& solver_settings,
                     StepperState& state);
+  // finish_solve()'s start, for a batched step that solves the islands of several Worlds together
+  // (batch/bisection_lanes.hpp): begin_solve() sizes the buffers and writes the warm start into
+  // solved_lambda(); set_presolved() hands over island 0's solution (its m local rows) and result,
+  // which finish_solve() then takes instead of calling the solver, the rest as usual.
+  void begin_solve(const StepSettings& st, ContactSolver& solver, StepperState& state);
+  void set_presolved(const Scalar* lambda, Index m, const SolverResult& result);
   StepStatus finish_update(const std::vector<StepperSystem>& systems, const StepSettings& st, StepperState& state);
   // Between the halves: the solution (global rows: the assembler's num_rows() first entries) and
   // the per-system velocity update u+, which finish_update() takes as computed when told so.
@@ -343,6 +349,9 @@ class Stepper {
   std::vector<Index> object_system_;
   std::vector<VecX> u_next_;
   bool velocity_updated_ = false;  // u_next_ holds this step's u+ (set_velocity_update)
+  bool solve_begun_ = false;       // begin_solve() ran, finish_solve() not yet
+  bool presolved_ = false;         // ll_ holds island 0's solution (set_presolved)
+  SolverResult presolved_result_;
   VecX lambda_;                   // global rows
   VecX lambda_p_;                 // split position correction impulse (global rows)
   std::vector<unsigned char> position_mode_;  // per system: position_modes()

@@ -260,8 +260,13 @@ class World {
   // solve (Stepper::finish_solve), and returns true when the step goes on to the velocity update
   // (Stepper::velocity_update: WorldLanes computes those of a group together too), false when it
   // ended there (a mass matrix not positive definite: end_step() reports it).
+  // begin_solve(), before solve_step() and optional, runs solve_step()'s part before the solver
+  // (the targets, the mass-matrix check, Stepper::begin_solve: the warm start), so that WorldLanes
+  // can solve the islands of a group together (batch/bisection_lanes.hpp, Stepper::set_presolved);
+  // false when the step ended there, as solve_step() would.
   void begin_step(StepWorkspace& ws);
   Stepper& step_stepper();
+  bool begin_solve();
   bool solve_step();
   StepReport end_step();
   void cancel_step() noexcept;
@@ -349,6 +354,7 @@ class World {
   // solve_and_integrate() in two: solve_part() checks the mass matrices and solves (false: the
   // step ends with report r, already stored), update_part() updates the state and reports
   bool solve_part(StepReport& r);
+  bool mass_matrix_ok(StepReport& r);  // false (and r, the warning): a mass matrix is not positive definite
   StepReport update_part(StepReport r);
   // the step scratch of integrate() and integrate1() without a workspace (made on first use)
   Stepper& own_stepper();
@@ -382,6 +388,7 @@ class World {
   bool prepared_ = false;
   bool step_begun_ = false;  // begin_step() ran, end_step() or cancel_step() not yet
   int step_solved_ = 0;      // solve_step() ran in the begun step: 1 going on, 2 ended (report_)
+  bool solve_begun_ = false; // begin_solve() ran in the begun step, solve_step() not yet
   StepReport step_report_;   // the begun step's report so far (solve_step)
   UseMarker use_;
 };

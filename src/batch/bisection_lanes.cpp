@@ -1,0 +1,166 @@
+// BisectionLanes (see the header).
+#include "impulse/batch/bisection_lanes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../dynamics/lanes_abi.hpp"
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/stepper/stepper.hpp"
+#include "impulse/world/world.hpp"
+
+namespace impulse::batch {
+
+namespace {
+
+void grow_to(std::vector<Scalar>& v, std::size_t n) {
+  if (v.size() < n) v.resize(std::max(n, 2 * v.size()));
+}
+
+}  // namespace
+
+unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, int width) {
+  // each World's island and settings, and whether the lanes may take it
+  const BisectionSettings* settings[8] = {};
+  Index nc[8] = {};
+  unsigned take = 0;
+  for (int w = 0; w < count; ++w) {
+    if (!(begun & (1u << w))) continue;
+    const auto* solver = dynamic_cast<const BisectionSolver*>(&worlds[w]->contact_solver());
+    if (solver == nullptr) continue;
+    const DelassusAssembler& rows = worlds[w]->step_stepper().pending_rows();
+    if (rows.num_islands() != 1) continue;
+    const ContactProblem& p = rows.island(0).problem;
+    if (p.is_factored() || p.nc < 1 || p.nl != 0 || p.nb != 0) continue;
+    bool friction = true;
+    for (Index i = 0; i < p.nc; ++i) friction = friction && p.mu[i] > 0;
+    if (!friction) continue;
+    settings[w] = &solver->settings();
+    nc[w] = p.nc;
+    take |= 1u << w;
+  }
+  // the most common contact count, and the settings of its first World
+  Index n_contacts = 0;
+  int most = 0;
+  for (int w = 0; w < count; ++w) {
+    if (!(take & (1u << w))) continue;
+    int same = 0;
+    for (int v = 0; v < count; ++v) same += (take & (1u << v)) && nc[v] == nc[w];
+    if (same > most) most = same, n_contacts = nc[w];
+  }
+  if (most < 2) return 0;
+  const BisectionSettings* s = nullptr;
+  for (int w = 0; w < count; ++w) {
+    if (!(take & (1u << w))) continue;
+    if (nc[w] == n_contacts && s == nullptr) s = settings[w];
+    if (nc[w] != n_contacts || settings[w]->alpha != s->alpha || settings[w]->gamma != s->gamma ||
+        settings[w]->alpha_min != s->alpha_min)
+      take &= ~(1u << w);
+  }
+  // the lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island (G, c and
+  // mu read where they are; M_ii and the warm start staged per World) by lanes_abi::gather; the
+  // checks of ContactSolver::solve
+  const Index n = 3 * n_contacts;
+  const std::size_t W = static_cast<std::size_t>(width), N = static_cast<std::size_t>(n);
+  const std::size_t staged = 9 * static_cast<std::size_t>(n_contacts) + N;  // M_ii, then lambda
+  grow_to(G_, N * N * W);
+  grow_to(C_, N * W);
+  grow_to(MU_, static_cast<std::size_t>(n_contacts) * W);
+  grow_to(MI_, 9 * static_cast<std::size_t>(n_contacts) * W);
+  grow_to(LAM_, N * W);
+  grow_to(ll_, staged * W);
+  const double *g[8], *c[8], *mu[8], *mi[8], *lam[8];
+  for (int w = 0; w < count; ++w) {
+    if (!(take & (1u << w))) continue;
+    Stepper& stepper = worlds[w]->step_stepper();
+    const IslandView isl = stepper.pending_rows().island(0);
+    const ContactProblem& p = isl.problem;
+    const VecX& lambda = stepper.solved_lambda();
+    Scalar* const stage = ll_.data() + staged * static_cast<std::size_t>(w);
+    Scalar* const ll = stage + 9 * n_contacts;
+    for (Index a = 0; a < n; ++a) ll[a] = lambda[isl.global_row[a]];
+    const Eigen::Map<const VecX> ll_map(ll, n);
+    check_problem(p, ll_map);  // (throws as the World's own solve would)
+    bool ok = ll_map.allFinite() && p.G.outerStride() == n && problem_is_finite(p);
+    for (Index i = 0; ok && i < n_contacts; ++i) {
+      Eigen::Map<Mat3> M(stage + 9 * i);
+      Mat3 Mi;
+      ok = bisection_block_inverse(p.contact_block(i), settings[w]->regularization, Mi);
+      M = Mi;
+    }
+    if (!ok) {
+      take &= ~(1u << w);
+      continue;
+    }
+    g[w] = p.G.data(), c[w] = p.c.data(), mu[w] = p.mu.data(), mi[w] = stage, lam[w] = ll;
+  }
+  if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
+  // lanes no World takes compute a copy of one that does (finite, not read)
+  int some = 0;
+  for (int w = 0; w < count; ++w)
+    if (take & (1u << w)) some = w;
+  for (int l = 0; l < width; ++l)
+    if (!(take & (1u << l))) g[l] = g[some], c[l] = c[some], mu[l] = mu[some], mi[l] = mi[some], lam[l] = lam[some];
+  const auto gather = width == 2 ? &lanes_abi::gather_w2 : width == 4 ? &lanes_abi::gather_w4 : &lanes_abi::gather_w8;
+  gather(g, n * n, G_.data());
+  gather(c, n, C_.data());
+  gather(mu, n_contacts, MU_.data());
+  gather(mi, 9 * n_contacts, MI_.data());
+  gather(lam, n, LAM_.data());
+  // the sweeps, while a World is in the lanes; each World's monitor and stopping rule as in
+  // BisectionSolver::solve_with_active: the lanes end before the sweep at which Anderson mixing
+  // (anderson_start) or the active-set stage (active_set_start) would act
+  SweepMonitor monitors[8] = {SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0),
+                              SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0)};
+  SolverResult results[8];
+  Index end[8];
+  for (int w = 0; w < count; ++w) {
+    if (!(take & (1u << w))) continue;
+    const BisectionSettings& sw = *settings[w];
+    end[w] = sw.max_iterations;
+    if (sw.anderson_memory > 0) end[w] = std::min(end[w], sw.anderson_start);
+    if (sw.active_set_start > 0) end[w] = std::min(end[w], sw.active_set_start);
+    monitors[w] = SweepMonitor(sw.tolerance, sw.stall_window);
+    results[w] = SolverResult();
+  }
+  unsigned active = take, solved = 0;
+  for (int w = 0; w < count; ++w)
+    if ((take & (1u << w)) && end[w] <= 1) active &= ~(1u << w);
+  const auto sweep = width == 2   ? &lanes_abi::bisection_sweep_w2
+                     : width == 4 ? &lanes_abi::bisection_sweep_w4
+                                  : &lanes_abi::bisection_sweep_w8;
+  Scalar alpha = s->alpha;
+  Scalar err[8];
+  for (Index it = 1; active != 0; ++it) {
+    const unsigned slip = sweep(static_cast<int>(n_contacts), G_.data(), C_.data(), MU_.data(), MI_.data(), alpha,
+                                LAM_.data(), err);
+    alpha = s->alpha_min + s->gamma * (alpha - s->alpha_min);  // (Algorithm 2, line 12)
+    for (int w = 0; w < count; ++w) {
+      const unsigned bit = 1u << w;
+      if (!(active & bit)) continue;
+      if (slip & bit) {
+        active &= ~bit;
+        continue;
+      }
+      if (!monitors[w].stop(results[w], it, err[w])) {
+        if (it + 1 >= end[w]) active &= ~bit;  // (the next sweep would be past the plain sweeps)
+        continue;
+      }
+      active &= ~bit;
+      if (results[w].status != SolverStatus::Converged || results[w].stalled) continue;
+      Scalar* const ll = ll_.data() + staged * static_cast<std::size_t>(w);
+      bool finite = true;
+      for (Index a = 0; a < n; ++a) {
+        ll[a] = LAM_[static_cast<std::size_t>(a) * W + static_cast<std::size_t>(w)];
+        finite = finite && std::isfinite(ll[a]);
+      }
+      if (!finite) continue;  // (ContactSolver::solve's NumericalIssue: the World's own solver says it)
+      results[w].method = SolverMethod::Iteration;
+      worlds[w]->step_stepper().set_presolved(ll, n, results[w]);
+      solved |= bit;
+    }
+  }
+  return solved;
+}
+
+}  // namespace impulse::batch
