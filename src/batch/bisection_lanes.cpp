@@ -13,7 +13,7 @@ namespace impulse::batch {
 
 namespace {
 
-void grow_to(std::vector<Scalar>& v, std::size_t n) {
+void lanes_solve_grow(std::vector<Scalar>& v, std::size_t n) {
   if (v.size() < n) v.resize(std::max(n, 2 * v.size()));
 }
 
@@ -63,12 +63,12 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
   const Index n = 3 * n_contacts;
   const std::size_t W = static_cast<std::size_t>(width), N = static_cast<std::size_t>(n);
   const std::size_t staged = 9 * static_cast<std::size_t>(n_contacts) + N;  // M_ii, then lambda
-  grow_to(G_, N * N * W);
-  grow_to(C_, N * W);
-  grow_to(MU_, static_cast<std::size_t>(n_contacts) * W);
-  grow_to(MI_, 9 * static_cast<std::size_t>(n_contacts) * W);
-  grow_to(LAM_, N * W);
-  grow_to(ll_, staged * W);
+  lanes_solve_grow(G_, N * N * W);
+  lanes_solve_grow(C_, N * W);
+  lanes_solve_grow(MU_, static_cast<std::size_t>(n_contacts) * W);
+  lanes_solve_grow(MI_, 9 * static_cast<std::size_t>(n_contacts) * W);
+  lanes_solve_grow(LAM_, N * W);
+  lanes_solve_grow(ll_, staged * W);
   const double *g[8], *c[8], *mu[8], *mi[8], *lam[8];
   for (int w = 0; w < count; ++w) {
     if (!(take & (1u << w))) continue;
