@@ -20,7 +20,12 @@ std::once_flag env_read;
 void read_environment() {
   std::call_once(env_read, [] {
     const char* env = std::getenv("IMPULSE_ISA");
-    if (!env || !*env) return;
+    if (!env || !*env) {
+      // the CPU's choice: both copies give the same bits (no FMA contraction, CMakeLists.txt), so
+      // the faster one runs wherever the CPU has it
+      detail::kernel_isa_v3.store(kernel_isa_supported(KernelIsa::X86_64_V3) ? 1 : 0, std::memory_order_relaxed);
+      return;
+    }
     const KernelIsa isa = parse_kernel_isa(env, "IMPULSE_ISA");
     if (!kernel_isa_supported(isa)) {
       throw InvalidArgument(std::string("IMPULSE_ISA=") + env + ": this CPU does not run " + to_string(isa) +
@@ -30,8 +35,8 @@ void read_environment() {
   });
 }
 
-// IMPULSE_ISA takes effect when the library is loaded, so that a program that never asks still
-// runs the kernels it names. A bad value cannot throw from a static initializer: it is reported
+// IMPULSE_ISA (or, without it, the CPU) takes effect when the library is loaded, so that a program
+// that never asks still runs the kernels it names. A bad value cannot throw from a static initializer: it is reported
 // by the first kernel_isa() call instead, and the baseline runs until then.
 const bool env_at_load = [] {
   try {
@@ -55,6 +60,7 @@ KernelIsa parse_kernel_isa(const std::string& s, const char* what) {
 bool kernel_isa_supported(KernelIsa isa) {
   if (isa == KernelIsa::Baseline) return true;
 #if IMPULSE_HAS_ISA_V3
+  __builtin_cpu_init();  // (this may run in a static initializer, before the CPU model's own)
   // (GCC's and Clang's checks include the operating system's support for the wide registers)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
          __builtin_cpu_supports("avx");
