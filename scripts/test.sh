@@ -21,7 +21,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   fuzzers=OFF
   case "$(basename "${CXX:-c++}")" in *clang*) fuzzers=ON ;; esac
   "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=ON -DIMPULSE_BUILD_PYTHON=OFF \
-    -DIMPULSE_BUILD_SHARED=OFF -DIMPULSE_BUILD_FUZZERS="$fuzzers"
+    -DIMPULSE_BUILD_SHARED=OFF -DIMPULSE_BUILD_FUZZERS="$fuzzers" -DCMAKE_UNITY_BUILD=ON
 else
   export BUILD_DIR="${BUILD_DIR:-$root/build}"
   "$root/scripts/build.sh" -DIMPULSE_BUILD_TESTS=ON -DIMPULSE_SANITIZE=OFF -DIMPULSE_BUILD_PYTHON=ON \
