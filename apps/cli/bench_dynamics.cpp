@@ -34,12 +34,12 @@ namespace impulse::cli {
 
 namespace {
 
-constexpr int kBatch = 100;
+constexpr int kDynamicsBatch = 100;
 constexpr int kStates = 256;
 
 // Keeps the optimiser from discarding a result.
 template <typename T>
-void keep(const T& x) {
+void dynamics_keep(const T& x) {
   asm volatile("" : : "g"(&x) : "memory");
 }
 
@@ -47,7 +47,7 @@ void keep(const T& x) {
 // then on from state 0 in the timed batches.
 double median_ns(long calls, const std::function<void(int)>& fn) {
   int s = 0;
-  return 1e3 * bench::median_us_per_call(calls, kBatch, kStates, [&] {
+  return 1e3 * bench::median_us_per_call(calls, kDynamicsBatch, kStates, [&] {
     fn(s);
     s = (s + 1) % kStates;
   });
@@ -100,8 +100,8 @@ StepJacobianTimes time_step_jacobian() {
   const auto kept = [&](int threads) {
     o.num_threads = threads;
     TransitionDifferentiator d(*world, o);
-    keep(d.compute(*world));  // the clones' first step (their scratch) out of the timing
-    return median_ns([&] { keep(d.compute(*world)); });
+    dynamics_keep(d.compute(*world));  // the clones' first step (their scratch) out of the timing
+    return median_ns([&] { dynamics_keep(d.compute(*world)); });
   };
   t.fd1_ns = kept(1);
   t.fd2_ns = kept(2);
@@ -112,7 +112,7 @@ StepJacobianTimes time_step_jacobian() {
   t.analytic_ns = kept(1);
   o.method = TransitionMethod::FiniteDifference;
   o.num_threads = 2;
-  t.once2_ns = median_ns([&] { keep(world->transition_derivatives(o)); });
+  t.once2_ns = median_ns([&] { dynamics_keep(world->transition_derivatives(o)); });
   return t;
 }
 
@@ -140,19 +140,19 @@ int run_bench_dynamics(const BenchOptions& o) {
   std::vector<Row> rows;
   const long n = o.calls;
   rows.push_back({"fk_ns", "forward kinematics (q, u)", median_ns(n, [&](int s) {
-                    keep(forward_kinematics(m, d, qs[s], us[s]));
+                    dynamics_keep(forward_kinematics(m, d, qs[s], us[s]));
                   })});
   rows.push_back({"rnea_ns", "RNEA (inverse dynamics)", median_ns(n, [&](int s) {
-                    keep(rnea(m, d, qs[s], us[s], taus[s]));
+                    dynamics_keep(rnea(m, d, qs[s], us[s], taus[s]));
                   })});
   rows.push_back({"nle_ns", "nonlinear effects h(q, u)", median_ns(n, [&](int s) {
-                    keep(nonlinear_effects(m, d, qs[s], us[s]));
+                    dynamics_keep(nonlinear_effects(m, d, qs[s], us[s]));
                   })});
-  rows.push_back({"crba_ns", "CRBA (M)", median_ns(n, [&](int s) { keep(crba(m, d, qs[s])); })});
+  rows.push_back({"crba_ns", "CRBA (M)", median_ns(n, [&](int s) { dynamics_keep(crba(m, d, qs[s])); })});
   rows.push_back({"crba_ltdl_ns", "CRBA + sparse LTDL factor", median_ns(n, [&](int s) {
                     crba(m, d, qs[s]);
                     ltdl_factor(m, d);
-                    keep(d.D);
+                    dynamics_keep(d.D);
                   })});
   crba(m, d, qs[0]);
   ltdl_factor(m, d);
@@ -160,24 +160,24 @@ int run_bench_dynamics(const BenchOptions& o) {
   rows.push_back({"ltdl_solve_ns", "LTDL solve M^-1 x", median_ns(n, [&](int s) {
                     x = taus[s];
                     ltdl_solve(m, d, VecXref(x));
-                    keep(x);
+                    dynamics_keep(x);
                   })});
   rows.push_back({"aba_ns", "ABA (forward dynamics)", median_ns(n, [&](int s) {
-                    keep(aba(m, d, qs[s], us[s], taus[s]));
+                    dynamics_keep(aba(m, d, qs[s], us[s], taus[s]));
                   })});
   MatX dq(m.nv, m.nv), du(m.nv, m.nv), dtau(m.nv, m.nv);
   rows.push_back({"rnea_derivatives_ns", "RNEA derivatives (d tau / dq, du)", median_ns(n, [&](int s) {
                     rnea_derivatives(m, d, qs[s], us[s], taus[s], dq, du);
-                    keep(dq);
+                    dynamics_keep(dq);
                   })});
   rows.push_back({"aba_derivatives_ns", "ABA derivatives (d udot / dq, du, dtau)", median_ns(n, [&](int s) {
                     aba_derivatives(m, d, qs[s], us[s], taus[s], dq, du, dtau);
-                    keep(dq);
+                    dynamics_keep(dq);
                   })});
   rows.push_back({"jacobians_ns", "joint Jacobians + foot point Jacobians", median_ns(n, [&](int s) {
                     compute_joint_jacobians(m, d, qs[s]);
                     for (const auto& f : feet) point_jacobian(m, d, f.first, f.second, Jfoot);
-                    keep(Jfoot);
+                    dynamics_keep(Jfoot);
                   })});
 
   // The fused step dynamics + LTDL factor of one world, scalar, against W worlds in SIMD lanes
@@ -188,7 +188,7 @@ int run_bench_dynamics(const BenchOptions& o) {
   rows.push_back({"step_factor_scalar_ns", "step dynamics + factor, scalar per world", median_ns(n, [&](int s) {
                     compute_step_dynamics(m, d, qs[s], us[s]);
                     ltdl_factor(m, d);
-                    keep(d.D);
+                    dynamics_keep(d.D);
                   })});
   static const char* const kLaneKeys[] = {"", "", "step_factor_lanes2_ns", "", "step_factor_lanes4_ns", "", "", "",
                                           "step_factor_lanes8_ns"};
@@ -201,7 +201,7 @@ int run_bench_dynamics(const BenchOptions& o) {
     for (int w = 0; w < width; ++w) lanes.set_state(w, qs[w], us[w]);
     const long calls = std::max(1L, n / width);
     rows.push_back({kLaneKeys[width], kLaneLabels[width],
-                    median_ns(calls, [&](int) { keep(lanes.run()); }) / width});
+                    median_ns(calls, [&](int) { dynamics_keep(lanes.run()); }) / width});
     if (width != max_width) continue;
     rows.push_back({"lanes_gather_ns", "  lanes gather q, u, per world", median_ns(calls, [&](int s) {
                       for (int w = 0; w < width; ++w) lanes.set_state(w, qs[(s + w) % kStates], us[(s + w) % kStates]);
@@ -209,15 +209,15 @@ int run_bench_dynamics(const BenchOptions& o) {
     lanes.run();
     rows.push_back({"lanes_scatter_ns", "  lanes scatter to Data, per world", median_ns(calls, [&](int) {
                       for (int w = 0; w < width; ++w) lanes.get(w, scattered[w]);
-                      keep(scattered[0].M);
+                      dynamics_keep(scattered[0].M);
                     }) / width});
     rows.push_back({"lanes_solve_ns", "  lanes ltdl_solve, per world", median_ns(calls, [&](int) {
                       lanes.solve();
-                      keep(lanes.solution(0)[0]);
+                      dynamics_keep(lanes.solution(0)[0]);
                     }) / width});
     rows.push_back({"lanes_step_copy_ns", "  lanes copy to the step's Data, per world", median_ns(calls, [&](int) {
                       for (int w = 0; w < width; ++w) lanes.get_step(w, scattered[w]);
-                      keep(scattered[0].L_anc);
+                      dynamics_keep(scattered[0].L_anc);
                     }) / width});
   }
 

@@ -388,7 +388,7 @@ Scalar energy(World& w) {
 }
 
 using bench::median;
-double mean(const std::vector<double>& v) {
+double scenes_mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
@@ -515,23 +515,23 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   j["dt"] = sc.dt;
   j["steps"] = steps;
   j["bodies"] = w.num_systems();
-  j["us_per_step_mean"] = mean(total);
+  j["us_per_step_mean"] = scenes_mean(total);
   j["us_per_step_median"] = median(total);
   j["us_per_step_max"] = total.empty() ? 0.0 : *std::max_element(total.begin(), total.end());
-  if (sc.robots > 0) j["us_per_robot_mean"] = mean(total) / static_cast<double>(sc.robots);
-  j["stages_us_mean"] = {{"dynamics", mean(dyn)}, {"collision", mean(col)}, {"delassus", mean(del)},
-                         {"solve", mean(sol)}, {"integrate", mean(integ)}};
+  if (sc.robots > 0) j["us_per_robot_mean"] = scenes_mean(total) / static_cast<double>(sc.robots);
+  j["stages_us_mean"] = {{"dynamics", scenes_mean(dyn)}, {"collision", scenes_mean(col)}, {"delassus", scenes_mean(del)},
+                         {"solve", scenes_mean(sol)}, {"integrate", scenes_mean(integ)}};
   j["stages_us_median"] = {{"dynamics", median(dyn)}, {"collision", median(col)}, {"delassus", median(del)},
                            {"solve", median(sol)}, {"integrate", median(integ)}};
-  j["contacts_mean"] = mean(contacts);
+  j["contacts_mean"] = scenes_mean(contacts);
   j["contacts_max"] = max_contacts;
   j["contacts_dropped"] = dropped;
   j["contacts_per_pair_mean"] = pair_count > 0 ? pair_sum / pair_count : 0.0;
   j["contacts_per_pair_max"] = pair_max;
-  j["islands_mean"] = mean(islands);
+  j["islands_mean"] = scenes_mean(islands);
   j["largest_island_systems"] = largest;
   j["largest_island_rows"] = largest_rows;
-  j["sweeps_mean"] = mean(sweeps);
+  j["sweeps_mean"] = scenes_mean(sweeps);
   j["sweeps_max"] = max_sweeps;
   j["islands_not_converged"] = not_converged;
   j["islands_not_converged_after_step_100"] = not_converged_late;
@@ -545,7 +545,7 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   j["island_iterations_max_converged"] = island_iterations_max;
   j["island_residual_max_not_converged"] = worst_unconverged_residual;
   j["steps_not_ok"] = not_ok;
-  j["penetration_mean"] = mean(pen);
+  j["penetration_mean"] = scenes_mean(pen);
   j["penetration_max"] = max_pen;
   j["energy_initial"] = E0;
   j["energy_final"] = E1;

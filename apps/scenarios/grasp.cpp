@@ -16,7 +16,7 @@ namespace impulse::scenarios {
 
 namespace {
 
-using P = GraspSetup;
+using GraspP = GraspSetup;
 
 Mat3 box_inertia(Scalar m, const Vec3& s) {
   return (m / 12.0 * Vec3(s.y() * s.y() + s.z() * s.z(), s.x() * s.x() + s.z() * s.z(), s.x() * s.x() + s.y() * s.y()))
@@ -25,12 +25,12 @@ Mat3 box_inertia(Scalar m, const Vec3& s) {
 
 Model gripper_model() {
   ModelBuilder b("gripper");
-  const Vec3 size(P::box_side, P::finger_thickness, P::box_side);
-  const Inertia finger(P::finger_mass, Vec3::Zero(), box_inertia(P::finger_mass, size));
-  const Scalar y = P::box_side + 0.5 * P::finger_thickness;  // finger centre: touching the cube
+  const Vec3 size(GraspP::box_side, GraspP::finger_thickness, GraspP::box_side);
+  const Inertia finger(GraspP::finger_mass, Vec3::Zero(), box_inertia(GraspP::finger_mass, size));
+  const Scalar y = GraspP::box_side + 0.5 * GraspP::finger_thickness;  // finger centre: touching the cube
   for (int side = 0; side < 2; ++side) {
     const std::string n = side == 0 ? "left" : "right";
-    const SE3 X_PJ(Mat3::Identity(), Vec3(0, side == 0 ? -y : y, P::height));
+    const SE3 X_PJ(Mat3::Identity(), Vec3(0, side == 0 ? -y : y, GraspP::height));
     const Index body = b.add_body(-1, n + "_slide", JointType::Prismatic, X_PJ, Vec3::UnitY(), {}, n + "_finger", finger);
     CollisionShape s;
     s.name = n + "_pad";
@@ -47,20 +47,20 @@ class Grasp final : public Scenario {
  public:
   explicit Grasp(const ScenarioConfig& c) : Scenario("grasp", c, EmptyWorld{}) {
     world_.add_ground();
-    world_.set_default_material(P::mu, 0.0);
+    world_.set_default_material(GraspP::mu, 0.0);
     gripper_ = &world_.add_articulated_system(gripper_model());
-    gripper_->set_pd_gains(VecX::Zero(2), VecX::Constant(2, P::finger_damping));
+    gripper_->set_pd_gains(VecX::Zero(2), VecX::Constant(2, GraspP::finger_damping));
     gripper_->set_pd_targets(VecX::Zero(2), VecX::Zero(2));
     VecX squeeze(2);
-    squeeze << P::squeeze, -P::squeeze;
+    squeeze << GraspP::squeeze, -GraspP::squeeze;
     gripper_->set_generalized_force(squeeze);
-    const Vec3 side = Vec3::Constant(P::box_side);
+    const Vec3 side = Vec3::Constant(GraspP::box_side);
     for (int k = 0; k < 2; ++k) {
-      boxes_[k] = &world_.add_box(k == 0 ? "left_box" : "right_box", side, P::box_mass);
+      boxes_[k] = &world_.add_box(k == 0 ? "left_box" : "right_box", side, GraspP::box_mass);
       VecX q = boxes_[k]->q();
-      q.head<3>() = Vec3(0, (k == 0 ? -0.5 : 0.5) * P::box_side, P::height);
+      q.head<3>() = Vec3(0, (k == 0 ? -0.5 : 0.5) * GraspP::box_side, GraspP::height);
       boxes_[k]->set_q(q);
-      z0_[k] = P::height;
+      z0_[k] = GraspP::height;
     }
     robot_ = boxes_[0];
     DelassusSettings contact = world_.settings().contact;

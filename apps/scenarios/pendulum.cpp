@@ -20,16 +20,16 @@ namespace impulse::scenarios {
 
 namespace {
 
-using P = TwelveLinkPendulum;
+using PendulumP = TwelveLinkPendulum;
 
 Model pendulum_model() {
   ModelBuilder b("pendulum");
-  const Scalar r = P::sphere_radius, m = P::sphere_mass, L = P::link_length;
+  const Scalar r = PendulumP::sphere_radius, m = PendulumP::sphere_mass, L = PendulumP::link_length;
   const Inertia sphere(m, Vec3(0, 0, -L), 0.4 * m * r * r * Mat3::Identity());
   Index parent = -1;
-  for (int k = 0; k < P::links; ++k) {
+  for (int k = 0; k < PendulumP::links; ++k) {
     const std::string n = std::to_string(k + 1);
-    const SE3 X_PJ(Mat3::Identity(), k == 0 ? Vec3(0, 0, P::pivot_height) : Vec3(0, 0, -L));
+    const SE3 X_PJ(Mat3::Identity(), k == 0 ? Vec3(0, 0, PendulumP::pivot_height) : Vec3(0, 0, -L));
     parent = b.add_body(parent, "hinge" + n, JointType::Revolute, X_PJ, Vec3::UnitX(), {}, "link" + n, sphere);
     CollisionShape s;
     s.name = "sphere" + n;
@@ -49,14 +49,14 @@ class Pendulum final : public Scenario {
  public:
   explicit Pendulum(const ScenarioConfig& c) : Scenario("pendulum", c, EmptyWorld{}) {
     world_.add_ground();
-    wall_ = world_.add_wall("wall", Vec3(0, -1, 0), -P::wall_y);  // solid for y >= wall_y
-    world_.set_default_material(P::mu, P::restitution);
+    wall_ = world_.add_wall("wall", Vec3(0, -1, 0), -PendulumP::wall_y);  // solid for y >= wall_y
+    world_.set_default_material(PendulumP::mu, PendulumP::restitution);
     SystemOptions o;
     o.self_collision = true;
     robot_ = &world_.add_articulated_system(pendulum_model(), o);
-    VecX q = VecX::Zero(P::links), u = VecX::Zero(P::links);
-    q[0] = P::angle0;
-    u[0] = P::rate0;
+    VecX q = VecX::Zero(PendulumP::links), u = VecX::Zero(PendulumP::links);
+    q[0] = PendulumP::angle0;
+    u[0] = PendulumP::rate0;
     robot_->set_state(q, u);
     // the same position-error correction as the ANYmal scenarios (resting links on the floor)
     DelassusSettings contact = world_.settings().contact;
@@ -72,7 +72,7 @@ class Pendulum final : public Scenario {
   long default_steps() const override { return 20000; }
 
   Scalar tip_height() const {
-    return robot_->body_pose(P::links - 1).act_point(Vec3(0, 0, -P::link_length)).z();
+    return robot_->body_pose(PendulumP::links - 1).act_point(Vec3(0, 0, -PendulumP::link_length)).z();
   }
   Scalar energy() const { return robot_->kinetic_energy() + robot_->potential_energy(); }
 

@@ -15,7 +15,7 @@ using namespace impulse;
 
 namespace {
 
-const Vec3 kUp = Vec3::UnitZ();
+const Vec3 kAnymalUp = Vec3::UnitZ();
 constexpr Scalar kFootRadius = 0.03;  // models/anymal/README.md
 
 std::string anymal_path() { return std::string(IMPULSE_SOURCE_DIR) + "/models/anymal/anymal.urdf"; }
@@ -71,8 +71,8 @@ TEST_CASE("anymal standing: exactly 4 foot contacts with the depths of the foot 
     const Scalar depth = kFootRadius - centre.z();
     CHECK(depth > -world.margin());
     CHECK(c.depth == Approx(depth).margin(1e-12));
-    CHECK((c.position - (centre - (kFootRadius - 0.5 * depth) * kUp)).norm() < 1e-12);
-    CHECK((c.normal - kUp).norm() < 1e-12);
+    CHECK((c.position - (centre - (kFootRadius - 0.5 * depth) * kAnymalUp)).norm() < 1e-12);
+    CHECK((c.normal - kAnymalUp).norm() < 1e-12);
   }
   // symmetric posture: all four feet equally deep (2 mm)
   for (const Contact& c : contacts) CHECK(c.depth == Approx(0.002).margin(1e-9));

@@ -15,8 +15,8 @@ using namespace impulse;
 
 namespace {
 
-constexpr Scalar kTol = 1e-9;
-const Vec3 kUp = Vec3::UnitZ();
+constexpr Scalar kCwTol = 1e-9;
+const Vec3 kCwUp = Vec3::UnitZ();
 
 CollisionShape shape(ShapeType t, const Vec3& size, const SE3& X_BS = SE3(), const std::string& material = "default") {
   CollisionShape s;
@@ -49,7 +49,7 @@ Model chain_model() {
   return b.finalize();
 }
 
-std::string temp_path(const std::string& name) { return std::string("/tmp/impulse_col_test_") + name; }
+std::string cw_temp_path(const std::string& name) { return std::string("/tmp/impulse_col_test_") + name; }
 
 // The 8 corners and 12 triangles of the cube [-0.5, 0.5]^3.
 void cube(std::vector<Vec3>& v, std::vector<std::array<int, 3>>& t) {
@@ -114,10 +114,10 @@ TEST_CASE("world: a box resting flat on the ground gives 4 contacts from B (grou
     CHECK(c.shape_a == 0);
     CHECK(c.object_b == ground);
     CHECK(c.body_b == -1);
-    CHECK((c.normal - kUp).norm() < kTol);
-    CHECK(c.depth == Approx(0.001).margin(kTol));
-    CHECK(c.position.z() == Approx(-0.0005).margin(kTol));
-    CHECK(std::abs(std::abs(c.position.x() - 2) - 0.5) < kTol);
+    CHECK((c.normal - kCwUp).norm() < kCwTol);
+    CHECK(c.depth == Approx(0.001).margin(kCwTol));
+    CHECK(c.position.z() == Approx(-0.0005).margin(kCwTol));
+    CHECK(std::abs(std::abs(c.position.x() - 2) - 0.5) < kCwTol);
     CHECK(c.mu == Approx(0.8));
     CHECK(c.restitution == 0);
   }
@@ -129,7 +129,7 @@ TEST_CASE("world: a box resting flat on the ground gives 4 contacts from B (grou
   world.set_margin(0.02);
   world.detect(contacts);
   CHECK(contacts.size() == 4);
-  CHECK(contacts[0].depth == Approx(-0.01).margin(kTol));
+  CHECK(contacts[0].depth == Approx(-0.01).margin(kCwTol));
 }
 
 TEST_CASE("world: sphere, capsule, cylinder on the ground through the stage", "[collision]") {
@@ -145,9 +145,9 @@ TEST_CASE("world: sphere, capsule, cylinder on the ground through the stage", "[
   world.detect(contacts);
   int n_sphere = 0, n_cap = 0, n_cyl = 0;
   for (const Contact& c : contacts) {
-    CHECK(c.depth == Approx(0.01).margin(kTol));
-    CHECK(c.position.z() == Approx(0.495).margin(kTol));
-    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK(c.depth == Approx(0.01).margin(kCwTol));
+    CHECK(c.position.z() == Approx(0.495).margin(kCwTol));
+    CHECK((c.normal - kCwUp).norm() < kCwTol);
     n_sphere += c.object_a == s;
     n_cap += c.object_a == cap;
     n_cyl += c.object_a == cyl;
@@ -161,15 +161,15 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
   CollisionWorld world;
   const Index table = world.add_static_box("table", at(0, 0, 0.5), Vec3(2, 2, 1));
   const Index box = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
-  world.update(box, at(0, 0, 1.49, Eigen::AngleAxisd(0.3, kUp).toRotationMatrix()));
+  world.update(box, at(0, 0, 1.49, Eigen::AngleAxisd(0.3, kCwUp).toRotationMatrix()));
   ContactSet contacts;
   world.detect(contacts);
   REQUIRE(contacts.size() == 4);
   for (const Contact& c : contacts) {
     CHECK(c.object_a == box);
     CHECK(c.object_b == table);
-    CHECK((c.normal - kUp).norm() < kTol);
-    CHECK(c.depth == Approx(0.01).margin(kTol));
+    CHECK((c.normal - kCwUp).norm() < kCwTol);
+    CHECK(c.depth == Approx(0.01).margin(kCwTol));
   }
 
   // capsule (A) lying on the table (B): FCL's normal, then the capsule's side line on the face:
@@ -182,7 +182,7 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
   REQUIRE(contacts.size() == 2);
   for (const Contact& c : contacts) {
     CHECK(c.object_b == t2);
-    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK((c.normal - kCwUp).norm() < kCwTol);
     CHECK(c.depth == Approx(0.01).margin(1e-9));
     CHECK(std::abs(c.position.x()) == Approx(0.2).margin(1e-9));
   }
@@ -192,7 +192,7 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
   w2.detect(contacts);
   REQUIRE(contacts.size() == 2);
   for (const Contact& c : contacts) {
-    CHECK((c.normal - kUp).norm() < kTol);
+    CHECK((c.normal - kCwUp).norm() < kCwTol);
     CHECK(c.depth == Approx(-0.003).margin(1e-9));
     CHECK(c.position.z() == Approx(1.0015).margin(1e-9));
   }
@@ -210,7 +210,7 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
     REQUIRE(contacts.size() == 4);
     for (const Contact& c : contacts) {
       CHECK(c.object_a == can_a);
-      CHECK((c.normal - kUp).norm() < kTol);
+      CHECK((c.normal - kCwUp).norm() < kCwTol);
       CHECK(std::abs(c.depth) < 1e-12);
       CHECK(c.position.z() == Approx(0.1).margin(1e-12));
     }
@@ -226,9 +226,9 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
   REQUIRE(contacts.size() == 1);
   CHECK(contacts[0].object_a == a);
   CHECK(contacts[0].object_b == b);
-  CHECK((contacts[0].normal - Vec3::UnitX()).norm() < kTol);
-  CHECK(contacts[0].depth == Approx(0.05).margin(kTol));
-  CHECK((contacts[0].position - Vec3(0.475, 0, 0)).norm() < kTol);
+  CHECK((contacts[0].normal - Vec3::UnitX()).norm() < kCwTol);
+  CHECK(contacts[0].depth == Approx(0.05).margin(kCwTol));
+  CHECK((contacts[0].position - Vec3(0.475, 0, 0)).norm() < kCwTol);
 }
 
 TEST_CASE("world: parent-child never collide; self-collision switch; group and mask", "[collision]") {
@@ -253,8 +253,8 @@ TEST_CASE("world: parent-child never collide; self-collision switch; group and m
     CHECK(contacts[0].object_b == o);
     CHECK(contacts[0].body_a == 0);
     CHECK(contacts[0].body_b == 2);
-    CHECK((contacts[0].normal + kUp).norm() < kTol);  // from link2 (above) into the base
-    CHECK(contacts[0].depth == Approx(0.05).margin(kTol));
+    CHECK((contacts[0].normal + kCwUp).norm() < kCwTol);  // from link2 (above) into the base
+    CHECK(contacts[0].depth == Approx(0.05).margin(kCwTol));
     world.set_self_collision(o, false);
     world.detect(contacts);
     CHECK(contacts.size() == 0);
@@ -318,10 +318,10 @@ TEST_CASE("world: parent-child never collide; self-collision switch; group and m
       world.update(a, at(0.99, 0, 0));  // 1 cm into b (within the fat AABB's slack of 5 cm)
       world.detect(contacts);
       REQUIRE(contacts.size() == 1);
-      CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
+      CHECK(contacts[0].depth == Approx(0.01).margin(kCwTol));
       world.detect(contacts);  // unchanged scene: the same contact
       REQUIRE(contacts.size() == 1);
-      CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
+      CHECK(contacts[0].depth == Approx(0.01).margin(kCwTol));
       world.update(a, at(far, 0, 0));
       world.detect(contacts);
       CHECK(contacts.size() == 0);
@@ -342,7 +342,7 @@ TEST_CASE("world: parent-child never collide; self-collision switch; group and m
     world.update(a, at(0.99, 0, 0));
     world.detect(contacts);
     REQUIRE(contacts.size() == 1);
-    CHECK(contacts[0].depth == Approx(0.01).margin(kTol));
+    CHECK(contacts[0].depth == Approx(0.01).margin(kCwTol));
   }
 }
 
@@ -373,7 +373,7 @@ TEST_CASE("world: materials give mu and restitution per pair, with a default pai
 }
 
 TEST_CASE("world: a unit cube mesh (OBJ, ASCII STL, binary STL) rests like the box", "[collision]") {
-  const std::string obj = temp_path("cube.obj"), stl = temp_path("cube_ascii.stl"), stlb = temp_path("cube_bin.stl");
+  const std::string obj = cw_temp_path("cube.obj"), stl = cw_temp_path("cube_ascii.stl"), stlb = cw_temp_path("cube_bin.stl");
   write_obj(obj);
   write_stl(stl, false);
   write_stl(stlb, true);
@@ -385,7 +385,7 @@ TEST_CASE("world: a unit cube mesh (OBJ, ASCII STL, binary STL) rests like the b
     m.mesh_path = path;
     const Index o = world.add_free_body("mesh", {m});
     const Index b = world.add_free_body("box", {shape(ShapeType::Box, Vec3(1, 1, 1))});
-    const Mat3 R = Eigen::AngleAxisd(0.4, kUp).toRotationMatrix();
+    const Mat3 R = Eigen::AngleAxisd(0.4, kCwUp).toRotationMatrix();
     world.update(o, at(0, 0, 0.498, R));
     world.update(b, at(3, 0, 0.498, R));
     ContactSet contacts;
@@ -413,7 +413,7 @@ TEST_CASE("world: a unit cube mesh (OBJ, ASCII STL, binary STL) rests like the b
   ContactSet contacts;
   world.detect(contacts);
   REQUIRE(contacts.size() >= 1);
-  for (const Contact& c : contacts) CHECK(c.normal.dot(kUp) > 0.99);
+  for (const Contact& c : contacts) CHECK(c.normal.dot(kCwUp) > 0.99);
 }
 
 TEST_CASE("world: bad input is a clear error and leaves the world unchanged", "[collision]") {
@@ -439,7 +439,7 @@ TEST_CASE("world: bad input is a clear error and leaves the world unchanged", "[
     CHECK(world.num_objects() == 1);
   }
   SECTION("unreadable mesh content") {
-    const std::string bad = temp_path("bad.obj");
+    const std::string bad = cw_temp_path("bad.obj");
     std::ofstream(bad) << "v 0 0 0\nf 1 2 3\n";
     CollisionShape m = shape(ShapeType::Mesh, Vec3::Ones());
     m.mesh_path = bad;

@@ -20,7 +20,7 @@ using namespace impulse::test;
 namespace {
 
 // |A - B|_F / |B|_F
-Scalar rel_frob(const MatX& A, const MatX& B) { return (A - B).norm() / std::max(B.norm(), Scalar(1e-300)); }
+Scalar deriv_rel_frob(const MatX& A, const MatX& B) { return (A - B).norm() / std::max(B.norm(), Scalar(1e-300)); }
 
 // Centred differences of f(q, u) (an nv-vector) in the tangent space of q and along u, with one
 // Richardson step: D = (4 D(h/2) - D(h)) / 3 has an O(h^4) truncation error (~1e-16 relative at
@@ -41,7 +41,7 @@ void centred(const Model& model, const VecX& q, const VecX& u, F f, Scalar h, Ma
   }
 }
 template <typename F>
-void finite_differences(const Model& model, const VecX& q, const VecX& u, F f, MatX& d_dq, MatX& d_du) {
+void deriv_finite_differences(const Model& model, const VecX& q, const VecX& u, F f, MatX& d_dq, MatX& d_du) {
   MatX dq1, du1, dq2, du2;
   centred(model, q, u, f, kStep, dq1, du1);
   centred(model, q, u, f, kStep / 2, dq2, du2);
@@ -80,10 +80,10 @@ TEST_CASE("rnea_derivatives: match centred finite differences in the tangent spa
       CHECK(rel_err(data.tau, tau) < 1e-12);
       CHECK(rel_err(data.M, crba(model, fd, q)) < 1e-12);
       MatX fd_dq, fd_du;
-      finite_differences(
+      deriv_finite_differences(
           model, q, u, [&](const VecX& qq, const VecX& uu) { return VecX(rnea(model, fd, qq, uu, udot, fe)); }, fd_dq,
           fd_du);
-      const Scalar eq = rel_frob(dq, fd_dq), eu = rel_frob(du, fd_du);
+      const Scalar eq = deriv_rel_frob(dq, fd_dq), eu = deriv_rel_frob(du, fd_du);
       worst = std::max({worst, eq, eu});
       CHECK(eq < 1e-6);
       CHECK(eu < 1e-6);
@@ -120,13 +120,13 @@ TEST_CASE("aba_derivatives: finite differences, M^-1 and the RNEA derivatives", 
       // consistent with the RNEA derivatives at udot: d udot/dq = -M^-1 d tau/dq
       MatX dq(model.nv, model.nv), du(model.nv, model.nv);
       rnea_derivatives(model, fd, q, u, udot, dq, du, fe);
-      CHECK(rel_frob(MatX(-M * da_dq), dq) < 1e-9);
-      CHECK(rel_frob(MatX(-M * da_du), du) < 1e-9);
+      CHECK(deriv_rel_frob(MatX(-M * da_dq), dq) < 1e-9);
+      CHECK(deriv_rel_frob(MatX(-M * da_du), du) < 1e-9);
       MatX fd_dq, fd_du;
-      finite_differences(
+      deriv_finite_differences(
           model, q, u, [&](const VecX& qq, const VecX& uu) { return VecX(aba(model, fd, qq, uu, tau, fe)); }, fd_dq,
           fd_du);
-      const Scalar eq = rel_frob(da_dq, fd_dq), eu = rel_frob(da_du, fd_du);
+      const Scalar eq = deriv_rel_frob(da_dq, fd_dq), eu = deriv_rel_frob(da_du, fd_du);
       worst = std::max({worst, eq, eu});
       CHECK(eq < 1e-6);
       CHECK(eu < 1e-6);
@@ -165,8 +165,8 @@ TEST_CASE("aba_derivatives: a floating root with armature", "[dynamics]") {
     const MatX M = crba(model, fd, q);
     MatX dq(model.nv, model.nv), du(model.nv, model.nv);
     rnea_derivatives(model, fd, q, u, udot, dq, du);
-    CHECK(rel_frob(MatX(-M * da_dq), dq) < 1e-9);
-    CHECK(rel_frob(MatX(-M * da_du), du) < 1e-9);
+    CHECK(deriv_rel_frob(MatX(-M * da_dq), dq) < 1e-9);
+    CHECK(deriv_rel_frob(MatX(-M * da_du), du) < 1e-9);
     CHECK(rel_err(MatX(da_dtau * M), MatX(MatX::Identity(model.nv, model.nv))) < 1e-9);
   }
 }

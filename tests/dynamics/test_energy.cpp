@@ -16,9 +16,9 @@ namespace {
 // RK4 steps of 1e-4 s: 1 s of motion in optimised builds; 0.1 s in Debug / sanitizer builds,
 // which run the fixed-size Eigen code ~100x slower (the drift bounds hold on either horizon).
 #ifdef NDEBUG
-constexpr int kSteps = 10000;
+constexpr int kEnergySteps = 10000;
 #else
-constexpr int kSteps = 1000;
+constexpr int kEnergySteps = 1000;
 #endif
 }  // namespace
 
@@ -36,7 +36,7 @@ TEST_CASE("energy: free motion conserves energy and momentum over 1 s (RKMK4, dt
     const Scalar T0 = kinetic_energy(model, data, q, u);
     const Vec6 h0 = momentum(model, data, q, u);
     Rk4 rk4(model);
-    for (int s = 0; s < kSteps; ++s) rk4.step(q, u, dt);
+    for (int s = 0; s < kEnergySteps; ++s) rk4.step(q, u, dt);
     const Scalar dT = std::abs(kinetic_energy(model, data, q, u) - T0) / T0;
     worst_T = std::max(worst_T, dT);
     CHECK(dT < 1e-11);  // reached: 2e-13
@@ -64,12 +64,12 @@ TEST_CASE("energy: gravity potential makes total energy conserved too", "[dynami
   const Vec3 p0 = momentum(model, data, q, u).head<3>();
   Rk4 rk4(model);
   const Scalar dt = 1e-4;
-  for (int s = 0; s < kSteps; ++s) rk4.step(q, u, dt);
+  for (int s = 0; s < kEnergySteps; ++s) rk4.step(q, u, dt);
   const Scalar E1 = kinetic_energy(model, data, q, u) + potential_energy(model, data, q);
   CHECK(std::abs(E1 - E0) < 1e-11 * (std::abs(E0) + model.total_mass() * 9.81));
   // linear momentum grows by m g t
   const Vec3 p1 = momentum(model, data, q, u).head<3>();
-  CHECK(rel_err(p1, Vec3(p0 + model.total_mass() * model.gravity * (kSteps * dt))) < 1e-9);
+  CHECK(rel_err(p1, Vec3(p0 + model.total_mass() * model.gravity * (kEnergySteps * dt))) < 1e-9);
 }
 
 namespace {
@@ -155,8 +155,8 @@ TEST_CASE("energy: spinning free-falling body follows a parabola with constant a
   const Scalar Trot0 = kinetic_energy(model, data, q, u) - 0.5 * model.total_mass() * vc0.squaredNorm();
   Rk4 rk4(model);
   const Scalar dt = 1e-4;
-  for (int s = 0; s < kSteps; ++s) rk4.step(q, u, dt);
-  const Scalar t = kSteps * dt;
+  for (int s = 0; s < kEnergySteps; ++s) rk4.step(q, u, dt);
+  const Scalar t = kEnergySteps * dt;
   center_of_mass(model, data, q, u);
   const Vec3 c_exact = c0 + vc0 * t + 0.5 * model.gravity * t * t;
   CHECK((data.com - c_exact).norm() < 1e-12);

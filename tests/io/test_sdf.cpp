@@ -63,7 +63,7 @@ const char* kSdf = R"(<?xml version="1.0"?>
   </model>
 </sdf>)";
 
-const char* kUrdf = R"(<robot name="dp">
+const char* kSdfUrdf = R"(<robot name="dp">
   <link name="world"/>
   <link name="base"/>
   <joint name="weld" type="fixed"><parent link="world"/><child link="base"/><origin xyz="0 0 2"/></joint>
@@ -114,7 +114,7 @@ const char* kWorld = R"(<?xml version="1.0"?>
   </world>
 </sdf>)";
 
-SdfWorld quiet(const std::string& xml, std::vector<std::string>* warnings = nullptr) {
+SdfWorld sdf_quiet(const std::string& xml, std::vector<std::string>* warnings = nullptr) {
   SdfOptions o;
   o.on_warning = [=](const std::string& w) {
     if (warnings) warnings->push_back(w);
@@ -122,7 +122,7 @@ SdfWorld quiet(const std::string& xml, std::vector<std::string>* warnings = null
   return load_sdf_string(xml, o, "w.sdf");
 }
 
-void require_error(const std::string& xml, const std::vector<std::string>& fragments, bool strict = false) {
+void sdf_require_error(const std::string& xml, const std::vector<std::string>& fragments, bool strict = false) {
   SdfOptions o;
   o.strict = strict;
   o.on_warning = [](const std::string&) {};
@@ -138,15 +138,15 @@ void require_error(const std::string& xml, const std::vector<std::string>& fragm
 }
 
 // A model whose links and joints are given as text (inertial: 1 kg, unit-ish inertia).
-std::string model(const std::string& body) {
+std::string sdf_model(const std::string& body) {
   return "<sdf version=\"1.9\"><model name=\"m\">" + body + "</model></sdf>";
 }
-std::string link(const std::string& name, const std::string& extra = "") {
+std::string sdf_link(const std::string& name, const std::string& extra = "") {
   return "<link name=\"" + name +
          "\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>" + extra +
          "</link>";
 }
-std::string joint(const std::string& name, const std::string& type, const std::string& parent,
+std::string sdf_joint(const std::string& name, const std::string& type, const std::string& parent,
                   const std::string& child) {
   return "<joint name=\"" + name + "\" type=\"" + type + "\"><parent>" + parent + "</parent><child>" + child +
          "</child><axis><xyz>0 0 1</xyz></axis></joint>";
@@ -160,11 +160,11 @@ TEST_CASE("SDF: a double pendulum in SDF frame semantics agrees with the same ro
     return;
   }
   std::vector<std::string> warnings;
-  const SdfWorld w = quiet(kSdf, &warnings);
+  const SdfWorld w = sdf_quiet(kSdf, &warnings);
   CHECK(warnings.empty());
   REQUIRE(w.models.size() == 1);
   const Model& m = w.models[0].model;
-  const Model ur = load_urdf_string(kUrdf);
+  const Model ur = load_urdf_string(kSdfUrdf);
   REQUIRE(m.nv == 2);
   CHECK_FALSE(m.floating_base);
   CHECK(m.joint_id("shoulder") >= 0);
@@ -199,7 +199,7 @@ TEST_CASE("SDF: a world's box comes to rest on its static ground with the fricti
     return;
   }
   std::vector<std::string> warnings;
-  const SdfWorld sw = quiet(kWorld, &warnings);
+  const SdfWorld sw = sdf_quiet(kWorld, &warnings);
   CHECK(sw.name == "demo");
   CHECK(sw.time_step == 0.002);
   CHECK(sw.gravity.isApprox(Vec3(0, 0, -9.8)));
@@ -242,7 +242,7 @@ TEST_CASE("SDF: static models and planes make no contacts with each other", "[io
     return;
   }
   // a static wall standing 1 cm into the static ground, and a box dropped on the ground
-  const SdfWorld sw = quiet(R"(<sdf version="1.9"><world name="w">
+  const SdfWorld sw = sdf_quiet(R"(<sdf version="1.9"><world name="w">
     <model name="ground"><static>true</static><link name="l"><collision name="c">
       <geometry><plane><normal>0 0 1</normal></plane></geometry></collision></link></model>
     <model name="wall"><static>true</static><pose>1 0 0.49 0 0 0</pose><link name="l"><collision name="c">
@@ -308,7 +308,7 @@ TEST_CASE("SDF: files on disk through load_world; model:// meshes; warnings in s
   CHECK(cube.q()[2] == Approx(0.05).margin(1e-3));  // the 10 cm mesh cube rests on the plane
 
   // strict mode: an ignored element is an error
-  require_error(kWorld, {"element(s) ignored", "strict mode"}, true);
+  sdf_require_error(kWorld, {"element(s) ignored", "strict mode"}, true);
   std::filesystem::remove_all(dir);
 }
 
@@ -317,19 +317,19 @@ TEST_CASE("SDF: bad input is a named error", "[io][sdf]") {
     WARN("skipped: this build reads no SDF (libsdformat-dev not found)");
     return;
   }
-  require_error("<sdf version=\"1.9\"><model name=\"m\"><link name=\"a\"></model></sdf>", {});  // not XML
-  require_error(model(link("a") + link("b") + joint("u", "universal", "a", "b")), {"joint 'u'", "universal"});
-  require_error(model(link("a") + link("b") + link("c") + joint("j1", "revolute", "a", "b") +
-                      joint("j2", "revolute", "c", "b")),
+  sdf_require_error("<sdf version=\"1.9\"><model name=\"m\"><link name=\"a\"></model></sdf>", {});  // not XML
+  sdf_require_error(sdf_model(sdf_link("a") + sdf_link("b") + sdf_joint("u", "universal", "a", "b")), {"joint 'u'", "universal"});
+  sdf_require_error(sdf_model(sdf_link("a") + sdf_link("b") + sdf_link("c") + sdf_joint("j1", "revolute", "a", "b") +
+                      sdf_joint("j2", "revolute", "c", "b")),
                 {"link 'b'", "two joints", "closed kinematic loop"});
-  require_error(model(link("a") + link("b")), {"2 root links", "'a'", "'b'"});
-  require_error(model(link("a", "<collision name=\"p\"><geometry><plane><normal>0 0 1</normal></plane></geometry>"
+  sdf_require_error(sdf_model(sdf_link("a") + sdf_link("b")), {"2 root links", "'a'", "'b'"});
+  sdf_require_error(sdf_model(sdf_link("a", "<collision name=\"p\"><geometry><plane><normal>0 0 1</normal></plane></geometry>"
                                 "</collision>")),
                 {"collision 'p'", "plane", "static"});
-  require_error(model(link("a", "<collision name=\"c\"><geometry><mesh><uri>model://nowhere/part.stl</uri></mesh>"
+  sdf_require_error(sdf_model(sdf_link("a", "<collision name=\"c\"><geometry><mesh><uri>model://nowhere/part.stl</uri></mesh>"
                                 "</geometry></collision>")),
                 {"model://nowhere/part.stl", "looked in"});
-  require_error("<sdf version=\"1.9\"><world name=\"w\"><physics name=\"p\" type=\"ode\"><max_step_size>0</max_step_size>"
+  sdf_require_error("<sdf version=\"1.9\"><world name=\"w\"><physics name=\"p\" type=\"ode\"><max_step_size>0</max_step_size>"
                 "</physics></world></sdf>",
                 {"max_step_size"});
   try {
@@ -348,9 +348,9 @@ TEST_CASE("SDF: massless moving links are welded, nested models reported, imposs
   }
   std::vector<std::string> warnings;
   // link "sensor" has mass 0 on a revolute joint
-  const SdfWorld w = quiet(model(link("a") + "<link name=\"sensor\"><inertial><mass>0</mass></inertial></link>" +
-                                 joint("s", "revolute", "a", "sensor") + link("b") + joint("j", "revolute", "a", "b") +
-                                 "<model name=\"inner\">" + link("x") + "</model>"),
+  const SdfWorld w = sdf_quiet(sdf_model(sdf_link("a") + "<link name=\"sensor\"><inertial><mass>0</mass></inertial></link>" +
+                                 sdf_joint("s", "revolute", "a", "sensor") + sdf_link("b") + sdf_joint("j", "revolute", "a", "b") +
+                                 "<model name=\"inner\">" + sdf_link("x") + "</model>"),
                            &warnings);
   REQUIRE(w.models.size() == 1);
   const Model& m = w.models[0].model;
@@ -364,8 +364,8 @@ TEST_CASE("SDF: massless moving links are welded, nested models reported, imposs
   CHECK(warned("joint 's'"));
   CHECK(warned("nested model"));
   // a link whose moments violate the triangle inequality: libsdformat's error, naming the link
-  require_error(model(link("a") + "<link name=\"bad\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy>"
-                                  "<izz>0.5</izz></inertia></inertial></link>" + joint("j", "revolute", "a", "bad")),
+  sdf_require_error(sdf_model(sdf_link("a") + "<link name=\"bad\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy>"
+                                  "<izz>0.5</izz></inertia></inertial></link>" + sdf_joint("j", "revolute", "a", "bad")),
                 {"bad", "inertia"});
 }
 

@@ -31,7 +31,7 @@ std::string world_including(const std::string& uri) {
          "</uri></include></world></sdf>";
 }
 
-std::string error_of(const std::string& path) {
+std::string includes_error_of(const std::string& path) {
   try {
     load_sdf(path);
   } catch (const ModelError& e) {
@@ -120,7 +120,7 @@ TEST_CASE("SDF includes: a FIFO, a device, a missing file, a relative URI inside
   };
   for (const Case& c : cases) {
     const std::string world = tmp.write("w.sdf", world_including(c.uri));
-    const std::string what = error_of(world);
+    const std::string what = includes_error_of(world);
     INFO(what);
     CHECK_THAT(what, Catch::StartsWith(world + ": ") && Catch::Contains(c.named) && Catch::Contains(c.expected));
     CHECK(what.find('\n') == std::string::npos);

@@ -34,7 +34,7 @@ std::string hinge(const std::string& name, const std::string& parent, const std:
          extra + "</joint>";
 }
 
-std::string robot(const std::string& body) { return "<?xml version=\"1.0\"?>\n<robot name=\"t\">\n" + body + "\n</robot>\n"; }
+std::string urdf_doc(const std::string& body) { return "<?xml version=\"1.0\"?>\n<robot name=\"t\">\n" + body + "\n</robot>\n"; }
 
 struct Collect {
   std::vector<std::string> warnings;
@@ -46,7 +46,7 @@ struct Collect {
 };
 
 // The error of loading `xml` as "bad.urdf": one line, starting with the file, containing every fragment.
-void require_error(const std::string& xml, const std::vector<std::string>& fragments, UrdfOptions options = {}) {
+void require_urdf_error(const std::string& xml, const std::vector<std::string>& fragments, UrdfOptions options = {}) {
   try {
     options.on_warning = [](const std::string&) {};
     load_urdf_string(xml, options, "bad.urdf");
@@ -77,7 +77,7 @@ std::string chain(int n) {
 
 TEST_CASE("URDF input: unknown elements and attributes are warnings naming them and their line", "[io][urdf_input]") {
   // typical typos: <orign>, <axs>, <collison>
-  const std::string xml = robot(
+  const std::string xml = urdf_doc(
       "<link name=\"a\">" + std::string(kInertial) +
       "</link>\n"
       "<link name=\"b\">" +
@@ -97,7 +97,7 @@ TEST_CASE("URDF input: unknown elements and attributes are warnings naming them 
   // strict mode: the first one is an error
   UrdfOptions strict;
   strict.strict = true;
-  require_error(xml, {"link 'b'", "unknown element <collison>", "line 5", "strict"}, strict);
+  require_urdf_error(xml, {"link 'b'", "unknown element <collison>", "line 5", "strict"}, strict);
 
   // well-known extensions are skipped silently; xacro namespaces too
   Collect quiet;
@@ -111,53 +111,53 @@ TEST_CASE("URDF input: unknown elements and attributes are warnings naming them 
 TEST_CASE("URDF input: bad-input catalogue, one error line naming the file and the element", "[io][urdf_input]") {
   const std::string a = body_link("a");
   // malformed XML
-  require_error("<robot name=\"r\"><link name=\"a\"></robot>", {"line 1", "not well formed"});
-  require_error("", {"not well formed"});
-  require_error("<robt name=\"r\"/>", {"root element is <robt>"});
+  require_urdf_error("<robot name=\"r\"><link name=\"a\"></robot>", {"line 1", "not well formed"});
+  require_urdf_error("", {"not well formed"});
+  require_urdf_error("<robt name=\"r\"/>", {"root element is <robt>"});
   // missing numbers and attributes
-  require_error(robot("<link name=\"a\"><inertial><mass/></inertial></link>"), {"link 'a'", "<mass>", "'value'"});
-  require_error(robot("<link name=\"a\"><inertial><mass value=\"\"/></inertial></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass/></inertial></link>"), {"link 'a'", "<mass>", "'value'"});
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass value=\"\"/></inertial></link>"),
                 {"link 'a'", "value=\"\"", "0 numbers, expected 1"});
-  require_error(robot("<link name=\"a\"><collision><geometry><box/></geometry></collision></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><collision><geometry><box/></geometry></collision></link>"),
                 {"link 'a'", "<box>", "'size'"});
-  require_error(robot(a + "<joint name=\"j\" type=\"fixed\"><child link=\"a\"/></joint>"), {"joint 'j'", "no <parent"});
-  require_error(robot("<link/>"), {"<link>", "'name'"});
+  require_urdf_error(urdf_doc(a + "<joint name=\"j\" type=\"fixed\"><child link=\"a\"/></joint>"), {"joint 'j'", "no <parent"});
+  require_urdf_error(urdf_doc("<link/>"), {"<link>", "'name'"});
   // non-finite and non-decimal numbers
-  require_error(robot("<link name=\"a\"><inertial><mass value=\"nan\"/></inertial></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass value=\"nan\"/></inertial></link>"),
                 {"link 'a'", "value=\"nan\"", "not a finite number"});
-  require_error(robot("<link name=\"a\"><inertial><mass value=\"0x1p-10\"/></inertial></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass value=\"0x1p-10\"/></inertial></link>"),
                 {"link 'a'", "0x1p-10", "not a decimal number"});
-  require_error(robot("<link name=\"a\"><inertial><mass value=\"1 kg\"/></inertial></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass value=\"1 kg\"/></inertial></link>"),
                 {"link 'a'", "not a finite number"});
   // wrong sizes
-  require_error(robot(body_link("a") + body_link("b") + hinge("j", "a", "b", "<origin xyz=\"1 2\"/>")),
+  require_urdf_error(urdf_doc(body_link("a") + body_link("b") + hinge("j", "a", "b", "<origin xyz=\"1 2\"/>")),
                 {"joint 'j'", "xyz=\"1 2\"", "2 numbers, expected 3"});
-  require_error(robot("<link name=\"a\"><collision><geometry><box size=\"1 1 1 1\"/></geometry></collision></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><collision><geometry><box size=\"1 1 1 1\"/></geometry></collision></link>"),
                 {"link 'a'", "4 numbers, expected 3"});
-  require_error(robot("<link name=\"a\"><collision><geometry/></collision></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><collision><geometry/></collision></link>"),
                 {"link 'a'", "exactly one shape, it has 0"});
   // unknown names
-  require_error(robot(a + hinge("j", "a", "ghost")), {"joint 'j'", "child link 'ghost' does not exist"});
-  require_error(robot(a + body_link("b") + hinge("j", "a", "b", "<mimic joint=\"nobody\"/>")),
+  require_urdf_error(urdf_doc(a + hinge("j", "a", "ghost")), {"joint 'j'", "child link 'ghost' does not exist"});
+  require_urdf_error(urdf_doc(a + body_link("b") + hinge("j", "a", "b", "<mimic joint=\"nobody\"/>")),
                 {"joint 'j'", "<mimic> names joint 'nobody'"});
-  require_error(robot(a + "<joint name=\"j\" type=\"screw\"><parent link=\"a\"/><child link=\"b\"/></joint>" +
+  require_urdf_error(urdf_doc(a + "<joint name=\"j\" type=\"screw\"><parent link=\"a\"/><child link=\"b\"/></joint>" +
                       body_link("b")),
                 {"joint 'j'", "unknown joint type 'screw'"});
   // cyclic and disconnected trees
-  require_error(robot(body_link("a") + body_link("b") + hinge("ab", "a", "b") + hinge("ba", "b", "a")),
+  require_urdf_error(urdf_doc(body_link("a") + body_link("b") + hinge("ab", "a", "b") + hinge("ba", "b", "a")),
                 {"no root link", "cycle"});
-  require_error(robot(body_link("r") + body_link("a") + body_link("b") + hinge("ab", "a", "b") +
+  require_urdf_error(urdf_doc(body_link("r") + body_link("a") + body_link("b") + hinge("ab", "a", "b") +
                       hinge("ba", "b", "a")),
                 {"link 'a'", "not connected to the root"});
-  require_error(robot(a + body_link("b") + hinge("j1", "a", "b") + hinge("j2", "a", "b")),
+  require_urdf_error(urdf_doc(a + body_link("b") + hinge("j1", "a", "b") + hinge("j2", "a", "b")),
                 {"link 'b' is the child of two joints"});
   // huge values
-  require_error(robot("<link name=\"a\"><inertial><mass value=\"1e300\"/></inertial></link>"),
+  require_urdf_error(urdf_doc("<link name=\"a\"><inertial><mass value=\"1e300\"/></inertial></link>"),
                 {"link 'a'", "1e300", "out of range"});
-  require_error(robot(a + body_link("b") + hinge("j", "a", "b", "<origin xyz=\"0 0 1e12\"/>")),
+  require_urdf_error(urdf_doc(a + body_link("b") + hinge("j", "a", "b", "<origin xyz=\"0 0 1e12\"/>")),
                 {"joint 'j'", "out of range"});
   // a joint limit may be huge ("unlimited"), but stays finite
-  CHECK_NOTHROW(load_urdf_string(robot(a + "<link name=\"b\">" + kInertial +
+  CHECK_NOTHROW(load_urdf_string(urdf_doc(a + "<link name=\"b\">" + kInertial +
                                        "</link><joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child "
                                        "link=\"b\"/><axis xyz=\"0 0 1\"/><limit lower=\"-1e30\" upper=\"1e30\" "
                                        "effort=\"1e30\" velocity=\"1e30\"/></joint>")));
@@ -185,7 +185,7 @@ TEST_CASE("URDF input: impossible inertias are repaired with the smallest change
       "<link name=\"finger\"><inertial><origin rpy=\"0.3 0.2 0.1\"/><mass value=\"0.1\"/>"
       "<inertia ixx=\"1e-5\" ixy=\"0\" ixz=\"0\" iyy=\"2e-5\" iyz=\"0\" izz=\"5e-5\"/></inertial></link>";
   Collect c;
-  const Model m = load_urdf_string(robot(body_link("palm") + bad + hinge("j", "palm", "finger")), c.options(), "h.urdf");
+  const Model m = load_urdf_string(urdf_doc(body_link("palm") + bad + hinge("j", "palm", "finger")), c.options(), "h.urdf");
   REQUIRE(c.warnings.size() == 1);
   CHECK_THAT(c.warnings[0], Catch::StartsWith("h.urdf: link 'finger'") && Catch::Contains("triangle inequality") &&
                                 Catch::Contains("repaired"));
@@ -204,7 +204,7 @@ TEST_CASE("URDF input: impossible inertias are repaired with the smallest change
 }
 
 TEST_CASE("URDF input: mimic joints are recorded (enforced, no warning); visuals are kept apart", "[io][urdf_input]") {
-  const std::string xml = robot(
+  const std::string xml = urdf_doc(
       body_link("hand", "<visual><origin xyz=\"0 0 0.5\"/><geometry><box size=\"1 2 3\"/></geometry>"
                         "<material name=\"red\"><color rgba=\"1 0 0 1\"/></material></visual>") +
       body_link("left") + body_link("right") + hinge("finger1", "hand", "left") +
@@ -221,7 +221,7 @@ TEST_CASE("URDF input: mimic joints are recorded (enforced, no warning); visuals
   strict.strict = true;
   CHECK(load_urdf_string(xml, strict, "g.urdf").mimic.size() == 1);
   // couplings that cannot hold: a joint following itself through another, two masters
-  require_error(robot(body_link("hand") + body_link("left") + body_link("right") +
+  require_urdf_error(urdf_doc(body_link("hand") + body_link("left") + body_link("right") +
                       hinge("finger1", "hand", "left", "<mimic joint=\"finger2\"/>") +
                       hinge("finger2", "hand", "right", "<mimic joint=\"finger1\"/>")),
                 {"finger", "cycle"});
@@ -237,7 +237,7 @@ TEST_CASE("URDF input: mimic joints are recorded (enforced, no warning); visuals
 }
 
 TEST_CASE("URDF input: the base follows the file unless overridden", "[io][urdf_input]") {
-  const std::string welded = robot("<link name=\"world\"/>" + body_link("base") +
+  const std::string welded = urdf_doc("<link name=\"world\"/>" + body_link("base") +
                                    "<joint name=\"weld\" type=\"fixed\"><parent link=\"world\"/><child "
                                    "link=\"base\"/><origin xyz=\"0 0 1\"/></joint>" +
                                    body_link("arm") + hinge("j", "base", "arm"));
@@ -250,7 +250,7 @@ TEST_CASE("URDF input: the base follows the file unless overridden", "[io][urdf_
   CHECK(free.floating_base);
   CHECK(free.nv == 7);
   CHECK(free.body_names[0] == "base");
-  const std::string loose = robot(body_link("base") + body_link("arm") + hinge("j", "base", "arm"));
+  const std::string loose = urdf_doc(body_link("base") + body_link("arm") + hinge("j", "base", "arm"));
   CHECK(load_urdf_string(loose).floating_base);
   UrdfOptions fixed_base;
   fixed_base.fixed_base = true;

@@ -23,7 +23,7 @@ constexpr long kPendulumSteps = 1500;  // Debug / sanitizer builds are ~30x slow
                                        // contact bounces where the step starts)
 #endif
 
-bool failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepStatus::NonFinite; }
+bool validation_failed(StepStatus s) { return s == StepStatus::SolverFailed || s == StepStatus::NonFinite; }
 
 double figure(const Scenario& s, const std::string& name) {
   for (const Figure& f : s.figures()) {
@@ -33,9 +33,9 @@ double figure(const Scenario& s, const std::string& name) {
   return 0;
 }
 
-long run(Scenario& s, long steps) {
+long validation_run(Scenario& s, long steps) {
   long failures = 0;
-  for (long k = 0; k < steps; ++k) failures += failed(s.step()) ? 1 : 0;
+  for (long k = 0; k < steps; ++k) failures += validation_failed(s.step()) ? 1 : 0;
   return failures;
 }
 
@@ -56,7 +56,7 @@ TEST_CASE("sphere scenario: slide-to-roll time and rolling velocities match Myla
   for (const char* solver : {"bisection", "lm"}) {
     INFO("solver " << solver);
     auto s = make_scenario("sphere", {solver, 1});
-    REQUIRE(run(*s, s->default_steps()) == 0);
+    REQUIRE(validation_run(*s, s->default_steps()) == 0);
     CHECK(s->world().time() == Approx(0.6));
     CHECK(std::abs(figure(*s, "slide_to_roll_s") - P::slide_to_roll_s()) < 2e-3);
     CHECK(std::abs(figure(*s, "slide_to_roll_step_s") - P::slide_to_roll_s()) < 2e-3);
@@ -72,7 +72,7 @@ TEST_CASE("sphere scenario: slide-to-roll time and rolling velocities match Myla
 TEST_CASE("sphere scenario with the no-slip solver rolls from the first step at 5/7 v0", "[scenarios]") {
   using P = SphereOnPlane;
   auto s = make_scenario("sphere", {"noslip", 1});
-  REQUIRE(run(*s, 50) == 0);
+  REQUIRE(validation_run(*s, 50) == 0);
   CHECK(figure(*s, "slide_to_roll_step_s") == Approx(0.001));
   CHECK(figure(*s, "vx_final") == Approx(P::v_roll()).epsilon(1e-6));
   CHECK(figure(*s, "wy_final") == Approx(P::v_roll()).epsilon(1e-6));
@@ -82,7 +82,7 @@ TEST_CASE("grasp scenario: the squeezed boxes do not slip with any solver", "[sc
   for (const std::string& solver : contact_solver_names()) {
     INFO("solver " << solver);
     auto s = make_scenario("grasp", {solver, 1});
-    REQUIRE(run(*s, 1000) == 0);
+    REQUIRE(validation_run(*s, 1000) == 0);
     CHECK(std::abs(figure(*s, "slip_left_m")) < 1e-6);
     CHECK(std::abs(figure(*s, "slip_right_m")) < 1e-6);
     CHECK(figure(*s, "box_speed_final_mps") < 1e-6);
@@ -99,7 +99,7 @@ TEST_CASE("pendulum scenario: the paper's set-up falls onto the floor and stays 
   CHECK(s->robot().nv() == P::links);
   // tip sphere centre: 12 m from the pivot at pi/4
   CHECK(figure(*s, "tip_height_t0_m") == Approx(P::pivot_height - 12 * std::cos(M_PI / 4)).epsilon(1e-12));
-  REQUIRE(run(*s, kPendulumSteps) == 0);
+  REQUIRE(validation_run(*s, kPendulumSteps) == 0);
   CHECK(figure(*s, "tip_height_min_m") > P::sphere_radius - 0.02);  // never deep in the floor
   CHECK(figure(*s, "tip_height_min_m") < P::sphere_radius + 0.02);  // but it reaches it
   CHECK(figure(*s, "contacts_max") >= 1);
@@ -112,7 +112,7 @@ double largest_energy_gain(Scenario& s, long steps, double* final_ratio = nullpt
   double e_prev = e0, worst = -1e300;
   for (long k = 0; k < steps; ++k) {
     const StepStatus st = s.step();
-    REQUIRE_FALSE(failed(st));
+    REQUIRE_FALSE(validation_failed(st));
     const double e = energy();
     worst = std::max(worst, (e - e_prev) / e0);
     e_prev = e;
@@ -149,7 +149,7 @@ TEST_CASE("pendulum scenario frictionless: restitution 0.7 impacts never add ene
     INFO("solver " << solver);
     auto s = make_scenario("pendulum", {solver, 1});
     s->world().set_default_material(0.0, P::restitution);
-    REQUIRE(run(*s, kPendulumSteps) == 0);
+    REQUIRE(validation_run(*s, kPendulumSteps) == 0);
     const double e0 = figure(*s, "energy_initial_J");
     CHECK(figure(*s, "energy_max_J") <= e0 * (1 + 1e-4));  // integrator drift in flight: ~2e-5
 #ifdef NDEBUG
@@ -164,7 +164,7 @@ TEST_CASE("every validation scenario runs with every solver: finite state, no so
       INFO(name << " with " << solver);
       auto s = make_scenario(name, {solver, 3});
       const long steps = name == "pendulum" ? kPendulumSteps : 600;
-      CHECK(run(*s, steps) == 0);
+      CHECK(validation_run(*s, steps) == 0);
       CHECK(s->robot().q().allFinite());
       CHECK(s->robot().u().allFinite());
       for (const Figure& f : s->figures()) CHECK(std::isfinite(f.second));

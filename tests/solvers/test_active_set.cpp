@@ -15,7 +15,7 @@ using namespace impulse;
 
 namespace {
 
-Mat3 skew(const Vec3& p) {
+Mat3 as_skew(const Vec3& p) {
   Mat3 S;
   S << 0, -p.z(), p.y(), p.z(), 0, -p.x(), -p.y(), p.x(), 0;
   return S;
@@ -42,11 +42,11 @@ struct Stack {
         const Vec3 corner((k & 1) ? h : -h, (k & 2) ? h : -h, -h);  // under box b
         // v_contact = v_b + w_b x r on box b, minus the same point's velocity on the box below
         p.J.block<3, 3>(3 * i, 6 * b) = Mat3::Identity();
-        p.J.block<3, 3>(3 * i, 6 * b + 3) = -skew(corner);
+        p.J.block<3, 3>(3 * i, 6 * b + 3) = -as_skew(corner);
         if (b > 0) {
           const Vec3 top(corner.x(), corner.y(), h);
           p.J.block<3, 3>(3 * i, 6 * (b - 1)) = -Mat3::Identity();
-          p.J.block<3, 3>(3 * i, 6 * (b - 1) + 3) = skew(top);
+          p.J.block<3, 3>(3 * i, 6 * (b - 1) + 3) = as_skew(top);
         }
       }
     }

@@ -21,15 +21,15 @@ namespace {
 
 // nc contacts, nl limits and nb box rows on dof > rows DOF (G positive definite); bounds chosen
 // around the size of the sticking impulse so that some rows stick and some slip.
-struct BoxProblem {
+struct BoxRowsProblem {
   test::OwnedProblem p;
   Index nb = 0;
   VecX box;
   ContactProblem view() const { return ContactProblem(p.G, p.c, p.mu, p.nc, p.nl, nb, box); }
 };
 
-BoxProblem make_box_problem(std::mt19937& rng, Index nc, Index nl, Index nb) {
-  BoxProblem b;
+BoxRowsProblem make_box_problem(std::mt19937& rng, Index nc, Index nl, Index nb) {
+  BoxRowsProblem b;
   b.nb = nb;
   const Index n = 3 * nc + nl + nb, dof = n + 2;
   // contacts and limits as in make_physical_problem, then nb extra rows
@@ -62,7 +62,7 @@ TEST_CASE("box rows: the four solvers find the one solution of the box QP", "[so
   int slipping = 0, sticking = 0;
   for (int trial = 0; trial < 40; ++trial) {
     const Index nl = trial % 3, nb = 1 + trial % 4;
-    const BoxProblem b = make_box_problem(rng, 0, nl, nb);
+    const BoxRowsProblem b = make_box_problem(rng, 0, nl, nb);
     const ContactProblem problem = b.view();
     VecX reference;
     for (const char* name : {"noslip", "lm", "bisection", "pgs"}) {
@@ -97,7 +97,7 @@ TEST_CASE("box rows: the four solvers find the one solution of the box QP", "[so
 TEST_CASE("box rows with contacts: Coulomb conditions on both, bisection = PGS = LM", "[solvers][friction]") {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 30; ++trial) {
-    const BoxProblem b = make_box_problem(rng, 1 + trial % 2, trial % 2, 2);
+    const BoxRowsProblem b = make_box_problem(rng, 1 + trial % 2, trial % 2, 2);
     const ContactProblem problem = b.view();
     VecX reference;
     for (const char* name : {"lm", "bisection", "pgs"}) {

@@ -24,7 +24,7 @@ using Vec2 = Eigen::Matrix<Scalar, 2, 1>;
 
 namespace {
 
-const char* const kSolvers[] = {"bisection", "pgs", "lm", "noslip"};
+const char* const kMimicSolvers[] = {"bisection", "pgs", "lm", "noslip"};
 
 std::string point_link(const std::string& name, Scalar mass, const std::string& com = "0 0 0") {
   return "<link name=\"" + name + "\"><inertial><origin xyz=\"" + com + "\"/><mass value=\"" + std::to_string(mass) +
@@ -61,7 +61,7 @@ Model coupled_arm() {
 TEST_CASE("mimic joints: sibling fingers move together at F / (m1 + m^2 m2) (every solver)", "[stepper][mimic]") {
   const Scalar m1 = 0.5, m2 = 0.3, F = 2;
   const Scalar a = F / (m1 + m2);  // m^2 = 1
-  for (const char* solver : kSolvers) {
+  for (const char* solver : kMimicSolvers) {
     INFO(solver);
     World w;
     w.set_contact_solver(solver);
@@ -93,7 +93,7 @@ TEST_CASE("mimic joints: a coupled chain follows the reduced one-coordinate dyna
     const MatX M = crba(model, data, q);
     const Vec2 T(1, mult);
     const Scalar qdd = T.dot(Vec2(tau, 0)) / T.dot(M * T);  // at rest: no velocity product terms
-    for (const char* solver : kSolvers) {
+    for (const char* solver : kMimicSolvers) {
       INFO(solver << " q0 " << q0);
       World w;
       w.set_contact_solver(solver);
@@ -109,7 +109,7 @@ TEST_CASE("mimic joints: a coupled chain follows the reduced one-coordinate dyna
 }
 
 TEST_CASE("mimic joints: an initial coupling error goes at most max_push_velocity", "[stepper][mimic]") {
-  for (const char* solver : kSolvers) {
+  for (const char* solver : kMimicSolvers) {
     INFO(solver);
     World w;
     w.set_contact_solver(solver);

@@ -14,7 +14,7 @@ using namespace impulse;
 
 namespace {
 
-Scalar energy(const ArticulatedSystem& s) { return s.kinetic_energy() + s.potential_energy(); }
+Scalar restitution_energy(const ArticulatedSystem& s) { return s.kinetic_energy() + s.potential_energy(); }
 
 }  // namespace
 
@@ -93,10 +93,10 @@ TEST_CASE("restitution: a slender rod struck at its end with friction never gain
     rod.set_state(q, u);
     Scalar worst = -1e300;
     for (int k = 0; k < 100; ++k) {
-      const Scalar e0 = energy(rod);
+      const Scalar e0 = restitution_energy(rod);
       REQUIRE(w.integrate() == StepStatus::Ok);
       if (bounces) *bounces += w.stats().restitution;
-      if (w.stats().contacts > 0) worst = std::max(worst, energy(rod) - e0);
+      if (w.stats().contacts > 0) worst = std::max(worst, restitution_energy(rod) - e0);
     }
     return worst;
   };
@@ -296,12 +296,12 @@ TEST_CASE("restitution: balls falling in a column keep E = T + V, and bounce nex
       q[2] = 5.0 + 0.21 * i;
       b.set_state(q, VecX::Zero(6));
     }
-    const Scalar E0 = energy(w.system(0)) + energy(w.system(1));
+    const Scalar E0 = restitution_energy(w.system(0)) + restitution_energy(w.system(1));
     Index with_contacts = 0;
     for (int k = 0; k < 500; ++k) {
       REQUIRE(w.integrate() == StepStatus::Ok);
       with_contacts += w.stats().contacts > 0;
-      CHECK(std::abs(energy(w.system(0)) + energy(w.system(1)) - E0) <= 1e-9 * E0);
+      CHECK(std::abs(restitution_energy(w.system(0)) + restitution_energy(w.system(1)) - E0) <= 1e-9 * E0);
     }
     // the speculative contact appears once the swept margin (|v| dt) and the 5 mm base margin
     // cover the 1 cm gap: about half of the 500 steps
@@ -321,14 +321,14 @@ TEST_CASE("restitution: balls falling in a column keep E = T + V, and bounce nex
     VecX q = ball.q();
     q[2] = 1.0;
     ball.set_state(q, VecX::Zero(6));
-    const Scalar E0 = energy(ball);
+    const Scalar E0 = restitution_energy(ball);
     int bounces = 0;
     Scalar worst = 0, previous_u = 0;
     for (int k = 0; k < 3000; ++k) {
       REQUIRE(w.integrate() == StepStatus::Ok);
       if (previous_u < -1 && ball.u()[2] > 1) ++bounces;
       previous_u = ball.u()[2];
-      worst = std::max(worst, std::abs(energy(ball) - E0));
+      worst = std::max(worst, std::abs(restitution_energy(ball) - E0));
     }
     CHECK(bounces >= 3);
     CHECK(worst <= 1e-3);  // (-m g^2 dt^2 / 2 = 4.8e-5 J per impact step)
@@ -350,12 +350,12 @@ TEST_CASE("restitution: a ball falling onto a resting one keeps E = T + V until 
   below.set_state(q, VecX::Zero(6));
   q[2] = 0.32;  // 2 cm above the other
   above.set_state(q, VecX::Zero(6));
-  const Scalar E0 = energy(above);
+  const Scalar E0 = restitution_energy(above);
   Index shared = 0;
   for (int k = 0; k < 62; ++k) {  // (it touches after 63 ms)
     REQUIRE(w.integrate() == StepStatus::Ok);
     shared += w.stats().contacts == 2;
-    CHECK(std::abs(energy(above) - E0) <= 1e-10);
+    CHECK(std::abs(restitution_energy(above) - E0) <= 1e-10);
   }
   CHECK(shared >= 5);  // the speculative contact was there for the last of those steps
 }

@@ -56,7 +56,7 @@ class Random {
   std::mt19937_64 rng_;
 };
 
-void build(World& w, Random& r) {
+void stress_build(World& w, Random& r) {
   w.add_ground();
   if (r.integer(0, 1)) w.add_wall("wall", Vec3(1, 0, 0), -2.0);
   if (r.integer(0, 1)) w.add_static_box("step", SE3(Mat3::Identity(), Vec3(1, 0, 0.05)), Vec3(0.5, 2, 0.1));
@@ -191,7 +191,7 @@ TEST_CASE("random use of the World API: an error or a result, never a crash or a
   for (unsigned seed : {1u, 2u, 3u, 4u}) {
     Random r(seed);
     World w;
-    REQUIRE_NOTHROW(build(w, r));
+    REQUIRE_NOTHROW(stress_build(w, r));
     WorldState saved = w.save_state();
     long errors = 0, stepped = 0;
     for (int k = 0; k < 120; ++k) {

@@ -20,7 +20,7 @@ using namespace impulse;
 
 namespace {
 
-const std::string kStand = impulse_test::source_path("models/worlds/anymal_stand.xml");
+const std::string kThreadingStand = impulse_test::source_path("models/worlds/anymal_stand.xml");
 const std::string kBoxes = impulse_test::source_path("models/worlds/box_on_ground.xml");
 
 // Runs `f` on another thread and returns whether it threw ConcurrentUseError (other exceptions
@@ -43,7 +43,7 @@ bool refused_on_other_thread(F f) {
 
 TEST_CASE("a World held by one thread refuses every changing call of another, changes nothing, and stays usable",
           "[world][threading]") {
-  auto w = load_world(kStand);
+  auto w = load_world(kThreadingStand);
   ArticulatedSystem& robot = w->system(0);
   for (int k = 0; k < 5; ++k) w->integrate();
   const WorldState before = w->save_state();
@@ -104,7 +104,7 @@ TEST_CASE("the error of a refused call names the object and the call", "[world][
 }
 
 TEST_CASE("two threads stepping one World: every step is taken or refused, never both at once", "[world][threading]") {
-  auto w = load_world(kStand);
+  auto w = load_world(kThreadingStand);
   constexpr int kSteps = 400;
   std::atomic<int> taken{0}, refused{0};
   std::atomic<bool> start{false};
@@ -135,7 +135,7 @@ TEST_CASE("two threads stepping one World: every step is taken or refused, never
 }
 
 TEST_CASE("separate Worlds step on separate threads as they do alone", "[world][threading]") {
-  auto a = load_world(kStand), b = load_world(kStand), ref = load_world(kStand);
+  auto a = load_world(kThreadingStand), b = load_world(kThreadingStand), ref = load_world(kThreadingStand);
   std::thread ta([&] {
     for (int k = 0; k < 300; ++k) a->integrate();
   });
@@ -150,7 +150,7 @@ TEST_CASE("separate Worlds step on separate threads as they do alone", "[world][
 }
 
 TEST_CASE("a sensor's update is refused while another thread steps its World", "[world][threading][sensors]") {
-  auto w = load_world(kStand);
+  auto w = load_world(kThreadingStand);
   ArticulatedSystem& robot = w->system(0);
   JointSensor joints(robot);
   ContactSensor foot(*w, robot, "LF_SHANK");
@@ -163,7 +163,7 @@ TEST_CASE("a sensor's update is refused while another thread steps its World", "
 
 TEST_CASE("VecWorld refuses a second thread while one steps it, and both orders give the same worlds",
           "[batch][threading]") {
-  batch::VecWorld vec(parse_world_file(kStand), 4, 2);
+  batch::VecWorld vec(parse_world_file(kThreadingStand), 4, 2);
   {
     const UseMarker::Scope held(vec.use_marker(), "VecWorld", "integrate");
     CHECK(refused_on_other_thread([&] { vec.integrate(1); }));
@@ -184,7 +184,7 @@ TEST_CASE("VecWorld refuses a second thread while one steps it, and both orders 
   std::thread a(run), b(run);
   a.join();
   b.join();
-  auto ref = load_world(kStand);
+  auto ref = load_world(kThreadingStand);
   for (int k = 0; k < taken; ++k) ref->integrate();
   for (Index i = 0; i < vec.size(); ++i) CHECK(vec.world(i).system(0).q() == ref->system(0).q());
 }

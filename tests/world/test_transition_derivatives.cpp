@@ -16,7 +16,7 @@ using namespace impulse;
 
 namespace {
 
-Scalar rel_frob(const MatX& A, const MatX& B) { return (A - B).norm() / std::max(B.norm(), Scalar(1e-300)); }
+Scalar td_rel_frob(const MatX& A, const MatX& B) { return (A - B).norm() / std::max(B.norm(), Scalar(1e-300)); }
 
 // Two links swinging about x, with joint damping: the stepper then takes semi-implicit Euler
 // (damping in M~ keeps it off Heun's update, stepper.hpp), u+ = u + dt M~^-1 (tau - D u - h),
@@ -71,8 +71,8 @@ TEST_CASE("transition_derivatives: a damped double pendulum matches the analytic
   const MatX dup_dtau = dt * Mi;
   A << MatX::Identity(2, 2) + dt * dup_dq, dt * dup_du, dup_dq, dup_du;
   B << dt * dup_dtau, dup_dtau;
-  CHECK(rel_frob(J.A, A) < 1e-6);
-  CHECK(rel_frob(J.B, B) < 1e-6);
+  CHECK(td_rel_frob(J.A, A) < 1e-6);
+  CHECK(td_rel_frob(J.B, B) < 1e-6);
   // the step that was differentiated is the one analysed: u+ = u + dt M~^-1 (tau - D u - h)
   CHECK((data.M * a + dt * D * a - (tau - D * u - (data.tau - data.M * a))).norm() < 1e-9);
 }
@@ -126,8 +126,8 @@ TEST_CASE("transition_derivatives: ANYmal standing, forward and centred, any thr
   // split position correction starts (the slop), a kink of the step map, so the one-sided forward
   // column and the centred one (the mean of both sides) differ there (at eps 1e-8 by 5e-4, at
   // 1e-6 by ~1, relative: mode changes inside the stencil).
-  const Scalar eu = rel_frob(f.A.rightCols(18), c1.A.rightCols(18)), eb = rel_frob(f.B, c1.B);
-  const Scalar eq = rel_frob(f.A.leftCols(18), c1.A.leftCols(18));
+  const Scalar eu = td_rel_frob(f.A.rightCols(18), c1.A.rightCols(18)), eb = td_rel_frob(f.B, c1.B);
+  const Scalar eq = td_rel_frob(f.A.leftCols(18), c1.A.leftCols(18));
   WARN("ANYmal standing: forward vs centred step Jacobian, relative Frobenius: A's u columns " << eu << ", B " << eb
                                                                                               << ", A's q columns " << eq);
   CHECK(eu < 1e-4);
@@ -153,7 +153,7 @@ TEST_CASE("transition_derivatives: repeated one-shot calls follow the World's ch
   const TransitionJacobians dt = world->transition_derivatives(o), dt_fresh = fresh();
   CHECK(dt.A == dt_fresh.A);
   CHECK(dt.B == dt_fresh.B);
-  CHECK(rel_frob(dt.B, j0.B) > 0.1);  // B ~ dt M^-1: the half step moves it
+  CHECK(td_rel_frob(dt.B, j0.B) > 0.1);  // B ~ dt M^-1: the half step moves it
 
   world->restore_state(early);
   const TransitionJacobians back = world->transition_derivatives(o), back_fresh = fresh();

@@ -15,10 +15,10 @@ using namespace impulse;
 
 namespace {
 
-const std::string kAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
+const std::string kWorldAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
 
 // ANYmal standing pose: HFE +-0.4, KFE -+0.8 (front legs bend backwards, hind legs forwards).
-VecX anymal_stand_q(const ArticulatedSystem& robot, Scalar height) {
+VecX world_anymal_stand_q(const ArticulatedSystem& robot, Scalar height) {
   VecX q = robot.model().neutral_configuration();
   q[2] = height;
   const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
@@ -270,7 +270,7 @@ TEST_CASE("free flight: the two-step velocity update, and Heun's after set_state
     cs.position_update = update;
     cs.joint_limits = false;  // (no rows: every step a flight step)
     w.set_contact_settings(cs);
-    ArticulatedSystem& r = w.add_articulated_system(kAnymal);
+    ArticulatedSystem& r = w.add_articulated_system(kWorldAnymal);
     VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
     q[2] = 30;
     u.head<6>() << 1, 0.5, 3, 1, -2, 0.5;
@@ -351,8 +351,8 @@ TEST_CASE("free flight: an input change acts in full on its own step (two-step u
     cs.joint_limits = false;  // (no rows: every step a flight step)
     cs.flight_two_step = two_step;
     w.set_contact_settings(cs);
-    ArticulatedSystem& r = w.add_articulated_system(kAnymal);
-    r.set_state(anymal_stand_q(r, 5), VecX::Zero(r.nv()));
+    ArticulatedSystem& r = w.add_articulated_system(kWorldAnymal);
+    r.set_state(world_anymal_stand_q(r, 5), VecX::Zero(r.nv()));
     return &r;
   };
   auto torque = [](const ArticulatedSystem& r) {
@@ -393,8 +393,8 @@ TEST_CASE("free flight: an input change acts in full on its own step (two-step u
 TEST_CASE("World setters validate input and leave the World unchanged", "[world]") {
   World w;
   w.add_ground();
-  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
-  const VecX q0 = anymal_stand_q(robot, 0.6);
+  ArticulatedSystem& robot = w.add_articulated_system(kWorldAnymal);
+  const VecX q0 = world_anymal_stand_q(robot, 0.6);
   robot.set_q(q0);
   const Scalar nan = std::numeric_limits<Scalar>::quiet_NaN();
 
@@ -434,10 +434,10 @@ VecX anymal_run(unsigned seed, int steps, const std::string& solver, bool stage_
   w.set_stage_timing(stage_timing);
   w.add_ground();
   w.set_contact_solver(solver);
-  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  ArticulatedSystem& robot = w.add_articulated_system(kWorldAnymal);
   std::mt19937 rng(seed);
   std::normal_distribution<Scalar> n(0, 1);
-  VecX q = anymal_stand_q(robot, 0.8), u = VecX::Zero(18);
+  VecX q = world_anymal_stand_q(robot, 0.8), u = VecX::Zero(18);
   for (int k = 0; k < 6; ++k) u[k] = 0.5 * n(rng);
   robot.set_state(q, u);
   VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
@@ -492,8 +492,8 @@ TEST_CASE("World::integrate does not allocate in steady state (ANYmal standing)"
     World w;
     w.add_ground();
     w.set_contact_solver(solver);
-    ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
-    robot.set_q(anymal_stand_q(robot, 0.6));
+    ArticulatedSystem& robot = w.add_articulated_system(kWorldAnymal);
+    robot.set_q(world_anymal_stand_q(robot, 0.6));
     VecX kp = VecX::Zero(18), kd = VecX::Zero(18);
     kp.tail<12>().setConstant(100.0);
     kd.tail<12>().setConstant(2.0);
@@ -676,7 +676,7 @@ TEST_CASE("robots loaded from one description share one Model and step as separa
   }
   std::vector<ArticulatedSystem*> a, b;
   for (int i = 0; i < 3; ++i) {
-    a.push_back(&shared.add_articulated_system(kAnymal));
+    a.push_back(&shared.add_articulated_system(kWorldAnymal));
     // separate copies: the shared_ptr overload keeps the pointer it is given
     b.push_back(&copies.add_articulated_system(std::make_shared<const Model>(a.back()->model())));
   }
@@ -686,18 +686,18 @@ TEST_CASE("robots loaded from one description share one Model and step as separa
   {
     // a Model value equal to a system's is shared too; a different description is not
     World w;
-    const ArticulatedSystem& first = w.add_articulated_system(kAnymal);
+    const ArticulatedSystem& first = w.add_articulated_system(kWorldAnymal);
     CHECK(w.add_articulated_system(a[0]->model()).shared_model().get() == first.shared_model().get());
     SystemOptions fixed;
     fixed.urdf.fixed_base = true;
-    const ArticulatedSystem& welded = w.add_articulated_system(kAnymal, fixed);
+    const ArticulatedSystem& welded = w.add_articulated_system(kWorldAnymal, fixed);
     CHECK(welded.shared_model().get() != first.shared_model().get());
     CHECK(welded.model().nv == 12);
-    CHECK(w.add_articulated_system(kAnymal, fixed).shared_model().get() == welded.shared_model().get());
+    CHECK(w.add_articulated_system(kWorldAnymal, fixed).shared_model().get() == welded.shared_model().get());
   }
   // the shared robots and the copies take the same steps, to the last bit
   for (int i = 0; i < 3; ++i) {
-    VecX q = anymal_stand_q(*a[static_cast<std::size_t>(i)], 0.55);
+    VecX q = world_anymal_stand_q(*a[static_cast<std::size_t>(i)], 0.55);
     q[0] = 2.0 * i;
     q[1] = 0.1 * i;
     for (ArticulatedSystem* s : {a[static_cast<std::size_t>(i)], b[static_cast<std::size_t>(i)]}) {

@@ -47,7 +47,7 @@ std::string load_error(const std::string& name, const std::string& xml) {
   return msg;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool wf_contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 
 
@@ -153,60 +153,60 @@ TEST_CASE("world file: robots with fixed base, keyed joint values and per-joint 
 
 TEST_CASE("world file error: unknown element names the line", "[world]") {
   const std::string msg = load_error("elem", "<world>\n  <ground/>\n  <trampoline size=\"1\"/>\n</world>\n");
-  CHECK(contains(msg, ":3: <trampoline>: unknown element"));
+  CHECK(wf_contains(msg, ":3: <trampoline>: unknown element"));
 }
 
 TEST_CASE("world file error: unknown attribute names the line and the attribute", "[world]") {
   const std::string msg =
       load_error("attr", "<world>\n  <sphere name=\"s\" radius=\"1\" mass=\"1\"\n    colour=\"red\"/>\n</world>\n");
-  CHECK(contains(msg, ":2: <sphere> 's': unknown attribute 'colour'"));
-  CHECK(contains(load_error("attr2", "<world dt=\"0.001\" gravty=\"0 0 -9.81\"/>"), ":1: <world>: unknown attribute 'gravty'"));
+  CHECK(wf_contains(msg, ":2: <sphere> 's': unknown attribute 'colour'"));
+  CHECK(wf_contains(load_error("attr2", "<world dt=\"0.001\" gravty=\"0 0 -9.81\"/>"), ":1: <world>: unknown attribute 'gravty'"));
 }
 
 TEST_CASE("world file error: bad numbers, NaN, wrong counts and ranges", "[world]") {
-  CHECK(contains(load_error("num", "<world>\n<box name=\"b\" size=\"1 1 x\" mass=\"1\"/>\n</world>"),
+  CHECK(wf_contains(load_error("num", "<world>\n<box name=\"b\" size=\"1 1 x\" mass=\"1\"/>\n</world>"),
                  ":2: <box> 'b': attribute 'size': 'x' is not a decimal number"));
-  CHECK(contains(load_error("nan", "<world dt=\"nan\"/>"), ":1: <world>: attribute 'dt': 'nan' is not finite"));
-  CHECK(contains(load_error("inf", "<world>\n\n<sphere name=\"s\" radius=\"1\" mass=\"inf\"/></world>"),
+  CHECK(wf_contains(load_error("nan", "<world dt=\"nan\"/>"), ":1: <world>: attribute 'dt': 'nan' is not finite"));
+  CHECK(wf_contains(load_error("inf", "<world>\n\n<sphere name=\"s\" radius=\"1\" mass=\"inf\"/></world>"),
                  ":3: <sphere> 's': attribute 'mass': 'inf' is not finite"));
-  CHECK(contains(load_error("count", "<world gravity=\"0 -9.81\"/>"), "attribute 'gravity': expected 3 numbers, got 2"));
-  CHECK(contains(load_error("neg", "<world>\n<sphere name=\"s\" radius=\"-1\" mass=\"1\"/></world>"),
+  CHECK(wf_contains(load_error("count", "<world gravity=\"0 -9.81\"/>"), "attribute 'gravity': expected 3 numbers, got 2"));
+  CHECK(wf_contains(load_error("neg", "<world>\n<sphere name=\"s\" radius=\"-1\" mass=\"1\"/></world>"),
                  ":2: <sphere> 's': attribute 'radius': must be > 0"));
-  CHECK(contains(load_error("quat", "<world>\n<sphere name=\"s\" radius=\"1\" mass=\"1\" quat=\"1 1 0 0\"/></world>"),
+  CHECK(wf_contains(load_error("quat", "<world>\n<sphere name=\"s\" radius=\"1\" mass=\"1\" quat=\"1 1 0 0\"/></world>"),
                  "attribute 'quat': has norm"));
-  CHECK(contains(load_error("mu", "<world>\n<material a=\"x\" b=\"y\" friction=\"-0.1\"/></world>"),
+  CHECK(wf_contains(load_error("mu", "<world>\n<material a=\"x\" b=\"y\" friction=\"-0.1\"/></world>"),
                  ":2: <material>: attribute 'friction': must be >= 0"));
-  CHECK(contains(load_error("missing", "<world>\n<sphere name=\"s\" radius=\"1\"/></world>"),
+  CHECK(wf_contains(load_error("missing", "<world>\n<sphere name=\"s\" radius=\"1\"/></world>"),
                  ":2: <sphere> 's': missing attribute 'mass'"));
-  CHECK(contains(load_error("dup", "<world>\n<sphere name=\"s\" radius=\"1\" mass=\"1\"/>\n"
+  CHECK(wf_contains(load_error("dup", "<world>\n<sphere name=\"s\" radius=\"1\" mass=\"1\"/>\n"
                                    "<box name=\"s\" size=\"1 1 1\" mass=\"1\"/></world>"),
                  ":3: <box> 's': attribute 'name': 's' is already used"));
-  CHECK(contains(load_error("xml", "<world>\n<ground>\n</world>"), "malformed XML"));
+  CHECK(wf_contains(load_error("xml", "<world>\n<ground>\n</world>"), "malformed XML"));
 }
 
 TEST_CASE("world file error: missing URDF file names the line and the path", "[world]") {
   const std::string msg =
       load_error("urdf", "<world>\n  <ground/>\n  <robot name=\"r\" urdf=\"no/such/robot.urdf\"/>\n</world>\n");
-  CHECK(contains(msg, ":3: <robot> 'r': attribute 'urdf': cannot open URDF file"));
-  CHECK(contains(msg, "no/such/robot.urdf"));
+  CHECK(wf_contains(msg, ":3: <robot> 'r': attribute 'urdf': cannot open URDF file"));
+  CHECK(wf_contains(msg, "no/such/robot.urdf"));
 }
 
 TEST_CASE("world file error: unknown joint name and wrong joint vector size", "[world]") {
   const std::string robot = "<robot name=\"r\" urdf=\"" + source_path("models/double_pendulum.urdf") + "\">\n";
-  CHECK(contains(load_error("joint", "<world>\n" + robot + "<q elbow_typo=\"1\"/>\n</robot></world>"),
+  CHECK(wf_contains(load_error("joint", "<world>\n" + robot + "<q elbow_typo=\"1\"/>\n</robot></world>"),
                  ":3: <q>: unknown attribute 'elbow_typo': not a 1-dof joint"));
-  CHECK(contains(load_error("qsize", "<world>\n" + robot + "<q>1 2 3</q>\n</robot></world>"),
+  CHECK(wf_contains(load_error("qsize", "<world>\n" + robot + "<q>1 2 3</q>\n</robot></world>"),
                  ":3: <q>: expected 2 joint positions in joint order, got 3"));
 }
 
 TEST_CASE("world file error: unknown solver name lists the valid names", "[world]") {
   const std::string msg = load_error("solver", "<world>\n\n  <solver name=\"simplex\"/>\n</world>\n");
-  CHECK(contains(msg, ":3: <solver>: attribute 'name': unknown contact solver 'simplex'"));
-  CHECK(contains(msg, "bisection, pgs, lm, noslip"));
-  CHECK(contains(load_error("solveropt", "<world>\n<solver name=\"pgs\" gamma=\"0.9\"/></world>"),
+  CHECK(wf_contains(msg, ":3: <solver>: attribute 'name': unknown contact solver 'simplex'"));
+  CHECK(wf_contains(msg, "bisection, pgs, lm, noslip"));
+  CHECK(wf_contains(load_error("solveropt", "<world>\n<solver name=\"pgs\" gamma=\"0.9\"/></world>"),
                  ":2: <solver>: unknown attribute 'gamma' (valid: name, max_iterations, tolerance, alpha, "
                  "stall_window, anderson_memory, anderson_start)"));
-  CHECK(contains(load_error("anderson", "<world>\n<solver name=\"bisection\" anderson_memory=\"9\"/></world>"),
+  CHECK(wf_contains(load_error("anderson", "<world>\n<solver name=\"bisection\" anderson_memory=\"9\"/></world>"),
                  ":2: <solver>: solver 'bisection': anderson_memory must be in [0, 8], got 9"));
 }
 
@@ -230,7 +230,7 @@ TEST_CASE("world file: the contact element selects the position correction", "[w
   load_world(path, world);
   std::remove(path.c_str());
   CHECK(world.settings().contact.position_correction == PositionCorrection::Split);
-  CHECK(contains(load_error("pc", "<world>\n<contact position_correction=\"nope\"/></world>"),
+  CHECK(wf_contains(load_error("pc", "<world>\n<contact position_correction=\"nope\"/></world>"),
                  ":2: <contact>: attribute 'position_correction': unknown position correction 'nope' (valid: velocity, split)"));
 }
 
@@ -248,7 +248,7 @@ TEST_CASE("world file: the contact element selects the position update", "[world
     std::remove(p.c_str());
     CHECK(w.settings().contact.position_update == value);
   }
-  CHECK(contains(load_error("pu", "<world>\n<contact position_update=\"verlet\"/></world>"),
+  CHECK(wf_contains(load_error("pu", "<world>\n<contact position_update=\"verlet\"/></world>"),
                  ":2: <contact>: attribute 'position_update': unknown position update 'verlet' (valid: euler, midpoint, bodies)"));
 }
 
@@ -261,7 +261,7 @@ TEST_CASE("world file: the contact element selects the restitution law", "[world
     CHECK(world.settings().contact.restitution_law ==
           (std::string(law) == "newton" ? RestitutionLaw::Newton : RestitutionLaw::Poisson));
   }
-  CHECK(contains(load_error("law", "<world>\n<contact restitution=\"stronge\"/></world>"),
+  CHECK(wf_contains(load_error("law", "<world>\n<contact restitution=\"stronge\"/></world>"),
                  ":2: <contact>: attribute 'restitution': unknown restitution law 'stronge' (valid: poisson, newton)"));
 }
 

@@ -15,15 +15,15 @@ using namespace impulse;
 
 namespace {
 
-const std::string kAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
+const std::string kStateAnymal = impulse_test::source_path("models/anymal/anymal.urdf");
 
 // ANYmal under PD control standing on the ground (plane contacts, limit rows), and free bodies
 // that hit each other (broadphase pairs: box-box, sphere-capsule) with restitution, so the
 // trajectory exercises warm starts of contacts and of limits.
-void build(World& w) {
+void state_build(World& w) {
   w.add_ground();
   w.set_material_pair("rubber", "default", 0.9, 0.3);
-  ArticulatedSystem& robot = w.add_articulated_system(kAnymal);
+  ArticulatedSystem& robot = w.add_articulated_system(kStateAnymal);
   VecX q = robot.model().neutral_configuration();
   q[2] = 0.62;
   const Scalar hfe[4] = {0.4, 0.4, -0.4, -0.4}, kfe[4] = {-0.8, -0.8, 0.8, 0.8};
@@ -53,11 +53,11 @@ void build(World& w) {
   place(c, Vec3(-1.6, 0, 0.05), Vec3(0, 0, 0));
 }
 
-using Trajectory = std::vector<VecX>;
+using StateTrajectory = std::vector<VecX>;
 
 // Steps n times and records the state of every system (q then u), and the time.
-Trajectory run(World& w, int n) {
-  Trajectory t;
+StateTrajectory state_run(World& w, int n) {
+  StateTrajectory t;
   for (int k = 0; k < n; ++k) {
     w.integrate();
     VecX x(1);
@@ -73,7 +73,7 @@ Trajectory run(World& w, int n) {
 }
 
 // Bitwise equality (also of the signs of zeros), not tolerance.
-bool identical(const Trajectory& a, const Trajectory& b) {
+bool identical(const StateTrajectory& a, const StateTrajectory& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t k = 0; k < a.size(); ++k) {
     if (a[k].size() != b[k].size() ||
@@ -88,87 +88,87 @@ bool identical(const Trajectory& a, const Trajectory& b) {
 
 TEST_CASE("save at 100, step 200, restore, step 200: bit-identical; also into a second World and by reset", "[world][state]") {
   World w;
-  build(w);
-  const Trajectory head = run(w, 100);
+  state_build(w);
+  const StateTrajectory head = state_run(w, 100);
   const WorldState saved = w.save_state();
-  const Trajectory first = run(w, 200);
+  const StateTrajectory first = state_run(w, 200);
   // the scene has contacts, limits and collisions between free bodies in the recorded window
   CHECK(w.save_state().cache.contacts.size() > 4);
 
   SECTION("restore into the same World") {
     w.restore_state(saved);
     CHECK(w.time() == saved.time);
-    CHECK(identical(run(w, 200), first));
+    CHECK(identical(state_run(w, 200), first));
   }
   SECTION("restore into a second World built from the same description") {
     World w2;
-    build(w2);
-    run(w2, 7);  // a different history: its cache and state are overwritten
+    state_build(w2);
+    state_run(w2, 7);  // a different history: its cache and state are overwritten
     w2.restore_state(saved);
-    CHECK(identical(run(w2, 200), first));
+    CHECK(identical(state_run(w2, 200), first));
   }
   SECTION("the warm-start cache is part of the state: restoring q, u and time alone diverges") {
     World w2;
-    build(w2);
+    state_build(w2);
     for (std::size_t i = 0; i < saved.systems.size(); ++i) {
       w2.system(static_cast<Index>(i)).set_state(saved.systems[i].q, saved.systems[i].u);
     }
     w2.set_time(saved.time);
-    CHECK_FALSE(identical(run(w2, 200), first));
+    CHECK_FALSE(identical(state_run(w2, 200), first));
   }
   SECTION("reset() reproduces the first run from its start") {
     w.reset();
     CHECK(w.time() == 0);
-    Trajectory again = run(w, 100);
+    StateTrajectory again = state_run(w, 100);
     CHECK(identical(again, head));
-    CHECK(identical(run(w, 200), first));
+    CHECK(identical(state_run(w, 200), first));
   }
   SECTION("an explicit mark replaces the automatic initial state") {
     w.restore_state(saved);
     w.mark_initial_state();
-    run(w, 50);
+    state_run(w, 50);
     w.reset();
-    CHECK(identical(run(w, 200), first));
+    CHECK(identical(state_run(w, 200), first));
   }
   SECTION("serialization round trip restores the same trajectory") {
     const std::string bytes = serialize_state(saved);
     const WorldState back = deserialize_state(bytes);
     CHECK(serialize_state(back) == bytes);
     World w2;
-    build(w2);
+    state_build(w2);
     w2.restore_state(back);
-    CHECK(identical(run(w2, 200), first));
+    CHECK(identical(state_run(w2, 200), first));
   }
   SECTION("clone copies description and state") {
     w.restore_state(saved);
     std::unique_ptr<World> c = w.clone();
-    CHECK(identical(run(*c, 200), first));
-    CHECK(identical(run(w, 200), first));  // the original is untouched by its clone's steps
+    CHECK(identical(state_run(*c, 200), first));
+    CHECK(identical(state_run(w, 200), first));  // the original is untouched by its clone's steps
   }
 }
 
 TEST_CASE("WorldState carries inputs: torque, PD targets, pending external forces", "[world][state]") {
   World w;
-  build(w);
-  run(w, 20);
+  state_build(w);
+  state_run(w, 20);
   ArticulatedSystem& robot = w.system(0);
   robot.set_generalized_force(VecX::Constant(robot.nv(), 0.5));
   robot.set_external_force(0, Vec3(30, 0, 0), robot.body_pose(0).p);
   const WorldState saved = w.save_state();
-  const Trajectory first = run(w, 50);
+  const StateTrajectory first = state_run(w, 50);
   // change every input, then restore
   robot.set_generalized_force(VecX::Zero(robot.nv()));
   robot.set_pd_gains(VecX::Zero(robot.nv()), VecX::Zero(robot.nv()));
   w.restore_state(saved);
   CHECK(robot.generalized_force()[3] == 0.5);
   CHECK(robot.kp()[8] == 80);
-  CHECK(identical(run(w, 50), first));
+  CHECK(identical(state_run(w, 50), first));
 }
 
 TEST_CASE("restore_state rejects a state of another description and changes nothing", "[world][state]") {
   World w;
-  build(w);
-  run(w, 10);
+  state_build(w);
+  state_run(w, 10);
   const WorldState saved = w.save_state();
 
   World other;
@@ -204,8 +204,8 @@ TEST_CASE("restore_state rejects a state of another description and changes noth
 
 TEST_CASE("deserialize_state rejects corrupt bytes with a clear error", "[world][state]") {
   World w;
-  build(w);
-  run(w, 10);
+  state_build(w);
+  state_run(w, 10);
   const std::string bytes = serialize_state(w.save_state());
   CHECK(bytes.substr(0, 4) == "IMPS");
   CHECK_THROWS_AS(deserialize_state(""), StateFormatError);
@@ -261,8 +261,8 @@ TEST_CASE("clone copies filters, self-collision and margin set directly through 
   CHECK(c->collision().self_collision(high_object));
   CHECK(c->collision().shape_filter(high_object, 0).group == 2);
   CHECK(c->collision().shape_filter(1, 0).mask == 1);
-  const Trajectory first = run(w, 400);
-  CHECK(identical(run(*c, 400), first));
+  const StateTrajectory first = state_run(w, 400);
+  CHECK(identical(state_run(*c, 400), first));
   CHECK(w.system("high").q()[2] < 0.11);  // fell through the lower box onto the ground
   // an object added behind the World's back is copied like the others
   w.collision().add_static_box("shelf", SE3::Identity(), Vec3(1, 1, 0.1));
@@ -275,10 +275,10 @@ TEST_CASE("reset and restore_state of a saved state allocate nothing", "[world][
   // allocate; the state's buffers already have the World's sizes
   if (!test::alloc_counter_available()) return;
   World w;
-  build(w);
-  run(w, 50);  // the first step captured the initial state; warm-start memory is in use
+  state_build(w);
+  state_run(w, 50);  // the first step captured the initial state; warm-start memory is in use
   const WorldState mid = w.save_state();
-  run(w, 50);
+  state_run(w, 50);
   test::alloc_counter_start();
   w.reset();
   w.restore_state(mid);
@@ -340,11 +340,11 @@ namespace {
 // A random World for the round-trip property: one of several descriptions (a robot under PD, every
 // free-body type, a heightfield, the project's world files), a random solver, random inputs, and a
 // random number of steps from 0 (a state saved before the first step has an empty warm start).
-std::unique_ptr<World> random_world(std::mt19937_64& rng, int& steps_out) {
+std::unique_ptr<World> state_random_world(std::mt19937_64& rng, int& steps_out) {
   std::uniform_int_distribution<int> pick(0, 5), solver(0, 3), steps(0, 60);
   std::unique_ptr<World> w;
   switch (pick(rng)) {
-    case 0: w = std::make_unique<World>(); build(*w); break;
+    case 0: w = std::make_unique<World>(); state_build(*w); break;
     case 1: w = load_world(impulse_test::source_path("models/worlds/anymal_stand.xml")); break;
     case 2: w = load_world(impulse_test::source_path("models/worlds/box_on_ground.xml")); break;
     case 3: w = load_world(impulse_test::source_path("models/worlds/spheres.xml")); break;
@@ -364,7 +364,7 @@ std::unique_ptr<World> random_world(std::mt19937_64& rng, int& steps_out) {
     }
     default: {  // in flight: a free robot thrown upwards with a pending push
       w = std::make_unique<World>();
-      ArticulatedSystem& r = w->add_articulated_system(kAnymal);
+      ArticulatedSystem& r = w->add_articulated_system(kStateAnymal);
       VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
       q[2] = 3.0;
       u[2] = 2.0;
@@ -393,7 +393,7 @@ TEST_CASE("every state a World saves reads back: random worlds, solvers and step
   std::mt19937_64 rng(20261129);
   for (int trial = 0; trial < 40; ++trial) {
     int steps = 0;
-    auto w = random_world(rng, steps);
+    auto w = state_random_world(rng, steps);
     for (int k = 0; k < steps; ++k) w->integrate();
     INFO("trial " << trial << ", " << w->num_systems() << " systems, " << steps << " steps, solver "
                   << w->contact_solver().name());
@@ -405,7 +405,7 @@ TEST_CASE("every state a World saves reads back: random worlds, solvers and step
     // restoring what was read back continues the trajectory bit for bit
     auto c = w->clone();
     c->restore_state(back);
-    CHECK(identical(run(*w, 20), run(*c, 20)));
+    CHECK(identical(state_run(*w, 20), state_run(*c, 20)));
   }
 }
 
@@ -429,7 +429,7 @@ void build_flight(World& w) {
   DelassusSettings cs = w.settings().contact;
   cs.joint_limits = false;  // (no rows)
   w.set_contact_settings(cs);
-  ArticulatedSystem& r = w.add_articulated_system(kAnymal);
+  ArticulatedSystem& r = w.add_articulated_system(kStateAnymal);
   VecX q = r.model().neutral_configuration(), u = VecX::Zero(r.nv());
   q[2] = 5;
   u.head<6>() << 1, 0.5, 3, 1, -2, 0.5;
@@ -452,12 +452,12 @@ std::uint64_t fnv1a(const std::string& s) {
 TEST_CASE("the free-flight history is part of the state: a robot in flight restores bit for bit", "[world][state]") {
   World w;
   build_flight(w);
-  run(w, 100);
+  state_run(w, 100);
   const WorldState saved = w.save_state();
   CHECK(saved.systems[0].flight_dt == w.settings().dt);
-  const Trajectory first = run(w, 200);
+  const StateTrajectory first = state_run(w, 200);
   w.restore_state(saved);
-  CHECK(identical(run(w, 200), first));
+  CHECK(identical(state_run(w, 200), first));
   // through the binary form, into a second World
   const std::string bytes = serialize_state(saved);
   const WorldState back = deserialize_state(bytes);
@@ -465,14 +465,14 @@ TEST_CASE("the free-flight history is part of the state: a robot in flight resto
   World w2;
   build_flight(w2);
   w2.restore_state(back);
-  CHECK(identical(run(w2, 200), first));
+  CHECK(identical(state_run(w2, 200), first));
   // without the history the first step takes Heun's update: another trajectory, as accurate
   WorldState bare = saved;
   bare.systems[0].flight_dt = 0;
   bare.systems[0].flight_accel.setZero();
   bare.systems[0].flight_force.setZero();
   w.restore_state(bare);
-  const Trajectory other = run(w, 200);
+  const StateTrajectory other = state_run(w, 200);
   CHECK_FALSE(identical(other, first));
   CHECK((other.back() - first.back()).cwiseAbs().maxCoeff() < 1e-6);
   // a version-1 state (no history) still reads: the same bytes without the history's vectors
@@ -493,13 +493,13 @@ TEST_CASE("the free-flight history is part of the state: a robot in flight resto
   CHECK(old.systems[0].flight_dt == 0);
   CHECK(serialize_state(old) == serialize_state(bare));
   w.restore_state(old);
-  CHECK(identical(run(w, 200), other));
+  CHECK(identical(state_run(w, 200), other));
 }
 
 TEST_CASE("restore_state rejects a free-flight history that does not fit, changing nothing", "[world][state]") {
   World w;
   build_flight(w);
-  run(w, 10);
+  state_run(w, 10);
   const WorldState saved = w.save_state();
   WorldState bad = saved;
   bad.systems[0].flight_accel.resize(3);
