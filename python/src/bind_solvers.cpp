@@ -144,8 +144,8 @@ void bind_solvers(py::module_& m) {
   m.def("contact_solver_names", &contact_solver_names, "Names accepted by World.set_contact_solver.");
   m.def(
       "kernel_isa", [] { return std::string(to_string(kernel_isa())); },
-      "The instruction set of the step's kernels in this process: 'baseline' (x86-64, the default: the same bits "
-      "on every machine) or 'x86-64-v3' (AVX2 + FMA: faster, other last bits). The environment variable "
+      "The instruction set of the step's kernels in this process: 'baseline' (x86-64) or 'x86-64-v3' (AVX2: "
+      "faster, the default where the CPU has it); both give the same bits. The environment variable "
       "IMPULSE_ISA sets it at start.");
   m.def(
       "set_kernel_isa", [](const std::string& name) { set_kernel_isa(parse_kernel_isa(name, "set_kernel_isa")); },
