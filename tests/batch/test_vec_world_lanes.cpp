@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -172,6 +173,37 @@ bool lanes_same_bits(const std::vector<MatX>& x, const std::vector<MatX>& y) {
 
 }  // namespace
 
+namespace {
+
+// A group of `width` Worlds built from d, each with a clone (stepped alone: the reference) and a
+// workspace of each; World i moves (base and one joint at its own speeds, a leg joint offset),
+// then `setup(i, world, q, u)` shapes it before its state (q, u) is set.
+struct LanesGroupFixture {
+  std::vector<std::unique_ptr<World>> worlds, copies;
+  std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
+};
+LanesGroupFixture lanes_group_fixture(const WorldDescription& d, int width,
+                                      const std::function<void(int, World&, VecX&, VecX&)>& setup) {
+  LanesGroupFixture g;
+  for (int i = 0; i < width; ++i) {
+    auto w = std::make_unique<World>();
+    build_world(d, *w);
+    ArticulatedSystem& s = w->system(0);
+    VecX q = s.q(), u = VecX::Zero(s.nv());
+    u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3;
+    q[8 + i % 3] += 0.01 * i;
+    setup(i, *w, q, u);
+    s.set_state(q, u);
+    g.copies.push_back(w->clone());
+    g.worlds.push_back(std::move(w));
+    g.ws.push_back(std::make_unique<StepWorkspace>());
+    g.ws_copies.push_back(std::make_unique<StepWorkspace>());
+  }
+  return g;
+}
+
+}  // namespace
+
 // The G of a group's rows in lanes (DelassusLanes, the phase between World::begin_step and
 // end_step) equal each World's own assemble_products bit for bit: ANYmals on their four feet in
 // different states (3x3 blocks of two contact sides), with a hip beyond its limit (one-row limit
@@ -182,24 +214,13 @@ TEST_CASE("DelassusLanes: the G of a group's rows in lanes equal each World's ow
   for (int width : widths()) {
     for (int variant = 0; variant < 3; ++variant) {
       INFO("width " << width << ", variant " << variant);
-      std::vector<std::unique_ptr<World>> worlds, copies;
-      std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
-      for (int i = 0; i < width; ++i) {
-        auto w = std::make_unique<World>();
-        build_world(d, *w);
-        if (variant == 2) w->set_default_material(0, 0);
-        ArticulatedSystem& s = w->system(0);
-        VecX q = s.q(), u = VecX::Zero(s.nv());
-        u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3;
-        q[8 + i % 3] += 0.01 * i;
-        if (variant == 1) q[7] = s.model().lower_position[7] - 0.01 * (i + 1);
+      LanesGroupFixture g = lanes_group_fixture(d, width, [&](int i, World& w, VecX& q, VecX&) {
+        if (variant == 2) w.set_default_material(0, 0);
+        if (variant == 1) q[7] = w.system(0).model().lower_position[7] - 0.01 * (i + 1);
         if (variant == 0 && i == 1) q[2] += 0.5;  // (lifted)
-        s.set_state(q, u);
-        copies.push_back(w->clone());
-        worlds.push_back(std::move(w));
-        ws.push_back(std::make_unique<StepWorkspace>());
-        ws_copies.push_back(std::make_unique<StepWorkspace>());
-      }
+      });
+      auto &worlds = g.worlds, &copies = g.copies;
+      auto &ws = g.ws, &ws_copies = g.ws_copies;
       std::vector<std::vector<MatX>> expected;
       for (int i = 0; i < width; ++i) {
         copies[i]->begin_step(*ws_copies[i]);
@@ -387,28 +408,17 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
   for (int width : widths()) {
     for (int variant = 0; variant < 4; ++variant) {
       INFO("width " << width << ", variant " << variant);
-      std::vector<std::unique_ptr<World>> worlds, copies;
-      std::vector<std::unique_ptr<StepWorkspace>> ws, ws_copies;
       auto landing = [&](int i) { return variant == 0 && i % 3 == 2; };
       auto lifted = [&](int i) { return variant == 1 && i == 2; };
-      for (int i = 0; i < width; ++i) {
-        auto w = std::make_unique<World>();
-        build_world(d, *w);
-        if (variant == 2) w->set_default_material(0, 0);
-        if (variant == 3) dynamic_cast<BisectionSolver&>(w->contact_solver()).settings().active_set_start = 2;
-        ArticulatedSystem& s = w->system(0);
-        VecX q = s.q(), u = VecX::Zero(s.nv());
-        u[0] = 0.05 * i, u[4] = -0.1 * i, u[6 + i % 12] = 0.3;
+      LanesGroupFixture g = lanes_group_fixture(d, width, [&](int i, World& w, VecX& q, VecX& u) {
+        if (variant == 2) w.set_default_material(0, 0);
+        if (variant == 3) dynamic_cast<BisectionSolver&>(w.contact_solver()).settings().active_set_start = 2;
         if (variant == 0 || variant == 3) u[2] = -0.05 * (i % 3);
-        q[8 + i % 3] += 0.01 * i;
         if (variant == 1) q[4 + i % 3] += 0.002 * i, q.segment<4>(3).normalize();
         if (lifted(i)) q[2] += 0.5;
-        s.set_state(q, u);
-        copies.push_back(w->clone());
-        worlds.push_back(std::move(w));
-        ws.push_back(std::make_unique<StepWorkspace>());
-        ws_copies.push_back(std::make_unique<StepWorkspace>());
-      }
+      });
+      auto &worlds = g.worlds, &copies = g.copies;
+      auto &ws = g.ws, &ws_copies = g.ws_copies;
       batch::BisectionLanes lanes;
       // steps 0 .. 5: the first from rest (no warm start), the others from the last step's impulses
       unsigned taken_later = 0;
