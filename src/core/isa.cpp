@@ -36,8 +36,9 @@ void read_environment() {
 }
 
 // IMPULSE_ISA (or, without it, the CPU) takes effect when the library is loaded, so that a program
-// that never asks still runs the kernels it names. A bad value cannot throw from a static initializer: it is reported
-// by the first kernel_isa() call instead, and the baseline runs until then.
+// that never asks still runs the kernels it names. A bad value cannot throw from a static
+// initializer: it is reported by the first kernel_isa() call instead, and the baseline runs until
+// then.
 const bool env_at_load = [] {
   try {
     read_environment();

@@ -672,31 +672,20 @@ bool World::begin_solve() {
 }
 
 bool World::solve_step() {
-  const auto in_use = use("integrate");
   IMPULSE_ASSERT(step_begun_);
   if (step_solved_ == 2) return false;  // (begin_solve ended the step)
   IMPULSE_ASSERT(step_solved_ == 0);
-  if (solve_begun_) {
-    solve_begun_ = false;
-    try {
-      stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
-    } catch (...) {
-      release_workspace();
-      throw;
-    }
-    step_solved_ = 1;
-    return true;
-  }
+  if (!solve_begun_ && !begin_solve()) return false;
+  const auto in_use = use("integrate");
+  solve_begun_ = false;
   try {
-    stepper_->prepare_targets(model_->settings, data_.state);
-    prepared_ = true;
-    step_report_ = StepReport();
-    step_solved_ = solve_part(step_report_) ? 1 : 2;
+    stepper_->finish_solve(model_->settings, *step_solver_, *solver_, data_.state);
   } catch (...) {
     release_workspace();
     throw;
   }
-  return step_solved_ == 1;
+  step_solved_ = 1;
+  return true;
 }
 
 StepReport World::end_step() {
