@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "impulse/core/finite.hpp"
 #include "impulse/core/prefetch.hpp"
 #include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/ltdl.hpp"
@@ -569,7 +570,8 @@ StepStatus Stepper::finish_update(const std::vector<StepperSystem>& systems, con
     }
     assembler_.apply(views_, lambda_p_.head(n), u_pos_);
   }
-  bool finite = true;
+  // the candidate state's finiteness, one test for all systems (core/finite.hpp)
+  Scalar zero[4] = {0, 0, 0, 0};
   for (std::size_t i = 0; i < systems.size(); ++i) {
     const StepperSystem& s = systems[i];
     // A free body whose velocity is its free velocity took no impulse (its rows all inactive)
@@ -599,8 +601,10 @@ StepStatus Stepper::finish_update(const std::vector<StepperSystem>& systems, con
       euler_position(s, separate ? u_pos_[i] : u_next_[i], st.dt);
       position_mode_[i] = 0;
     }
-    finite = finite && u_next_[i].allFinite() && s.scratch_->q_next.allFinite();
+    add_zero_times(u_next_[i].data(), u_next_[i].size(), 1, zero);
+    add_zero_times(s.scratch_->q_next.data(), s.scratch_->q_next.size(), 1, zero);
   }
+  const bool finite = zero_times_finite(zero);
   if (finite) {
     for (std::size_t i = 0; i < systems.size(); ++i) {
       const StepperSystem& s = systems[i];
@@ -622,12 +626,12 @@ StepStatus Stepper::finish_update(const std::vector<StepperSystem>& systems, con
       const StepperSystem& s = systems[static_cast<std::size_t>(r.system)];
       s.out_->tau_friction[r.index] = lambda[r.row] / st.dt;
     }
-    remember(state);
   } else {
     status = StepStatus::NonFinite;
     lambda.setZero();
   }
-  report_impulses(systems, state);
+  report_impulses(systems, state);  // (each contact's world-frame impulse, once: remember() reads them)
+  if (finite) remember(state);
   // External wrenches apply to one step: cleared once it is taken. A rejected step keeps them, so
   // the World's whole state (WorldState includes the pending wrenches) is as it was.
   if (finite) {
@@ -979,38 +983,45 @@ void Stepper::warm_start(Index n, const StepperState& state) {
 
 void Stepper::remember(StepperState& state) {
   memory_next_.clear();
+  const Vec3* const impulses = state.contact_impulses.data();  // (report_impulses(): this step's)
   for (Index i = 0; i < assembler_.num_contacts(); ++i) {
     const Contact& c = state.contacts[i];
-    memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, contact_impulse(i)});
+    memory_next_.push_back({c.object_a, c.shape_a, c.object_b, c.shape_b, c.position, impulses[i]});
   }
   // Sorted by memory_less, a total order (so the result is the same as one std::sort). The
   // contacts come pair by pair, and the pairs in a few long ascending runs (the broadphase records
   // them by shape: the pairs with each static shape, then those between moving bodies), so each
   // pair's points are sorted, then the runs are merged (a natural merge sort, O(n log runs)),
   // into the previous step's memory as scratch: the warm start has used it. A full sort was 4 % of
-  // a settled 216-sphere pile's step. (No allocation in the steady state.)
-  for (auto run = memory_next_.begin(); run != memory_next_.end();) {
-    auto end = run + 1;
-    while (end != memory_next_.end() && same_key(*end, *run)) ++end;
-    if (end - run > 1) std::sort(run, end, memory_less);
-    run = end;
-  }
-  std::vector<ContactMemory>* src = &memory_next_;
-  std::vector<ContactMemory>* dst = &state.cache.contacts;
-  dst->resize(src->size());
-  for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
-    Index runs = 0;
-    auto out = dst->begin();
-    for (auto b = src->begin(); b != src->end(); ++runs) {
-      const auto m = std::is_sorted_until(b, src->end(), memory_less);
-      const auto e = std::is_sorted_until(m, src->end(), memory_less);
-      out = std::merge(b, m, m, e, out, memory_less);
-      b = e;
+  // a settled 216-sphere pile's step. (No allocation in the steady state.) Already sorted (a
+  // robot's feet, each its own shape pair, in shape order): copied as it is, which is what the
+  // merge would write (into the state's own buffer, as there: the buffers stay where they are).
+  if (std::is_sorted(memory_next_.begin(), memory_next_.end(), memory_less)) {
+    state.cache.contacts.assign(memory_next_.begin(), memory_next_.end());
+  } else {
+    for (auto run = memory_next_.begin(); run != memory_next_.end();) {
+      auto end = run + 1;
+      while (end != memory_next_.end() && same_key(*end, *run)) ++end;
+      if (end - run > 1) std::sort(run, end, memory_less);
+      run = end;
     }
-    std::swap(src, dst);
-    merged = runs <= 1;
+    std::vector<ContactMemory>* src = &memory_next_;
+    std::vector<ContactMemory>* dst = &state.cache.contacts;
+    dst->resize(src->size());
+    for (bool merged = false; !merged;) {  // one pass merges consecutive pairs of runs
+      Index runs = 0;
+      auto out = dst->begin();
+      for (auto b = src->begin(); b != src->end(); ++runs) {
+        const auto m = std::is_sorted_until(b, src->end(), memory_less);
+        const auto e = std::is_sorted_until(m, src->end(), memory_less);
+        out = std::merge(b, m, m, e, out, memory_less);
+        b = e;
+      }
+      std::swap(src, dst);
+      merged = runs <= 1;
+    }
+    if (src == &memory_next_) state.cache.contacts.swap(memory_next_);  // the result in state.cache.contacts
   }
-  if (src == &memory_next_) state.cache.contacts.swap(memory_next_);  // the result in state.cache.contacts
   limit_memory_next_.clear();
   for (const ConstraintRow& r : assembler_.rows()) {
     if (r.kind != ConstraintRow::Kind::Contact) limit_memory_next_.push_back({r.system, r.index, r.sign, lambda_[r.row]});
