@@ -781,8 +781,7 @@ void DelassusAssembler::build_islands(Index nsys) {
     // contacts, as the global rows are laid out, so local row L is global row L and group j is
     // group j: the same result, by block copies instead of row by row.
     const Index n = row;
-    identity_layout_ = true;
-    lmu_.head(nc_) = mu_.head(nc_);
+    identity_layout_ = true;  // (island() reads mu and the rows' arrays in place)
     for (Index L = 0; L < n; ++L) lrow_global_[static_cast<std::size_t>(L)] = L;
     for (Index g = 0; g < ng; ++g) {
       gglobal_[static_cast<std::size_t>(g)] = g;
@@ -836,16 +835,14 @@ void DelassusAssembler::build_islands(Index nsys) {
 
 void DelassusAssembler::gather_rows() {
   const RowArrays& a = arrays_;
-  if (identity_layout_) {  // one island, local row L = global row L: block copies
+  if (identity_layout_) {  // one island, local row L = global row L: island() views the global
+                           // arrays (no copy), nothing written to them after this stage
     Island& isl = islands_[0];
     const Index n = num_rows();
-    lc_.head(n) = a.c.head(n);
-    ltarget_.head(n) = a.target.head(n);
-    lbounce_.head(n) = a.bounce.head(n);
-    lposition_.head(n) = a.position_target.head(n);
-    lbox_.head(n) = a.box.head(n);
-    isl.n_bounce = static_cast<Index>((a.bounce.head(n).array() > 0).count());
-    isl.n_position = static_cast<Index>((a.position_target.head(n).array() > 0).count());
+    // (the targets stage counted the rows with bounce > 0, every row here; none has a
+    // position target unless it counted one)
+    isl.n_bounce = a.n_bounce;
+    isl.n_position = a.n_position == 0 ? 0 : static_cast<Index>((a.position_target.head(n).array() > 0).count());
     return;
   }
   for (Island& isl : islands_) {
@@ -1024,15 +1021,24 @@ void DelassusAssembler::assemble_factored(const std::vector<SystemView>& systems
 IslandView DelassusAssembler::island(Index k) const {
   const Island& isl = islands_[static_cast<std::size_t>(k)];
   const Index n = 3 * isl.nc + isl.nl + isl.nf;
-  const auto c = lc_.segment(isl.row, n);
-  const auto mu = lmu_.segment(isl.contact, isl.nc);
-  const auto box = lbox_.segment(isl.row + 3 * isl.nc + isl.nl, isl.nf);
+  // the island's local rows: the global arrays themselves in the identity layout (one island
+  // whose row L is global row L, isl.row = isl.contact = 0), else the gathered copies
+  const bool id = identity_layout_;
+  const VecX& lc = id ? arrays_.c : lc_;
+  const VecX& lmu = id ? mu_ : lmu_;
+  const VecX& lbox = id ? arrays_.box : lbox_;
+  const VecX& ltarget = id ? arrays_.target : ltarget_;
+  const VecX& lbounce = id ? arrays_.bounce : lbounce_;
+  const VecX& lposition = id ? arrays_.position_target : lposition_;
+  const auto c = lc.segment(isl.row, n);
+  const auto mu = lmu.segment(isl.contact, isl.nc);
+  const auto box = lbox.segment(isl.row + 3 * isl.nc + isl.nl, isl.nf);
   // (a Ref to the dense block binds to its memory: no copy)
   IslandView v{isl.dense >= 0 ? ContactProblem(Eigen::Map<const MatX>(Gd_.data() + isl.dense, n, n), c, mu, isl.nc,
                                                isl.nl, isl.nf, box)
                               : ContactProblem(isl.factored, c, mu, isl.nc, isl.nl, isl.nf, box),
-               lrow_global_.data() + isl.row, ltarget_.segment(isl.row, n), lbounce_.segment(isl.row, n),
-               lposition_.segment(isl.row, n), isl.n_bounce, isl.n_position, isl.systems};
+               lrow_global_.data() + isl.row, ltarget.segment(isl.row, n), lbounce.segment(isl.row, n),
+               lposition.segment(isl.row, n), isl.n_bounce, isl.n_position, isl.systems};
   v.problem.diagonal_covers = true;  // (every entry of G a path product: ContactProblem::diagonal_covers)
   return v;
 }

@@ -322,8 +322,8 @@ class DelassusAssembler {
   // gather_rows() hands them to the islands.
   const RowArrays& row_arrays() const { return arrays_; }
   RowArrays& row_arrays() { return arrays_; }
-  // Copies c and the targets' arrays into the islands' local rows (IslandView) and counts each
-  // island's bouncing and push-out rows: the end of the targets stage.
+  // Copies c and the targets' arrays into the islands' local rows (IslandView; in place under one
+  // island of the global layout) and counts each island's bouncing and push-out rows.
   void gather_rows();
   // A dynamic system of a row (-1: none; a contact between two systems gives its side A's), and
   // the island of dynamic system s (-1: no rows this step).
