@@ -615,23 +615,28 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
     const Scalar* const ufd = uf.data();
     const Scalar margin = st.limit_margin;
     const bool mimic = st.mimic_joints;
-    for (const LimitedDof& ld : limited_[s]) {
+    // One side of one limited dof (sign: +1 lower, -1 upper, a constant in each call below). The
+    // distance test first: it rejects nearly every side, an infinite bound's too (its distance
+    // is +inf for a finite state), so the bound's and the mimic's tests run only on a side that
+    // is near (the same decision: every test only skips the side).
+    auto limit_side = [&](const LimitedDof& ld, int side, Scalar sign) IMPULSE_KERNEL_BODY {
       const Index iq = ld.iq, k = ld.k;
-      for (int side = 0; side < 2; ++side) {
-        const Scalar bound = ld.bound[side];
-        if (!std::isfinite(bound) || (ld.implied[side] && mimic)) continue;
-        const Scalar sign = side == 0 ? 1.0 : -1.0;
-        const Scalar dist = sign * (qd[iq] - bound);
-        if (dist > margin && dist + dt * sign * ufd[k] > 0) continue;
-        add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
-        arrays_.c[row] = sign * ufd[k];
-        arrays_.v_before[row] = sign * (*systems[s].u)[k];
-        rows_.push_back({ConstraintRow::Kind::Limit, k, static_cast<Index>(s), sign, row});
-        arrays_.depth[row] = -dist;
-        arrays_.restitution[row] = 0;
-        ++row;
-        ++nl_;
-      }
+      const Scalar bound = ld.bound[side];
+      const Scalar dist = sign * (qd[iq] - bound);
+      if (dist > margin && dist + dt * sign * ufd[k] > 0) return;
+      if (!std::isfinite(bound) || (ld.implied[side] && mimic)) return;
+      add_dof_row(m, d, static_cast<Index>(s), k, ld.len, sign, row, nc_ + nl_);
+      arrays_.c[row] = sign * ufd[k];
+      arrays_.v_before[row] = sign * (*systems[s].u)[k];
+      rows_.push_back({ConstraintRow::Kind::Limit, k, static_cast<Index>(s), sign, row});
+      arrays_.depth[row] = -dist;
+      arrays_.restitution[row] = 0;
+      ++row;
+      ++nl_;
+    };
+    for (const LimitedDof& ld : limited_[s]) {
+      limit_side(ld, 0, 1.0);
+      limit_side(ld, 1, -1.0);
     }
   }
 

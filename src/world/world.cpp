@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/finite.hpp"
 #include "impulse/core/prefetch.hpp"
 #include "impulse/model/model_builder.hpp"
 #include "impulse/solvers/solver_registry.hpp"
@@ -513,15 +513,17 @@ bool World::solve_part(StepReport& r) {
 bool World::mass_matrix_ok(StepReport& r) {
   // A mass matrix (with the implicit PD and damping terms) that is not positive definite has an
   // LTDL pivot D_j <= 0 or NaN (RBDA Table 6.3): the step would be meaningless. Checked in every
-  // build type; the step is skipped, state and time stay as they were. One branch-free pass over
-  // all pivots (0 < D_j < inf, false for NaN), then the search for the first bad one only when
-  // there is one (the search's two tests and exit per pivot took 12 instructions a dof).
+  // build type; the step is skipped, state and time stay as they were. All pivots first, without
+  // branches: finite (core/finite.hpp) and their least above 0; then the search for the first bad
+  // one only when there is one (its two tests and exit per pivot took 12 instructions a dof).
+  Scalar zero[4] = {0, 0, 0, 0};
   bool all_ok = true;
   for (const StepperSystem& s : step_systems_) {
     const VecX& D = s.data_->D;  // (the workspace's under integrate(ws))
-    const Scalar* const d = D.data();
-    for (Index k = 0; k < D.size(); ++k) all_ok &= (d[k] > 0) & (d[k] < std::numeric_limits<Scalar>::infinity());
+    add_zero_times(D.data(), D.size(), 1, zero);
+    if (D.size() > 0) all_ok = all_ok && D.minCoeff() > 0;  // (a NaN is the finiteness test's)
   }
+  all_ok = all_ok && zero_times_finite(zero);
   for (std::size_t i = 0; i < step_systems_.size() && !all_ok && !r.mass_matrix_not_positive_definite; ++i) {
     const VecX& D = step_systems_[i].data_->D;  // (the workspace's under integrate(ws))
     for (Index k = 0; k < D.size(); ++k) {

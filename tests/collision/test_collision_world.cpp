@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "impulse/collision/collision_world.hpp"
@@ -229,6 +230,28 @@ TEST_CASE("world: box on a static box, and shape pairs through FCL", "[collision
   CHECK((contacts[0].normal - Vec3::UnitX()).norm() < kCwTol);
   CHECK(contacts[0].depth == Approx(0.05).margin(kCwTol));
   CHECK((contacts[0].position - Vec3(0.475, 0, 0)).norm() < kCwTol);
+}
+
+TEST_CASE("world: a non-finite entry anywhere in the body poses is an error naming its body", "[collision]") {
+  // update() scans the poses as one array of 12 scalars a body (R, then p): every entry of
+  // every body must be covered, and the error names the body that holds it
+  const Model model = chain_model();
+  CollisionWorld world;
+  const Index o = world.add_object(model);
+  const std::vector<SE3> good = {at(0, 0, 0), at(0, 0, 1), at(0, 0, 2)};
+  world.update(o, good);
+  for (Index b = 0; b < 3; ++b) {
+    for (int e = 0; e < 12; ++e) {
+      for (const Scalar bad : {std::numeric_limits<Scalar>::quiet_NaN(), std::numeric_limits<Scalar>::infinity()}) {
+        std::vector<SE3> poses = good;
+        SE3& X = poses[static_cast<std::size_t>(b)];
+        (e < 9 ? X.R.data()[e] : X.p[e - 9]) = bad;
+        const std::string body = model.body_names[static_cast<std::size_t>(b)];
+        CHECK_THROWS_WITH(world.update(o, poses), Catch::Contains("pose of body '" + body + "'"));
+      }
+    }
+  }
+  world.update(o, good);  // (a good update after the rejected ones)
 }
 
 TEST_CASE("world: parent-child never collide; self-collision switch; group and mask", "[collision]") {
