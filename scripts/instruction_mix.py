@@ -88,7 +88,13 @@ def main(argv=None) -> int:
                         c["branch"] += ir
     stage_cost: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for name, c in cost.items():
-        base = name.replace("(anonymous namespace)", "anon").removeprefix("void ").split("(")[0]
+        base = name.replace("(anonymous namespace)", "anon")
+        # a kernel run through the ISA dispatch (core/isa_dispatch.hpp: run_v3<lambda of F>, run_baseline<...>)
+        # counts as the function F whose lambda it runs
+        dispatched = re.search(r"run_(?:v3|baseline)<(.*)", base)
+        if dispatched:
+            base = dispatched.group(1)
+        base = base.removeprefix("void ").split("(")[0]
         stage = next((s for s, rx in STAGES if re.search(rx, base)), "other")
         stage_cost[stage].update(c)
     total = sum(c["ir"] for c in stage_cost.values())
