@@ -317,15 +317,17 @@ void build_bin(World& w) {
 // capsules r 0.025 m and 0.08 m long, spheres r 0.03 m; 0.2 kg each, mu 0.6) dropped in three
 // 4 x 4 layers 0.12 m apart (0.14 m between layers, none touching) into the same 0.5 m bin, each
 // turned by its own roll, pitch and yaw: the pile of a manipulation bench, with round bodies
-// crossing each other and lying on faces.
-void build_clutter(World& w) {
+// crossing each other and lying on faces. `shape` >= 0 makes every object of that one shape
+// (0 box, 1 cylinder, 2 capsule, 3 sphere) in the same layout: the bins of one round shape.
+void build_clutter(World& w, int shape = -1) {
   add_bin(w);
   for (int k = 0; k < 48; ++k) {
     const Scalar mass = 0.2;
-    ArticulatedSystem& b = k % 4 == 0   ? w.add_box("box", Vec3(0.08, 0.05, 0.04), mass)
-                           : k % 4 == 1 ? w.add_cylinder("cylinder", 0.03, 0.08, mass)
-                           : k % 4 == 2 ? w.add_capsule("capsule", 0.025, 0.08, mass)
-                                        : w.add_sphere("sphere", 0.03, mass);
+    const int kind = shape >= 0 ? shape : k % 4;
+    ArticulatedSystem& b = kind == 0   ? w.add_box("box", Vec3(0.08, 0.05, 0.04), mass)
+                           : kind == 1 ? w.add_cylinder("cylinder", 0.03, 0.08, mass)
+                           : kind == 2 ? w.add_capsule("capsule", 0.025, 0.08, mass)
+                                       : w.add_sphere("sphere", 0.03, mass);
     const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
     const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
                    Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
@@ -374,7 +376,11 @@ const std::vector<Scene>& scenes() {
        "", true},
       {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
       {"clutter48", "48 boxes, cylinders, capsules and spheres dropped into a 0.5 m bin, 1 ms", 1e-3, 3000,
-       build_clutter, bin_escaped, 0, ""},
+       [](World& w) { build_clutter(w); }, bin_escaped, 0, ""},
+      {"cyl_bin", "48 cylinders dropped into a 0.5 m bin (clutter48's layout), 1 ms", 1e-3, 3000,
+       [](World& w) { build_clutter(w, 1); }, bin_escaped, 0, ""},
+      {"capsule_bin", "48 capsules dropped into a 0.5 m bin (clutter48's layout), 1 ms", 1e-3, 3000,
+       [](World& w) { build_clutter(w, 2); }, bin_escaped, 0, ""},
       {"solo12", "Solo12 (example-robot-data, mesh collision as convex hulls) standing under joint PD, 1 ms", 1e-3,
        2000, [](World& w) { scenarios::add_solo12_standing(w); }, solo12_fell, 1, "", false, true},
   };
