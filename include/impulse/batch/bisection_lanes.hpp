@@ -42,7 +42,7 @@ class BisectionLanes {
   unsigned solve(World* const* worlds, unsigned begun, int count, int width);
 
  private:
-  std::vector<Scalar> G_, C_, MU_, MI_, LAM_, ll_;
+  std::vector<Scalar> G_, C_, MU_, MI_, LAM_, ll_, slip_;
 };
 
 }  // namespace impulse::batch
