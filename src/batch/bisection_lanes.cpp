@@ -153,8 +153,9 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
   Scalar err[8];
   for (Index it = 1; active != 0; ++it) {
     // the sweep, stopped at each contact at which a World in the lanes slips: its single-contact
-    // problem (G_ii, c~_i, mu_i) solved as the solver's sweep solves it (solve_single_contact:
-    // the same block inverse and Algorithm 1), then the sweep resumed from that contact with it
+    // problem (G_ii and mu_i from the lanes' arrays, c~_i from the kernel) solved as the solver's
+    // sweep solves it (solve_single_contact_inverted with the staged M_ii, the solver's block
+    // inverse: Algorithm 1 with its bits), then the sweep resumed from that contact with it
     int from = 0;
     unsigned given = 0;
     for (;;) {
@@ -172,8 +173,13 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
           active &= ~bit;
           continue;
         }
-        const ContactProblem& p = worlds[w]->step_stepper().pending_rows().island(0).problem;
-        const SingleContactSolution sol = solve_single_contact(p.contact_block(from), ci, p.mu[from], *settings[w]);
+        const std::size_t r0 = 3 * static_cast<std::size_t>(from);
+        Mat3 Gi;
+        for (std::size_t k = 0; k < 3; ++k)
+          for (std::size_t r = 0; r < 3; ++r) Gi(static_cast<Index>(r), static_cast<Index>(k)) = G_[((r0 + k) * N + r0 + r) * W + l];
+        const Eigen::Map<const Mat3> M(ll_.data() + staged * l + 9 * static_cast<std::size_t>(from));
+        const SingleContactSolution sol =
+            solve_single_contact_inverted(Gi, M, ci, MU_[static_cast<std::size_t>(from) * W + l], *settings[w]);
         for (int k = 0; k < 3; ++k) slip_[static_cast<std::size_t>(k) * W + l] = sol.lambda[k];
         given |= bit;
       }
