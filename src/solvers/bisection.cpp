@@ -394,7 +394,9 @@ SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar 
 
 SingleContactSolution solve_single_contact_inverted(const Mat3& G, const Mat3& M, const Vec3& c, Scalar mu,
                                                     const BisectionSettings& settings) {
-  return solve_prepared(G, M, false, c, mu, settings);
+  // (a kernel as the solver's sweep: Algorithm 1 in the CPU's instruction set, the same bits)
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY { return solve_prepared(G, M, false, c, mu, settings); };
+  return detail::run_kernel(kernel_body);
 }
 
 void BisectionSolver::reserve_impl(Index max_rows) {
