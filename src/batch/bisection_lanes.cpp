@@ -39,36 +39,39 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     nc[w] = p.nc;
     take |= 1u << w;
   }
-  // the most common contact count, and the settings of its first World
-  Index n_contacts = 0;
-  int most = 0;
-  for (int w = 0; w < count; ++w) {
-    if (!(take & (1u << w))) continue;
-    int same = 0;
-    for (int v = 0; v < count; ++v) same += (take & (1u << v)) && nc[v] == nc[w];
-    if (same > most) most = same, n_contacts = nc[w];
-  }
-  if (most < 2) return 0;
+  // the group's settings (its first World's) and contact count (the largest: a World with fewer
+  // contacts is padded, below)
   const BisectionSettings* s = nullptr;
+  Index n_contacts = 0;
   for (int w = 0; w < count; ++w) {
     if (!(take & (1u << w))) continue;
-    if (nc[w] == n_contacts && s == nullptr) s = settings[w];
-    if (nc[w] != n_contacts || settings[w]->alpha != s->alpha || settings[w]->gamma != s->gamma ||
-        settings[w]->alpha_min != s->alpha_min)
+    if (s == nullptr) s = settings[w];
+    if (settings[w]->alpha != s->alpha || settings[w]->gamma != s->gamma || settings[w]->alpha_min != s->alpha_min)
       take &= ~(1u << w);
+    else
+      n_contacts = std::max(n_contacts, nc[w]);
   }
-  // the lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island (G, c and
-  // mu read where they are; M_ii and the warm start staged per World) by lanes_abi::gather; the
-  // checks of ContactSolver::solve
+  if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
+  // The lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island by
+  // lanes_abi::gather: G, c and mu read where they are; M_ii and the warm start staged per World;
+  // the checks of ContactSolver::solve. A World with nc < n_contacts contacts is padded to
+  // n_contacts with contacts that neither touch nor couple (its G, c and mu staged too): G_ii = I,
+  // G's other entries of their rows and columns 0, c = (0, 0, 1), mu = 1, M_ii = I, lambda = 0.
+  // Their rows come after the World's own, so the sweep sums its contacts' v_i in its order and
+  // then adds (+0) (+0) = +0 per padded row (a sum that starts at +0 is never -0, and x + (+0)
+  // = x for every other x): the same bits. A padded contact opens at every sweep (c~_z = 1),
+  // keeps lambda = +0 and adds the error term +0, which leaves the sweep's error (>= +0) as it is.
   const Index n = 3 * n_contacts;
-  const std::size_t W = static_cast<std::size_t>(width), N = static_cast<std::size_t>(n);
-  const std::size_t staged = 9 * static_cast<std::size_t>(n_contacts) + N;  // M_ii, then lambda
+  const std::size_t W = static_cast<std::size_t>(width), N = static_cast<std::size_t>(n),
+                    NC = static_cast<std::size_t>(n_contacts);
+  const std::size_t staged = 9 * NC + N + N * N + N + NC;  // M_ii, lambda, then G, c, mu if padded
   lanes_solve_grow(G_, N * N * W);
   lanes_solve_grow(C_, N * W);
-  lanes_solve_grow(MU_, static_cast<std::size_t>(n_contacts) * W);
-  lanes_solve_grow(MI_, 9 * static_cast<std::size_t>(n_contacts) * W);
+  lanes_solve_grow(MU_, NC * W);
+  lanes_solve_grow(MI_, 9 * NC * W);
   lanes_solve_grow(LAM_, N * W);
   lanes_solve_grow(ll_, staged * W);
+  lanes_solve_grow(slip_, 3 * W);
   const double *g[8], *c[8], *mu[8], *mi[8], *lam[8];
   for (int w = 0; w < count; ++w) {
     if (!(take & (1u << w))) continue;
@@ -76,13 +79,14 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     const IslandView isl = stepper.pending_rows().island(0);
     const ContactProblem& p = isl.problem;
     const VecX& lambda = stepper.solved_lambda();
+    const Index nw = p.nc, rows = 3 * nw;
     Scalar* const stage = ll_.data() + staged * static_cast<std::size_t>(w);
-    Scalar* const ll = stage + 9 * n_contacts;
-    for (Index a = 0; a < n; ++a) ll[a] = lambda[isl.global_row[a]];
-    const Eigen::Map<const VecX> ll_map(ll, n);
+    Scalar* const ll = stage + 9 * NC;
+    for (Index a = 0; a < rows; ++a) ll[a] = lambda[isl.global_row[a]];
+    const Eigen::Map<const VecX> ll_map(ll, rows);
     check_problem(p, ll_map);  // (throws as the World's own solve would)
-    bool ok = ll_map.allFinite() && p.G.outerStride() == n && problem_is_finite(p);
-    for (Index i = 0; ok && i < n_contacts; ++i) {
+    bool ok = ll_map.allFinite() && p.G.outerStride() == rows && problem_is_finite(p);
+    for (Index i = 0; ok && i < nw; ++i) {
       Eigen::Map<Mat3> M(stage + 9 * i);
       Mat3 Mi;
       ok = bisection_block_inverse(p.contact_block(i), settings[w]->regularization, Mi);
@@ -93,6 +97,22 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
       continue;
     }
     g[w] = p.G.data(), c[w] = p.c.data(), mu[w] = p.mu.data(), mi[w] = stage, lam[w] = ll;
+    if (nw == n_contacts) continue;
+    Scalar* const gp = ll + N;
+    Scalar* const cp = gp + N * N;
+    Scalar* const mp = cp + N;
+    std::fill(gp, gp + N * N, Scalar(0));
+    for (Index j = 0; j < rows; ++j) std::copy_n(p.G.data() + j * rows, rows, gp + j * n);
+    for (Index r = rows; r < n; ++r) gp[r * n + r] = 1;
+    std::copy_n(p.c.data(), rows, cp);
+    std::copy_n(p.mu.data(), nw, mp);
+    for (Index i = nw; i < n_contacts; ++i) {
+      cp[3 * i] = cp[3 * i + 1] = 0, cp[3 * i + 2] = 1;
+      mp[i] = 1;
+      ll[3 * i] = ll[3 * i + 1] = ll[3 * i + 2] = 0;
+      Eigen::Map<Mat3>(stage + 9 * i).setIdentity();
+    }
+    g[w] = gp, c[w] = cp, mu[w] = mp;
   }
   if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
   // lanes no World takes compute a copy of one that does (finite, not read)
@@ -132,31 +152,58 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
   Scalar alpha = s->alpha;
   Scalar err[8];
   for (Index it = 1; active != 0; ++it) {
-    const unsigned slip = sweep(static_cast<int>(n_contacts), G_.data(), C_.data(), MU_.data(), MI_.data(), alpha,
-                                LAM_.data(), err);
+    // the sweep, stopped at each contact at which a World in the lanes slips: its single-contact
+    // problem (G_ii and mu_i from the lanes' arrays, c~_i from the kernel) solved as the solver's
+    // sweep solves it (solve_single_contact_inverted with the staged M_ii, the solver's block
+    // inverse: Algorithm 1 with its bits), then the sweep resumed from that contact with it
+    int from = 0;
+    unsigned given = 0;
+    for (;;) {
+      unsigned slip = 0;
+      from = sweep(static_cast<int>(n_contacts), from, G_.data(), C_.data(), MU_.data(), MI_.data(), alpha,
+                   LAM_.data(), err, active, given, slip_.data(), &slip);
+      if (from == static_cast<int>(n_contacts)) break;
+      given = 0;
+      for (int w = 0; w < count; ++w) {
+        const unsigned bit = 1u << w;
+        if (!(slip & bit)) continue;
+        const std::size_t l = static_cast<std::size_t>(w);
+        const Vec3 ci(slip_[l], slip_[W + l], slip_[2 * W + l]);
+        if (from >= nc[w] || !ci.allFinite()) {  // (a padded contact touches only through a non-finite value)
+          active &= ~bit;
+          continue;
+        }
+        const std::size_t r0 = 3 * static_cast<std::size_t>(from);
+        Mat3 Gi;
+        for (std::size_t k = 0; k < 3; ++k)
+          for (std::size_t r = 0; r < 3; ++r) Gi(static_cast<Index>(r), static_cast<Index>(k)) = G_[((r0 + k) * N + r0 + r) * W + l];
+        const Eigen::Map<const Mat3> M(ll_.data() + staged * l + 9 * static_cast<std::size_t>(from));
+        const SingleContactSolution sol =
+            solve_single_contact_inverted(Gi, M, ci, MU_[static_cast<std::size_t>(from) * W + l], *settings[w]);
+        for (int k = 0; k < 3; ++k) slip_[static_cast<std::size_t>(k) * W + l] = sol.lambda[k];
+        given |= bit;
+      }
+    }
     alpha = s->alpha_min + s->gamma * (alpha - s->alpha_min);  // (Algorithm 2, line 12)
     for (int w = 0; w < count; ++w) {
       const unsigned bit = 1u << w;
       if (!(active & bit)) continue;
-      if (slip & bit) {
-        active &= ~bit;
-        continue;
-      }
       if (!monitors[w].stop(results[w], it, err[w])) {
         if (it + 1 >= end[w]) active &= ~bit;  // (the next sweep would be past the plain sweeps)
         continue;
       }
       active &= ~bit;
       if (results[w].status != SolverStatus::Converged || results[w].stalled) continue;
+      const Index rows = 3 * nc[w];
       Scalar* const ll = ll_.data() + staged * static_cast<std::size_t>(w);
       bool finite = true;
-      for (Index a = 0; a < n; ++a) {
+      for (Index a = 0; a < rows; ++a) {
         ll[a] = LAM_[static_cast<std::size_t>(a) * W + static_cast<std::size_t>(w)];
         finite = finite && std::isfinite(ll[a]);
       }
       if (!finite) continue;  // (ContactSolver::solve's NumericalIssue: the World's own solver says it)
       results[w].method = SolverMethod::Iteration;
-      worlds[w]->step_stepper().set_presolved(ll, n, results[w]);
+      worlds[w]->step_stepper().set_presolved(ll, rows, results[w]);
       solved |= bit;
     }
   }

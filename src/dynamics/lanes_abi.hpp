@@ -168,15 +168,20 @@ void velocity_update_w4(const int* pieces, int npieces, const int* dofs, const d
 void velocity_update_w8(const int* pieces, int npieces, const int* dofs, const double* Y, const double* LAM,
                         const double* Dinv, const double* L, const int* anc_begin, const int* anc, int nv,
                         const double* UF, double* R);
-// One sweep of the bisection solver over nc contacts with friction of W dense problems
-// (lanes_kernels.inc, bisection_sweep): returns the lanes that left the sweep's sticking and
-// opening cases (slip, or a non-finite c~), ERR the sweep's error per lane.
-unsigned bisection_sweep_w2(int nc, const double* G, const double* C, const double* MU, const double* MI, double alpha,
-                            double* LAM, double* ERR);
-unsigned bisection_sweep_w4(int nc, const double* G, const double* C, const double* MU, const double* MI, double alpha,
-                            double* LAM, double* ERR);
-unsigned bisection_sweep_w8(int nc, const double* G, const double* C, const double* MU, const double* MI, double alpha,
-                            double* LAM, double* ERR);
+// One sweep of the bisection solver over nc contacts with friction of W dense problems, from
+// contact `from` up to the first contact at which a lane of `care` slips (lanes_kernels.inc,
+// bisection_sweep): returns that contact (its lanes in *slip, their c~ in SLIP) or nc, ERR the
+// sweep's error per lane; resumed at that contact with the slipping lanes' lambda* in SLIP and
+// their bits in `given`.
+int bisection_sweep_w2(int nc, int from, const double* G, const double* C, const double* MU, const double* MI,
+                       double alpha, double* LAM, double* ERR, unsigned care, unsigned given, double* SLIP,
+                       unsigned* slip);
+int bisection_sweep_w4(int nc, int from, const double* G, const double* C, const double* MU, const double* MI,
+                       double alpha, double* LAM, double* ERR, unsigned care, unsigned given, double* SLIP,
+                       unsigned* slip);
+int bisection_sweep_w8(int nc, int from, const double* G, const double* C, const double* MU, const double* MI,
+                       double alpha, double* LAM, double* ERR, unsigned care, unsigned given, double* SLIP,
+                       unsigned* slip);
 // dst[e W + l] = src[l][e] for e < n and every lane l < W (W arrays into one lane array)
 void gather_w2(const double* const* src, int n, double* dst);
 void gather_w4(const double* const* src, int n, double* dst);

@@ -392,6 +392,13 @@ SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar 
   return solve_prepared(pc.G, pc.M, pc.locked, c, mu, settings);
 }
 
+SingleContactSolution solve_single_contact_inverted(const Mat3& G, const Mat3& M, const Vec3& c, Scalar mu,
+                                                    const BisectionSettings& settings) {
+  // (a kernel as the solver's sweep: Algorithm 1 in the CPU's instruction set, the same bits)
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY { return solve_prepared(G, M, false, c, mu, settings); };
+  return detail::run_kernel(kernel_body);
+}
+
 void BisectionSolver::reserve_impl(Index max_rows) {
   const Index max_contacts = max_rows / 3;
   G_ii_.resize(max_contacts);

@@ -398,11 +398,12 @@ TEST_CASE("DelassusLanes: the rows' Y, c and v- in lanes equal each World's own 
 // The contact solves of a group in lanes (BisectionLanes: the bisection solver's sweeps, one World
 // per lane, between World::begin_solve and solve_step) give each World the step of its own
 // integrate(ws) bit for bit (state, sweeps, residual): ANYmals on their feet in different states,
-// which stop after different sweep counts, some landing (i % 3 = 2: a contact slips, the World's
-// own solver takes it) (variant 0); the base tilted so that some Worlds stand on fewer feet (the
-// lanes take the most common contact count) and one lifted (no rows) (variant 1); on frictionless
-// ground, which the lanes leave to the Worlds (variant 2); with the active-set stage at sweep 2
-// (active_set_start 2: the lanes keep a World for its first sweep only) (variant 3).
+// which stop after different sweep counts, some landing (i % 3 = 2: a contact slips, solved in
+// the middle of the lanes' sweep by Algorithm 1 as the World's own sweep solves it) (variant 0);
+// the base tilted so that some Worlds stand on fewer feet (padded to the group's largest count)
+// and one lifted (no rows) (variant 1); on frictionless ground, which the lanes leave to the
+// Worlds (variant 2); with the active-set stage at sweep 2 (active_set_start 2: the lanes keep a
+// World for its first sweep only) (variant 3).
 TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bit", "[batch][lanes]") {
   const WorldDescription d = parse_world_file(kStandWorld);
   for (int width : widths()) {
@@ -441,8 +442,8 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
         for (int i = 0; i < width; ++i) {
           INFO("world " << i);
           const bool in_lanes = (taken >> i & 1u) != 0;
-          if (step == 0 && variant == 0 && !landing(i) && i < 4) CHECK(in_lanes);  // (Worlds 4-7 turn fast enough to slip)
-          if (variant == 2 || (step == 0 && landing(i)) || lifted(i)) CHECK(!in_lanes);
+          if (step == 0 && variant <= 1 && !lifted(i)) CHECK(in_lanes);  // (slipping, on fewer feet: in the lanes)
+          if (variant == 2 || lifted(i)) CHECK(!in_lanes);
           CHECK(worlds[i]->solve_step());
           const StepReport r = worlds[i]->end_step();
           CHECK(r.solver_iterations == expected[i].solver_iterations);
@@ -452,11 +453,10 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
           CHECK(worlds[i]->system(0).u() == copies[i]->system(0).u());
           if (in_lanes) {
             sweeps.push_back(r.solver_iterations);
-            CHECK(r.contacts == 4);
             if (variant == 3) CHECK(r.solver_iterations == 1);
           }
           if (variant == 3 && step == 0 && i == 1) CHECK(!in_lanes);  // (two sweeps: the second the stage's)
-          fewer_feet = fewer_feet || (r.contacts > 0 && r.contacts < 4);
+          fewer_feet = fewer_feet || (in_lanes && r.contacts > 0 && r.contacts < 4);
         }
         if (step > 0) continue;
         if (variant == 1 && width == 8) CHECK(fewer_feet);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include "impulse/dynamics/lanes.hpp"
 #include "impulse/tasks/locomotion.hpp"
@@ -44,5 +45,37 @@ TEST_CASE("LocomotionTask in SIMD lanes equals the environments stepped one by o
   for (int width = 2; width <= lanes_max_width(); width *= 2) {
     INFO("width " << width);
     CHECK(run(width, n, steps) == scalar);
+  }
+}
+
+// Random actions over the whole action range (+-action_clip, as an untrained policy's): the
+// robots stumble, land and fall, so a group's environments have different contact counts and
+// layouts, slipping feet and joints at their limits in the same step; the lanes give width 1's
+// observations and rewards bit for bit.
+TEST_CASE("LocomotionTask in SIMD lanes with random actions equals the environments stepped one by one", "[batch][lanes]") {
+  const Index n = 8, steps = 25;
+  const auto loco_random_run = [&](int width) {
+    LocomotionTask task(
+        tasks::load_locomotion_config(std::string(IMPULSE_SOURCE_DIR) + "/examples/configs/anymal.json"), n, 1);
+    task.set_lanes(width);
+    RowMatX obs(n, task.obs_size()), final_obs(n, task.obs_size()), actions(n, task.action_size());
+    VecX reward(n), ret(n), len(n);
+    BoolVec term(n), trunc(n);
+    RowMatX out(n, steps * (task.obs_size() + 1));
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<Scalar> uniform(-task.settings().action_clip, task.settings().action_clip);
+    task.reset(5, obs);
+    for (Index k = 0; k < steps; ++k) {
+      for (Index i = 0; i < actions.size(); ++i) actions.data()[i] = uniform(rng);
+      task.step(actions, obs, reward, term, trunc, final_obs, ret, len);
+      out.block(0, k * (task.obs_size() + 1), n, task.obs_size()) = obs;
+      out.col(k * (task.obs_size() + 1) + task.obs_size()) = reward;
+    }
+    return out;
+  };
+  const RowMatX scalar = loco_random_run(1);
+  for (int width = 2; width <= lanes_max_width(); width *= 2) {
+    INFO("width " << width);
+    CHECK(loco_random_run(width) == scalar);
   }
 }

@@ -8,20 +8,23 @@
 // World keeps its own stopping decision (its SweepMonitor, its sweep count) and leaves the lanes
 // when it stops; the relaxation factor decays the same in every lane, since all start together.
 //
-// What the lanes take is the solver's plain sweep and nothing else, and a World whose solve
-// would leave it is solved by its own solver from its warm start instead, World by World (the
-// lanes' work on it is dropped, nothing of it is kept): so every World gets exactly the bits of
-// its scalar solve. The lanes take a World's step when
+// What the lanes take is the solver's plain sweep with its single-contact cases, and a World
+// whose solve would leave it is solved by its own solver from its warm start instead, World by
+// World (the lanes' work on it is dropped, nothing of it is kept): so every World gets exactly
+// the bits of its scalar solve. The lanes take a World's step when
 //   - its contact solver is the bisection solver and its relaxation settings (alpha, gamma,
 //     alpha_min) are the group's;
 //   - its contact rows form one island, a dense G of nc >= 1 contacts, every one with friction
 //     (mu > 0), without joint-limit or joint-friction rows;
 //   - every diagonal block is well-conditioned (bisection_block_inverse: no regularization);
-// and keep it while every contact of every sweep opens or sticks (no slip: Algorithm 1 is a
-// search of its own), until it converges before the sweep at which Anderson mixing or the
-// active-set stage would begin (anderson_start, active_set_start). Groups of Worlds with
-// different contact counts run the most common count in the lanes. No allocation once the
-// buffers have grown to the largest group.
+// and keep it until it converges before the sweep at which Anderson mixing or the active-set
+// stage would begin (anderson_start, active_set_start). A contact that slips stops the lanes'
+// sweep at that contact: Algorithm 1 solves it for each World whose contact it is
+// (solve_single_contact_inverted, the solver's own search), and the sweep resumes from that
+// contact with its impulse. Worlds with fewer contacts than the group's largest count are padded
+// with contacts that neither touch nor couple, after their own (bisection_lanes.cpp: their
+// impulses and error terms are +0 and leave the World's own bits as they are). No allocation
+// once the buffers have grown to the largest group.
 #pragma once
 #include <vector>
 
@@ -42,7 +45,7 @@ class BisectionLanes {
   unsigned solve(World* const* worlds, unsigned begun, int count, int width);
 
  private:
-  std::vector<Scalar> G_, C_, MU_, MI_, LAM_, ll_;
+  std::vector<Scalar> G_, C_, MU_, MI_, LAM_, ll_, slip_;
 };
 
 }  // namespace impulse::batch

@@ -118,6 +118,11 @@ struct SingleContactSolution {
 SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar mu,
                                            const BisectionSettings& settings = BisectionSettings());
 
+// solve_single_contact for a block G that bisection_block_inverse inverted into M (as the solver
+// prepares it): the same bits, without inverting G again.
+SingleContactSolution solve_single_contact_inverted(const Mat3& G, const Mat3& M, const Vec3& c, Scalar mu,
+                                                    const BisectionSettings& settings = BisectionSettings());
+
 // The inverse M = G^-1 the solver prepares for a contact block G that is well-conditioned
 // (det G >= 1e-6 tr(G)^3, regularization < 1e-6: no regularization applies), the same bits; false
 // for any other block (regularized or locked through its eigen decomposition instead).
