@@ -539,12 +539,15 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
   grow_vec(one_row_, nc_, static_cast<unsigned char>(0));
   grow_vec(group_pieces_, 2 * (nc_ + max_limits), Index(-1));
 
+  // the contact frames first, in a loop of their own: each frame's square root and divisions are
+  // independent of the others', so their latencies overlap here; inside the rows' loop below,
+  // each contact waited for its own (a pile's step: 510 contacts, 4 % of its time, perf)
+  for (Index i = 0; i < nc_; ++i) frames_[static_cast<std::size_t>(i)] = contact_frame_from_normal(contacts[i].normal);
   // contact rows: J_i = C_i^T (J_A(p) - J_B(p)), one piece per dynamic side; Y = L^-T J^T on the
   // side's path, c = J u_free and v- = J u accumulated on it
   for (Index i = 0; i < nc_; ++i) {
     const Contact& ct = contacts[i];
-    const Mat3 C = contact_frame_from_normal(ct.normal);
-    frames_[static_cast<std::size_t>(i)] = C;
+    const Mat3& C = frames_[static_cast<std::size_t>(i)];
     height_[static_cast<std::size_t>(i)] = ct.position.dot(gravity_up_);
     mu_[i] = ct.mu;
     arrays_.depth[3 * i + 2] = ct.depth;
@@ -821,7 +824,9 @@ void DelassusAssembler::build_islands(Index nsys) {
       Index pi = group_pieces_[static_cast<std::size_t>(2 * g)];
       if (pi < 0) pi = group_pieces_[static_cast<std::size_t>(2 * g + 1)];
       if (pi < 0) continue;
-      const Index k = sys_island_[static_cast<std::size_t>(find(piece_system(pi)))];
+      // (a contact's island is known from the count above: no union-find walk for it)
+      const Index k = g < nc_ ? contact_island_[static_cast<std::size_t>(g)]
+                              : sys_island_[static_cast<std::size_t>(find(piece_system(pi)))];
       Island& isl = islands_[static_cast<std::size_t>(k)];
       const Index j = cursor_[static_cast<std::size_t>(k)]++;  // local group
       const Index lrow = g < nc_ ? 3 * j : 3 * isl.nc + (j - isl.nc);

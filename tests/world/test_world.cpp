@@ -668,6 +668,27 @@ TEST_CASE("World::set_gravity sets the systems' gravity and never writes their M
   CHECK(a.potential_energy() == Approx(-1.0 * Vec3(1.0, 0, -2.0).dot(x)).epsilon(1e-12));
 }
 
+TEST_CASE("free bodies of one description share one Model; set_body_inertia gives one its own", "[world]") {
+  World w;
+  ArticulatedSystem& a = w.add_sphere("ball", 0.1, 1.0);
+  ArticulatedSystem& b = w.add_sphere("ball", 0.1, 1.0);
+  const ArticulatedSystem& other_radius = w.add_sphere("ball", 0.12, 1.0);
+  const ArticulatedSystem& other_mass = w.add_sphere("ball", 0.1, 2.0);
+  const ArticulatedSystem& box = w.add_box("ball", Vec3(0.1, 0.1, 0.1), 1.0);
+  CHECK(a.shared_model().get() == b.shared_model().get());
+  CHECK(other_radius.shared_model().get() != a.shared_model().get());
+  CHECK(other_mass.shared_model().get() != a.shared_model().get());
+  CHECK(box.shared_model().get() != a.shared_model().get());
+  CHECK(a.name() != b.name());  // (the systems' names stay unique)
+  // a change to one body's Model is copy on write: the other keeps the shared one
+  const Model* before = a.shared_model().get();
+  w.set_body_inertia(1, 0, Inertia(3.0, Vec3::Zero(), (0.012 * Mat3::Identity()).eval()));
+  CHECK(a.shared_model().get() == before);
+  CHECK(b.shared_model().get() != before);
+  CHECK(a.model().inertia[0].m == 1.0);
+  CHECK(b.model().inertia[0].m == 3.0);
+}
+
 TEST_CASE("robots loaded from one description share one Model and step as separate copies do", "[world]") {
   World shared, copies;
   for (World* w : {&shared, &copies}) {
