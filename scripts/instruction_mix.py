@@ -4,8 +4,8 @@
 Runs an impulse command under callgrind (per-instruction counts, collected inside
 World::integrate only), disassembles the binary with objdump, and sums per stage of the step:
 executed instructions, floating-point arithmetic instructions (add, sub, mul, div, sqrt, min, max,
-fused multiply-add; scalar or packed), the flops they perform (a packed SSE2 instruction counts 2,
-an FMA 2 per lane), instructions with a memory operand (loads and stores; not lea) and branches, each per
+fused multiply-add; scalar or packed), the flops they perform (a packed instruction counts one a
+lane: 2 on xmm, 4 on ymm, 8 on zmm registers; an FMA 2 a lane), instructions with a memory operand (loads and stores; not lea) and branches, each per
 step. A function goes to a stage by its name (the table STAGES below; inlined code counts where it
 was inlined), so the split is close, not exact.
 
@@ -53,12 +53,13 @@ def main(argv=None) -> int:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", a.binary], check=True, capture_output=True,
                              text=True).stdout
-        opcode, memory = {}, set()
+        opcode, memory, width = {}, set(), {}
         for line in dis.splitlines():
             m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
             if m:
                 addr = int(m.group(1), 16)
                 opcode[addr] = m.group(2)
+                width[addr] = 8 if "%zmm" in m.group(3) else 4 if "%ymm" in m.group(3) else 2
                 if "(" in m.group(3) and not m.group(2).startswith(("lea", "nop")):
                     memory.add(addr)
         cost: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
                     c = cost[fn]
                     c["ir"] += ir
                     if FP.match(op):
-                        lanes = 2 if op.endswith("pd") else 1
+                        lanes = width.get(addr, 2) if op.endswith("pd") else 1
                         c["fp"] += ir
                         c["flop"] += ir * lanes * (2 if "fm" in op or "fnm" in op else 1)
                     if addr in memory:
