@@ -409,7 +409,6 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
   for (int width : widths()) {
     for (int variant = 0; variant < 4; ++variant) {
       INFO("width " << width << ", variant " << variant);
-      auto landing = [&](int i) { return variant == 0 && i % 3 == 2; };
       auto lifted = [&](int i) { return variant == 1 && i == 2; };
       LanesGroupFixture g = lanes_group_fixture(d, width, [&](int i, World& w, VecX& q, VecX& u) {
         if (variant == 2) w.set_default_material(0, 0);
