@@ -403,11 +403,13 @@ TEST_CASE("DelassusLanes: the rows' Y, c and v- in lanes equal each World's own 
 // the base tilted so that some Worlds stand on fewer feet (padded to the group's largest count)
 // and one lifted (no rows) (variant 1); on frictionless ground, which the lanes leave to the
 // Worlds (variant 2); with the active-set stage at sweep 2 (active_set_start 2: the lanes keep a
-// World for its first sweep only) (variant 3).
+// World for its first sweep only) (variant 3); every World landing with its base sliding sideways,
+// so that the feet of several Worlds slip at the same contact (variant 4); the same with the
+// paper's energy minimum as the slip model (SlipModel::MinimumEnergy) (variant 5).
 TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bit", "[batch][lanes]") {
   const WorldDescription d = parse_world_file(kStandWorld);
   for (int width : widths()) {
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 6; ++variant) {
       INFO("width " << width << ", variant " << variant);
       auto lifted = [&](int i) { return variant == 1 && i == 2; };
       LanesGroupFixture g = lanes_group_fixture(d, width, [&](int i, World& w, VecX& q, VecX& u) {
@@ -415,6 +417,8 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
         if (variant == 3) dynamic_cast<BisectionSolver&>(w.contact_solver()).settings().active_set_start = 2;
         if (variant == 0 || variant == 3) u[2] = -0.05 * (i % 3);
         if (variant == 1) q[4 + i % 3] += 0.002 * i, q.segment<4>(3).normalize();
+        if (variant >= 4) u[1] = 0.3 + 0.05 * i, u[2] = -0.08 - 0.01 * i;
+        if (variant == 5) dynamic_cast<BisectionSolver&>(w.contact_solver()).settings().slip_model = SlipModel::MinimumEnergy;
         if (lifted(i)) q[2] += 0.5;
       });
       auto &worlds = g.worlds, &copies = g.copies;
@@ -441,7 +445,7 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
         for (int i = 0; i < width; ++i) {
           INFO("world " << i);
           const bool in_lanes = (taken >> i & 1u) != 0;
-          if (step == 0 && variant <= 1 && !lifted(i)) CHECK(in_lanes);  // (slipping, on fewer feet: in the lanes)
+          if (step == 0 && (variant <= 1 || variant >= 4) && !lifted(i)) CHECK(in_lanes);  // (slipping, on fewer feet: in the lanes)
           if (variant == 2 || lifted(i)) CHECK(!in_lanes);
           CHECK(worlds[i]->solve_step());
           const StepReport r = worlds[i]->end_step();
