@@ -1074,9 +1074,12 @@ void DelassusAssembler::prefetch_step() const {
   const Index n = 3 * nc_ + nl_ + nf_;
   // (the assembler object itself is its owner's: World::prefetch)
   arrays_.prefetch(n);
-  for (const VecX* v : {&lc_, &ltarget_, &lbounce_, &lposition_, &lbox_}) prefetch_head(*v, n);
   prefetch_head(mu_, nc_);
-  prefetch_head(lmu_, nc_);
+  if (!identity_layout_) {  // (the islands' gathered copies; one island of the global layout, the
+                            // last step's, is read in place by island())
+    for (const VecX* v : {&lc_, &ltarget_, &lbounce_, &lposition_, &lbox_}) prefetch_head(*v, n);
+    prefetch_head(lmu_, nc_);
+  }
   prefetch_head(frames_, nc_);
   prefetch_head(height_, nc_);
   prefetch_head(order_, nc_);

@@ -277,8 +277,8 @@ ArticulatedSystem& World::add_free_body(const std::string& name, ShapeType type,
   o.name = name;
   o.filter = filter;
   // (through the shared-Model lookup: the balls of a pile hold one Model, whose arrays then stay
-  // in the cache for all of them, as for robots of one kind; a body's Model read per contact side
-  // and per body was a cache miss each, 216 Models apart)
+  // in the cache for all of them, as for robots of one kind; the Model is read per contact side
+  // and per body, and one Model per ball would miss the cache at each read)
   return add_articulated_system(b.finalize(), o);
 }
 
