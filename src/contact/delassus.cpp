@@ -9,6 +9,7 @@
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "../core/isa_dispatch.hpp"
+#include "../dynamics/floating_root_columns.hpp"
 
 namespace impulse {
 
@@ -481,7 +482,13 @@ IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const 
   Scalar* S = self_.data() + 9 * (&p - pieces_.data());
   const bool free_body = m.is_free_body();
   if (p.normal_only) {  // the normal row (Y's row 2; rows 0 and 1 zero), the same operations as below
-    p.len = point_jacobian_branch_row(m, d, body, point, R, dofs, Y);
+    // (a free body's path is its six root columns: point_jacobian_branch_row's code, inlined)
+    if (free_body) {
+      detail::floating_root_columns<true>(d.J.data(), point, R, dofs, Y);
+      p.len = 6;
+    } else {
+      p.len = point_jacobian_branch_row(m, d, body, point, R, dofs, Y);
+    }
     if (p.len == 6) {
       accumulate_velocities<6, true>(Y, dofs, p.len, uf, u, c, v);
       if (free_body) {
@@ -500,7 +507,12 @@ IMPULSE_KERNEL_BODY inline void DelassusAssembler::contact_side(Piece& p, const 
     }
     return;
   }
-  p.len = point_jacobian_branch(m, d, body, point, R, dofs, Y);
+  if (free_body) {
+    detail::floating_root_columns<false>(d.J.data(), point, R, dofs, Y);
+    p.len = 6;
+  } else {
+    p.len = point_jacobian_branch(m, d, body, point, R, dofs, Y);
+  }
   if (p.len == 6) {  // a free body (unrolled)
     accumulate_velocities<6>(Y, dofs, p.len, uf, u, c, v);
     if (free_body) {
@@ -643,7 +655,7 @@ void DelassusAssembler::assemble_rows(const std::vector<SystemView>& systems, co
       if (s < 0 || body < 0) continue;
       const Model& m = *systems[s].model;
       const Data& d = *systems[s].data;
-      if (branch_last_dof(m, body) < 0) continue;  // welded to the world: no dofs, zero rows
+      if (!m.is_free_body() && branch_last_dof(m, body) < 0) continue;  // welded to the world: no dofs, zero rows
       group_pieces_[static_cast<std::size_t>(2 * i + side)] = static_cast<Index>(pieces_.size());
       Piece& p = add_piece(s, 3 * i, 3);
       p.group = i;
