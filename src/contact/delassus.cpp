@@ -422,7 +422,7 @@ DelassusAssembler::Piece& DelassusAssembler::add_piece(Index system, Index row, 
     DY_.conservativeResize(Y_.size());
   }
   if (self_.size() < 9 * (static_cast<Index>(pieces_.size()) + 1))
-    self_.conservativeResize(std::max<Index>({9 * (static_cast<Index>(pieces_.size()) + 1), 2 * self_.size(), 9 * kFirstSize}));
+    self_.conservativeResize(std::max<Index>({9 * (static_cast<Index>(pieces_.size()) + 1), 2 * static_cast<Index>(self_.size()), 9 * kFirstSize}));
   sys_pieces_[static_cast<std::size_t>(system)].push_back(static_cast<Index>(pieces_.size()));
   pieces_.push_back(p);
   return pieces_.back();
