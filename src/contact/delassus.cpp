@@ -88,7 +88,8 @@ void solve_LT_path(const Data& d, const Index* dofs, Index len_, Scalar* Y, cons
 // subtractions in the same order (t down, j up; the scatter form skips exactly the zero
 // entries): the same bits. A sphere's or a box's factor has 0-3 such entries of 15 (its mass
 // block is m 1, and it couples with the rotation only through an offset centre of mass), so
-// most of the scatter form's loads and tests go (7 % of a settled 216-sphere pile's step).
+// most of the scatter form's loads and tests are skipped (the scatter form on every contact
+// side: 3.6 % of the instructions of a settled 216-sphere pile's step, callgrind).
 template <int NR>
 void solve_LT_free_body(const Scalar* La, unsigned mask, Scalar* Y) {
 #pragma GCC unroll 5
