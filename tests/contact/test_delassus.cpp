@@ -11,6 +11,7 @@
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
 #include "impulse/dynamics/crba.hpp"
+#include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/jacobian.hpp"
 #include "impulse/dynamics/ltdl.hpp"
 #include "impulse/model/model_builder.hpp"
@@ -749,4 +750,113 @@ TEST_CASE("DelassusProduct's normal rows of a frictionless problem: the bits of 
     }
   }
   CHECK(checked > 40);
+}
+
+TEST_CASE("free bodies' contact sides and velocity update equal the dense J M^-1 J^T", "[contact][islands]") {
+  // The assembler's free-body paths (a contact side's six root columns inline, L^-T over the
+  // factor's nonzero entries only, its product with itself made with D^-1 Y, the fixed-size
+  // velocity update) against the dense oracle: free bodies whose factor L is full (an offset
+  // centre of mass, a full rotational inertia) and balls (centre of mass at the origin, L zero
+  // outside the rotation block), their Data as the stepper makes it (the closed-form dynamics),
+  // in random contacts with each other and the ground; three-row and one-row contacts, factored
+  // and dense storage.
+  Mat3 I_full;
+  I_full << 0.30, 0.02, -0.04, 0.02, 0.25, 0.03, -0.04, 0.03, 0.20;
+  ModelBuilder bb("lumpy");
+  bb.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "lumpy",
+              Inertia(1.5, Vec3(0.03, -0.02, 0.05), I_full));
+  const Model lumpy = bb.finalize();
+  ModelBuilder bs("ball");
+  bs.add_body(-1, "root", JointType::Floating, SE3(), Vec3::Zero(), {}, "ball",
+              Inertia(1.0, Vec3::Zero(), 0.004 * Mat3::Identity()));
+  const Model ball = bs.finalize();
+  Index checked = 0;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::unique_ptr<Sys>> sys;
+    for (int i = 0; i < 6; ++i) sys.push_back(std::make_unique<Sys>(i % 2 == 0 ? lumpy : ball, rng));
+    for (auto& sp : sys) {  // the stepper's Data of a free body: closed-form M, J, then the factor
+      compute_free_body_dynamics(*sp->model, sp->data, sp->q, sp->u);
+      sp->M = sp->data.M;
+      REQUIRE(ltdl_factor(*sp->model, sp->data));
+    }
+    // (the lumpy body's factor is nearly full, the ball's zero outside its rotation block: both
+    // kinds of L^-T solve run)
+    Index lumpy_nonzero = 0, ball_nonzero = 0;
+    for (Index a = 0; a < 15; ++a) {
+      lumpy_nonzero += sys[0]->data.L_anc[a] != 0;
+      ball_nonzero += sys[1]->data.L_anc[a] != 0;
+    }
+    CHECK(lumpy_nonzero >= 12);
+    CHECK(ball_nonzero <= 3);
+    const Index ns = static_cast<Index>(sys.size()), ground = ns;
+    std::vector<Index> object_system;
+    for (Index s = 0; s < ns; ++s) object_system.push_back(s);
+    object_system.push_back(-1);
+    ContactSet set(32);
+    std::normal_distribution<Scalar> nd(0, 1);
+    std::uniform_int_distribution<Index> pick(0, ns);
+    for (int i = 0; i < 16; ++i) {
+      Index oa = pick(rng), ob = pick(rng);
+      if (oa == ground) std::swap(oa, ob);
+      if (oa == ground || oa == ob) continue;
+      const Vec3 n = test::draw3(nd, rng);
+      const Vec3 p = test::draw3(nd, rng);
+      Contact* c = add_contact(set, oa, 0, ob, ob == ground ? -1 : 0, p, n);
+      if (i % 2 == 0) c->mu = 0;
+    }
+    std::vector<SystemView> views;
+    std::vector<const Model*> models;
+    std::vector<const Sys*> ptrs;
+    for (const auto& sp : sys) views.push_back(sp->view()), models.push_back(sp->model), ptrs.push_back(sp.get());
+    DelassusSettings st;
+    st.erp = 0;
+    for (const bool one_row : {false, true}) {
+      for (const Index dense_limit : {Index(0), Index(1) << 30}) {
+        DelassusAssembler asmb;
+        asmb.reserve(models);
+        asmb.set_dense_limit(dense_limit);
+        asmb.set_one_row_frictionless(one_row);
+        assemble_with_targets(asmb, views, object_system, set, 1e-3, st);
+        INFO("seed " << seed << ", one row " << one_row << ", dense limit " << dense_limit);
+        std::vector<MatX> J = dense_jacobians(asmb, ptrs, object_system, set);
+        const Index n = asmb.num_rows();
+        auto tangent = [&](Index r) { return r < 3 * set.size() && r % 3 != 2 && asmb.one_row(r / 3); };
+        for (MatX& Js : J) {  // a one-row contact's tangent rows are zero (contact/delassus.hpp)
+          for (Index r = 0; r < n; ++r)
+            if (tangent(r)) Js.row(r).setZero();
+        }
+        MatX G = MatX::Zero(n, n);
+        VecX c = VecX::Zero(n);
+        for (std::size_t s = 0; s < sys.size(); ++s) {
+          G += J[s] * sys[s]->M.llt().solve(J[s].transpose());
+          c += J[s] * sys[s]->u_free;
+        }
+        const ContactProblem prob = asmb.problem();
+        CHECK_ALL_CLOSE(MatX(prob.G), G, 1e-12, 1e-12);
+        CHECK_ALL_CLOSE(VecX(prob.c), c, 1e-12, 1e-12);
+        // the diagonal blocks the solvers invert (a factored island's are assembled on their own)
+        for (Index k = 0; k < asmb.num_islands(); ++k) {
+          const IslandView isl = asmb.island(k);
+          for (Index i = 0; i < isl.problem.nc; ++i) {
+            Mat3 expected;
+            for (int a = 0; a < 3; ++a)
+              for (int b = 0; b < 3; ++b) expected(a, b) = G(isl.global_row[3 * i + a], isl.global_row[3 * i + b]);
+            CHECK_ALL_CLOSE(isl.problem.contact_block(i), expected, 1e-12, 1e-12);
+          }
+        }
+        VecX lambda = VecX::NullaryExpr(n, [&]() { return nd(rng); });
+        for (Index r = 0; r < n; ++r)
+          if (tangent(r)) lambda[r] = 0;
+        std::vector<VecX> u_next(sys.size(), VecX::Zero(6));
+        asmb.apply(views, lambda, u_next);
+        for (std::size_t s = 0; s < sys.size(); ++s) {
+          const VecX expected = sys[s]->u_free + sys[s]->M.llt().solve(J[s].transpose() * lambda);
+          CHECK_ALL_CLOSE(u_next[s], expected, 1e-12, 1e-12);
+        }
+        checked += asmb.num_contacts();
+      }
+    }
+  }
+  CHECK(checked > 100);
 }

@@ -342,7 +342,7 @@ class DelassusAssembler {
   // (global group: contact i -> i, limit j -> nc + j); `lrow`: its first row in the island.
   // (normal_only: a contact side of a one-row frictionless contact, Y_ zero on its rows 0 and 1;
   // scaled: its D^-1 Y in DY_ already, made with Y while the system's Data was in cache: a free
-  // body's contact side)
+  // body's contact side; its product with itself in self_ too)
   // (deferred: its path work left to assemble_paths() or DelassusLanes; a contact side's point
   // and R = +-C^T in pr_, body its body)
   struct Piece {
@@ -354,6 +354,9 @@ class DelassusAssembler {
                    int side = 0);
   // a contact side's Y (its point Jacobian in the frame R, then L^-T), its terms of c and v-
   void grow_pr();
+  // the nonzero entries of free body s's factor L this step (bit a: L_anc[a] != 0), read once per
+  // body and step for the L^-T solves of its contact sides
+  unsigned free_body_mask(Index s, const Data& d);
   void contact_side(Piece& p, const Model& m, const Data& d, Index body, const Scalar* uf, const Scalar* u,
                     const Vec3& point, const Mat3& R, Vec3& c, Vec3& v);
   // A scalar joint with a finite position limit (from the Model, in reserve()).
@@ -408,6 +411,10 @@ class DelassusAssembler {
   std::vector<std::vector<Index>> sys_pieces_;  // per system: its pieces
   std::vector<Index> dofs_;                     // nv_max per piece: path of each piece
   VecX Y_;                                      // 3 nv_max per piece: Y of each piece
+  VecX self_;                                   // 9 per piece: a scaled piece's product with
+                                                // itself (its term of its group's diagonal block)
+  std::vector<unsigned> lmask_, lmask_stamp_;   // per system: free_body_mask, the step it is of
+  unsigned stamp_ = 0;                          // assemble_rows() calls (wraps around)
   std::vector<const Scalar*> path_rows_;        // nv_max: the path solve's rows of L (scratch)
   VecX r_;                                      // nv_max
 

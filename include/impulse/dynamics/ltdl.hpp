@@ -35,6 +35,19 @@ void ltdl_solve(const Model& model, const Data& data, MatXref X);
 void ltdl_solve_LT(const Model& model, const Data& data, MatXref X);
 // X <- L^-1 X (last half of the solve: L Y = X). M^-1 X = L^-1 (Dinv .* (L^-T X)).
 void ltdl_solve_L(const Model& model, const Data& data, MatXref X);
+// ltdl_solve_L for a factor that is one chain of 6 dofs (Data::dof_chain, nv = 6: a free body),
+// on 6 contiguous values: the general solve's operations in its order (the same bits), with the
+// chain's ancestor lists known (anc_begin[k] = k (k - 1) / 2, ancestors k-1, ..., 0). Inline, so
+// that a caller's instruction-set copy (core/isa_dispatch.hpp) includes it.
+inline void ltdl_solve_L_chain6(const Data& data, Scalar* x) {
+  const Scalar* La = data.L_anc.data();
+  for (int k = 1; k < 6; ++k) {
+    Scalar xk = x[k];
+    const Scalar* row = La + k * (k - 1) / 2;
+    for (int a = 0; a < k; ++a) xk -= row[a] * x[k - 1 - a];
+    x[k] = xk;
+  }
+}
 
 // x <- L^-T x for x supported on the branch of `body` (the dofs of body and its ancestors; all
 // other entries must be zero and stay zero). Visits only that branch.
