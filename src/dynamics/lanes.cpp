@@ -111,6 +111,7 @@ struct StepLanes::Impl {
   VecX q1, u1;  // width 1: the state
   VecX tau1, kp1, kd1, q_target1, u_target1;  // width 1: the drive
   VecX clamped1, tau_clamp1;                  // width 1: implicit_pd's clamps (1 or 0) and bounds
+  VecX m_diagonal1;                           // width 1: M's diagonal before implicit_pd's terms
   bool limited1 = false, again1 = false;      // width 1: the flags
 
   explicit Impl(const Model& model) : consts(model) {}
@@ -236,7 +237,9 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
                                static_cast<std::size_t>(nv), static_cast<std::size_t>(model.nq),
                                static_cast<std::size_t>(nv),
                                // implicit_pd's clamps, bounds and flags
-                               static_cast<std::size_t>(nv), static_cast<std::size_t>(nv), 2u};
+                               static_cast<std::size_t>(nv), static_cast<std::size_t>(nv), 2u,
+                               // M's diagonal before implicit_pd's terms
+                               static_cast<std::size_t>(nv)};
   constexpr int kArrays = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t total = 0, at[kArrays];
   for (int a = 0; a < kArrays; ++a) {
@@ -256,7 +259,7 @@ StepLanes::StepLanes(const Model& model, int width) : model_(model), width_(widt
   x.rhs = mem + at[16];
   s.tau = mem + at[17], s.kp = mem + at[18], s.kd = mem + at[19], s.q_target = mem + at[20], s.u_target = mem + at[21];
   x.tau = s.tau, x.kp = s.kp, x.kd = s.kd, x.q_target = s.q_target, x.u_target = s.u_target;
-  x.clamped = mem + at[22], x.tau_clamp = mem + at[23], x.flags = mem + at[24];
+  x.clamped = mem + at[22], x.tau_clamp = mem + at[23], x.flags = mem + at[24], x.M_diagonal = mem + at[25];
   s.dynamics = by_width(width, &lanes_abi::step_dynamics_w2, &lanes_abi::step_dynamics_w4, &lanes_abi::step_dynamics_w8);
   s.factor = by_width(width, &lanes_abi::ltdl_factor_w2, &lanes_abi::ltdl_factor_w4, &lanes_abi::ltdl_factor_w8);
   s.solve = by_width(width, &lanes_abi::ltdl_solve_w2, &lanes_abi::ltdl_solve_w4, &lanes_abi::ltdl_solve_w8);
@@ -334,6 +337,7 @@ void StepLanes::implicit_pd(Scalar dt) {
   const VecX &q = s.q1, &u = s.u1, &tau = s.tau1;
   VecX& rhs = s.rhs1;
   for (Index k = 0; k < m.nv; ++k) rhs[k] = (tau[k] - d.h[k]) - m.damping[k] * u[k];
+  s.m_diagonal1 = d.M.diagonal();
   s.clamped1.setZero();
   s.limited1 = false;
   for_each_scalar_actuator(m, u.data(), [&](Index k, Index iq, Scalar lo, Scalar hi) {
@@ -376,6 +380,25 @@ bool StepLanes::second_pass(int lane) const {
   return width_ == 1 ? impl_->again1 : impl_->x.flags[width_ + lane] != 0;
 }
 bool StepLanes::has_pd() const { return impl_->pd_done; }
+void StepLanes::mass_matrix(int lane, Data& data) const {
+  IMPULSE_ASSERT(lane >= 0 && lane < width_ && has_pd() && data.nv == model_.nv);
+  const Impl& s = *impl_;
+  const Index n = model_.nv;
+  const Data& c = s.consts;
+  // the entries ltdl_factor reads: the diagonal and M(i, k) for the ancestors i of k (i < k)
+  for (Index k = 0; k < n; ++k) {
+    if (width_ == 1) {
+      data.M(k, k) = s.m_diagonal1[k];
+      for (Index a = c.anc_begin[k]; a < c.anc_begin[k + 1]; ++a) data.M(c.anc[a], k) = c.M(c.anc[a], k);
+      continue;
+    }
+    data.M(k, k) = s.x.M_diagonal[k * width_ + lane];
+    for (Index a = c.anc_begin[k]; a < c.anc_begin[k + 1]; ++a) {
+      const Index i = c.anc[a];
+      data.M(i, k) = s.x.M[(i + k * n) * width_ + lane];
+    }
+  }
+}
 void StepLanes::compute() {
   Impl& s = *impl_;
   s.pd_done = false;

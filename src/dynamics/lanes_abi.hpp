@@ -74,6 +74,8 @@ struct LaneArrays {
   double* clamped = nullptr;    // nv
   double* tau_clamp = nullptr;  // nv (where clamped)
   double* flags = nullptr;      // 2
+  double* M_diagonal = nullptr;  // nv: M's diagonal before implicit_pd's terms (a second pass
+                                 // starts again from it and M's upper triangle)
 };
 
 // compute_step_dynamics (without external forces), for W = 2, 4, 8 worlds

@@ -56,6 +56,12 @@
 //     stopping rule, superlinear instead of linear convergence: 32.6 -> 11 Alg. 1 evaluations per
 //     slipping contact in `impulse bench solvers`. `BisectionSettings::illinois = false` gives the
 //     paper's plain bisection.
+//   * Coulomb slip model (below): the bracket is refined by Newton steps on f(theta) with its
+//     closed-form derivative (SlipSearch::coulomb_slope), safeguarded by the bracket (an
+//     Illinois point where a step would leave it), stopping when a step moves the impulse by
+//     less than bisection_tolerance |lambda|: 6.7 evaluations per slipping contact against
+//     the Illinois refinement's 12 on random 3x3 blocks (mu 0.8), the same impulse within
+//     1e-10 relative. `BisectionSettings::newton = false` gives the Illinois refinement.
 //   * Rank-deficient G_ii (footnote 2: "a 1D or 2D problem where the solution can be trivially
 //     obtained"): instead of special-casing 1D/2D, G_ii is regularized by eps * max_eig * I, which
 //     keeps every step finite and changes velocities by O(eps |G| |lambda|). If the normal row of
@@ -237,6 +243,25 @@ class SlipSearch {
     return v.dot(eta);
   }
 
+  // Coulomb: f and df/dtheta at p (valid), for the Newton steps of the bracket refinement. With
+  // t = (cos, sin), t_perp = (-sin, cos), D' = dD/dtheta, r' = -r D' / D (eq. 14):
+  //   d lambda_T / d theta = r' t + r t_perp,  d v_T / d theta = Mbar_T d lambda_T / d theta,
+  //   f' = -t . v_T + t_perp . d v_T / d theta.
+  // (`dl`: |d lambda_T / d theta|, which turns a step in theta into the impulse's move)
+  Scalar coulomb_slope(const ConicPoint& p, Scalar& f, Scalar& dl) const {
+    const Scalar cs = p.cs, sn = p.sn;
+    const Scalar vx = Mbar_(0, 0) * p.lambda.x() + Mbar_(0, 1) * p.lambda.y() + cbar_.x();
+    const Scalar vy = Mbar_(1, 0) * p.lambda.x() + Mbar_(1, 1) * p.lambda.y() + cbar_.y();
+    f = -vx * sn + vy * cs;
+    const Scalar D = G_(2, 2) / mu_ + G_(2, 0) * cs + G_(2, 1) * sn;
+    const Scalar dD = -G_(2, 0) * sn + G_(2, 1) * cs;
+    const Scalar dr = -p.r * dD / D;
+    const Scalar lx = dr * cs - p.r * sn, ly = dr * sn + p.r * cs;
+    const Scalar dvx = Mbar_(0, 0) * lx + Mbar_(0, 1) * ly, dvy = Mbar_(1, 0) * lx + Mbar_(1, 1) * ly;
+    dl = std::sqrt(lx * lx + ly * ly);
+    return -(vx * cs + vy * sn) + (-dvx * sn + dvy * cs);
+  }
+
   // Line of sight from lambda^{v=0} (corrected sign, see the header comment).
   bool in_sight(const ConicPoint& p) const {
     if (coulomb_) return true;
@@ -301,6 +326,38 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
   // lines 24-33: shrink the bracket [prev (gradient sign of D0), p (opposite sign)] on theta,
   // by bisection or by the Illinois variant of regula falsi (see the header comment)
   Scalar g_prev = search.gradient(prev), g_p = search.gradient(p);
+  if (s.newton && s.slip_model == SlipModel::Coulomb) {
+    // Newton steps on f(theta) from the end of the bracket with the smaller |f|, each kept in
+    // the bracket (the Illinois point where a step would leave it); the bracket shrinks with
+    // every point as below. When the Newton step from a point moves the impulse by less than
+    // the tolerance, its end is the answer: the convergence is quadratic near a simple zero, so
+    // that point is well inside the tolerance (it may lie just outside the bracket, whose end
+    // the point is, by round-off). A point off the valid arc (round-off at its ends) hands the
+    // bracket to the loop below.
+    ConicPoint x = std::abs(g_prev) < std::abs(g_p) ? prev : p;
+    for (Index k = 0; k < s.max_bisection_steps; ++k) {
+      Scalar fx, dl;
+      const Scalar df = search.coulomb_slope(x, fx, dl);
+      if (fx == 0) return x.lambda;
+      Scalar th = x.theta - fx / df;
+      ++steps;
+      if (std::abs(th - x.theta) * dl < s.bisection_tolerance * x.lambda.norm()) {
+        const ConicPoint y = search.at(th);
+        return y.valid ? y.lambda : x.lambda;
+      }
+      const Scalar lo = std::min(prev.theta, p.theta), hi = std::max(prev.theta, p.theta);
+      if (!(th > lo && th < hi)) {
+        const Scalar t = g_prev != g_p ? std::clamp(g_prev / (g_prev - g_p), Scalar(0.01), Scalar(0.99)) : Scalar(0.5);
+        th = prev.theta + t * (p.theta - prev.theta);
+      }
+      const ConicPoint y = search.at(th);
+      if (!y.valid) break;
+      const Scalar gy = search.gradient(y);
+      if (gy * D0 > 0) prev = y, g_prev = gy; else p = y, g_p = gy;
+      x = y;
+      if (gy == 0) return y.lambda;
+    }
+  }
   int last_kept = 0;  // Illinois: +1 when prev was kept by the last step, -1 when p was
   for (Index k = 0; k < s.max_bisection_steps; ++k) {
     if ((prev.lambda - p.lambda).norm() < s.bisection_tolerance * p.lambda.norm()) break;

@@ -114,7 +114,8 @@ inline bool first_clamps(const StepperSystem& s, Scalar dt, VecX& tau_clamp, std
 // free motion: contact impulses within the step still act through M~ on unclamped joints (the
 // reported torque, applied_torque(), is the end-of-step value, exact either way).
 void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vector& f_ext, bool has_f_ext, Data& d,
-                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped, LanesPending* lanes) {
+                    VecX& u_free, VecX& tau_clamp, std::vector<unsigned char>& clamped, VecX& m_diagonal,
+                    LanesPending* lanes) {
   const Model& m = s.model();
   const VecX& q = s.q();
   const VecX& u = s.u();
@@ -163,12 +164,20 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       rhs = Eigen::Map<const VecX>(from_lanes, m.nv);
     } else {
       // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
-      // kinematics pass; a later pass (same q, u) only needs M again, which ltdl_factor overwrote
-      // (a free body took the one-pass path above unless a lane computed it)
-      if (pass > 0) {
-        recompute_step_mass_matrix(m, d);
-      } else {
+      // kinematics pass; a later pass (same q, u) only needs M again: ltdl_factor reads M's
+      // diagonal and upper triangle and overwrites only the diagonal, so the first pass keeps the
+      // diagonal (a lane keeps it as well) and a later one puts it back, where the CRBA again
+      // took 2.5k instructions of a locomotion step under random actions (a free body took the
+      // one-pass path above unless a lane computed it)
+      if (pass == 0) {
         compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
+        if (limited) m_diagonal = d.M.diagonal();
+      } else if (!from_lanes) {
+        d.M.diagonal() = m_diagonal;
+      } else if (lane_pd) {
+        taken.lanes->mass_matrix(taken.lane, d);
+      } else {
+        recompute_step_mass_matrix(m, d);
       }
       // (StepLanes::implicit_pd repeats these operations in this order for a system in a lane)
       rhs = tau - d.h - m.damping.cwiseProduct(u);
@@ -380,7 +389,7 @@ void Stepper::prepare_rows(const std::vector<StepperSystem>& systems, CollisionW
     // (not for a free body: its closed form reads a few lines of a small Data, and the prefetch of
     // the general passes' arrays cost more than it saved in piles)
     if (i + 1 < systems.size() && !systems[i + 1].model_->is_free_body()) prefetch_system(systems[i + 1]);
-    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped, lanes_pending_);
+    dynamics_stage(s, st.dt, s.scratch_->rhs, s.state_->f_ext, s.state_->has_f_ext, *s.data_, s.scratch_->u_free, s.scratch_->tau_clamp, s.scratch_->clamped, s.scratch_->m_diagonal, lanes_pending_);
     const PositionUpdate pu = st.contact.position_update;
     const bool articulated = !s.model_->is_free_body();
     bool euler = pu == PositionUpdate::Euler || (s.state_->kp.array() != 0).any();

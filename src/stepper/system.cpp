@@ -42,6 +42,7 @@ SystemScratch::SystemScratch(const Model& model) {
   q_next.setZero(model.nq);
   rhs.setZero(model.nv);
   tau_clamp.setZero(model.nv);
+  m_diagonal.setZero(model.nv);
   clamped.assign(static_cast<std::size_t>(model.nv), 0);
 }
 

@@ -306,6 +306,40 @@ TEST_CASE("bisection (Coulomb) slips with friction opposite to the slip, as conv
   CHECK(worst_energy_model > 1e-2);  // the two models genuinely differ on coupled blocks
 }
 
+TEST_CASE("bisection (Coulomb): the Newton refinement finds the Illinois refinement's zero in fewer evaluations",
+          "[solvers][bisection]") {
+  // Two refinements of the same bracket on f(theta) (bisection.cpp): each ends within the
+  // tolerance of the zero, so they agree to it; Newton's closed-form slope converges
+  // quadratically, Illinois superlinearly. A wrong slope makes Newton's steps leave the bracket
+  // (Illinois points then) or converge linearly: more evaluations, or an end off the zero.
+  std::mt19937 rng(23);
+  BisectionSettings newton, illinois;
+  illinois.newton = false;
+  REQUIRE(newton.newton);
+  Index steps_newton = 0, steps_illinois = 0;
+  int slipping = 0;
+  Scalar worst = 0;
+  for (int seed = 0; seed < 3000; ++seed) {
+    const Mat3 G = random_delassus(rng, -1.5, 0.5);
+    const Vec3 c(test::uniform(rng, -1, 1), test::uniform(rng, -1, 1), test::uniform(rng, -1, 0));
+    const Scalar mu = test::uniform(rng, 0.2, 1.2);
+    if (!(G(2, 2) > mu * std::hypot(G(2, 0), G(2, 1)))) continue;  // (one Coulomb zero: an ellipse)
+    const SingleContactSolution a = solve_single_contact(G, c, mu, newton);
+    const SingleContactSolution b = solve_single_contact(G, c, mu, illinois);
+    REQUIRE(a.contact_case == b.contact_case);
+    if (a.contact_case != ContactCase::Slipping) continue;
+    ++slipping;
+    steps_newton += a.steps, steps_illinois += b.steps;
+    worst = std::max(worst, (a.lambda - b.lambda).norm() / b.lambda.norm());
+  }
+  WARN("Coulomb slip, " << slipping << " slipping blocks: Newton " << Scalar(steps_newton) / slipping
+                        << " evaluations each, Illinois " << Scalar(steps_illinois) / slipping
+                        << "; impulses apart by up to " << worst << " relative");
+  CHECK(slipping >= 500);
+  CHECK(worst < 3 * newton.bisection_tolerance);
+  CHECK(Scalar(steps_newton) < 0.7 * Scalar(steps_illinois));
+}
+
 TEST_CASE("project_to_cone is the Euclidean projection onto K_mu, mu = 0 included", "[solvers][cone]") {
   // Moreau's decomposition: lambda = P(lambda) + r with P(lambda) in K_mu, r in the polar cone
   // (|r_T| <= -r_z / mu; for mu = 0 r_z <= 0 and r_T free) and P(lambda) . r = 0

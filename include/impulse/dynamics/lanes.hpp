@@ -106,6 +106,10 @@ class StepLanes {
   bool has_pd() const;
   bool clamps(int lane, unsigned char* clamped, Scalar* tau_clamp) const;
   bool second_pass(int lane) const;
+  // After implicit_pd: lane `lane`'s mass matrix as step_dynamics computed it, before
+  // implicit_pd's terms, into data.M at the entries ltdl_factor reads (the diagonal and M(i, k)
+  // for the ancestors i of k), for a second pass without the CRBA again.
+  void mass_matrix(int lane, Data& data) const;
   // ltdl_solve (ltdl.hpp) of every lane's rhs with its factor (after factor()), in place: lane w
   // equals ltdl_solve(model, data_w, rhs_w) bit for bit. solution(lane) then points at lane
   // `lane`'s nv solved entries, contiguous.

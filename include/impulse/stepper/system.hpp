@@ -92,6 +92,7 @@ struct SystemScratch {
   VecX rhs;                           // the dynamics stage's right-hand side
   VecX tau_clamp;                     // per dof: the bound the actuator torque was clamped to
   std::vector<unsigned char> clamped; // per dof: 1 when clamped (explicit, no implicit PD)
+  VecX m_diagonal;                    // M's diagonal before the implicit terms (for a second pass)
 
   SystemScratch() = default;
   explicit SystemScratch(const Model& model);
