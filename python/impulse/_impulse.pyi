@@ -142,7 +142,7 @@ class BisectionSettings:
     bisection_tolerance: float  # > 0
     max_bisection_steps: int  # [1, 1e8]
     illinois: bool
-    newton: bool
+    slip_newton: bool
     regularization: float  # >= 0
     def __init__(self) -> None: ...
 # END generated: BisectionSettings

@@ -314,8 +314,8 @@ TEST_CASE("bisection (Coulomb): the Newton refinement finds the Illinois refinem
   // (Illinois points then) or converge linearly: more evaluations, or an end off the zero.
   std::mt19937 rng(23);
   BisectionSettings newton, illinois;
-  illinois.newton = false;
-  REQUIRE(newton.newton);
+  illinois.slip_newton = false;
+  REQUIRE(newton.slip_newton);
   Index steps_newton = 0, steps_illinois = 0;
   int slipping = 0;
   Scalar worst = 0;

@@ -93,7 +93,7 @@ struct BisectionSettings {
   bool illinois = true;
   // Coulomb slip model: refine the bracket by Newton steps on the slip function, each kept in the
   // bracket (not in the paper; see bisection.cpp). false: the refinement `illinois` chooses.
-  bool newton = true;
+  bool slip_newton = true;
 
   // Per-contact G_ii with smallest eigenvalue below regularization * largest eigenvalue is
   // treated as rank-deficient and replaced by G_ii + regularization * max_eig * I (not in paper).
