@@ -166,9 +166,9 @@ void dynamics_stage(const StepperSystem& s, Scalar dt, VecX& rhs, const Vec6Vect
       // h - sum J^T f_ext (RNEA with zero acceleration), M and the joint Jacobians from one
       // kinematics pass; a later pass (same q, u) only needs M again: ltdl_factor reads M's
       // diagonal and upper triangle and overwrites only the diagonal, so the first pass keeps the
-      // diagonal (a lane keeps it as well) and a later one puts it back, where the CRBA again
-      // took 2.5k instructions of a locomotion step under random actions (a free body took the
-      // one-pass path above unless a lane computed it)
+      // diagonal (a lane keeps it as well) and a later one puts it back instead of running the
+      // CRBA again (2.5k instructions of a locomotion step under random actions; a free body took
+      // the one-pass path above unless a lane computed it)
       if (pass == 0) {
         compute_step_dynamics(m, d, q, u, has_f_ext ? &f_ext : nullptr);
         if (limited) m_diagonal = d.M.diagonal();
