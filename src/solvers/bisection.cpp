@@ -327,6 +327,12 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
   // lines 24-33: shrink the bracket [prev (gradient sign of D0), p (opposite sign)] on theta,
   // by bisection or by the Illinois variant of regula falsi (see the header comment)
   Scalar g_prev = search.gradient(prev), g_p = search.gradient(p);
+  // the Illinois point's place in the bracket (regula falsi on the gradient values held, kept to
+  // [1 %, 99 %] of the bracket); the midpoint where they cannot place it
+  const auto falsi = [&] {
+    if (!(g_prev != g_p && std::isfinite(g_prev) && std::isfinite(g_p))) return Scalar(0.5);
+    return std::clamp(g_prev / (g_prev - g_p), Scalar(0.01), Scalar(0.99));
+  };
   if (s.slip_newton && s.slip_model == SlipModel::Coulomb) {
     // Newton steps on f(theta) from the end of the bracket with the smaller |f|, each kept in
     // the bracket (the Illinois point where a step would leave it); the bracket shrinks with
@@ -347,10 +353,7 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
         return y.valid ? y.lambda : x.lambda;
       }
       const Scalar lo = std::min(prev.theta, p.theta), hi = std::max(prev.theta, p.theta);
-      if (!(th > lo && th < hi)) {
-        const Scalar t = g_prev != g_p ? std::clamp(g_prev / (g_prev - g_p), Scalar(0.01), Scalar(0.99)) : Scalar(0.5);
-        th = prev.theta + t * (p.theta - prev.theta);
-      }
+      if (!(th > lo && th < hi)) th = prev.theta + falsi() * (p.theta - prev.theta);
       const ConicPoint y = search.at(th);
       if (!y.valid) break;
       const Scalar gy = search.gradient(y);
@@ -366,10 +369,7 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
     if (std::abs(p.theta - prev.theta) <= 4 * std::numeric_limits<Scalar>::epsilon() *
                                               std::max<Scalar>(1, std::abs(p.theta))) break;
     ++steps;
-    Scalar t = 0.5;
-    if (s.illinois && g_prev != g_p && std::isfinite(g_prev) && std::isfinite(g_p)) {
-      t = std::clamp(g_prev / (g_prev - g_p), Scalar(0.01), Scalar(0.99));
-    }
+    const Scalar t = s.illinois ? falsi() : Scalar(0.5);
     ConicPoint mid = search.at(prev.theta + t * (p.theta - prev.theta));
     if (!mid.valid && t != 0.5) mid = search.at(0.5 * (p.theta + prev.theta));
     if (!mid.valid) break;  // only by round-off at the ends of the valid arc
