@@ -35,6 +35,7 @@ VecWorld::VecWorld(const WorldDescription& description, Index num_worlds, int nu
   // worlds of one description share their Models), so that no step allocates
   for (auto& ws : workspaces_)
     for (const auto& w : worlds_) w->reserve_workspace(*ws);
+  reserve_lanes();
 }
 
 VecWorld::VecWorld(const World& prototype, Index num_worlds, int num_threads) : pool_(num_threads) {
@@ -53,6 +54,7 @@ VecWorld::VecWorld(const World& prototype, Index num_worlds, int num_threads) : 
   pool_.parallel_for(num_worlds - 1, [&](Index i) { worlds_[static_cast<std::size_t>(i + 1)] = prototype.clone(); });
   for (auto& ws : workspaces_)
     for (const auto& w : worlds_) w->reserve_workspace(*ws);
+  reserve_lanes();
 }
 
 std::unique_ptr<VecWorld> VecWorld::from_file(const std::string& path, Index num_worlds, int num_threads) {
@@ -97,7 +99,14 @@ void VecWorld::integrate(Index steps) {
 void VecWorld::set_lanes(int width) {
   const UseMarker::Scope in_use(use_, "VecWorld", "set_lanes");
   check_lanes_width(width, "VecWorld::set_lanes");
+  if (width == lanes_) return;
   lanes_ = width;
+  reserve_lanes();
+}
+
+void VecWorld::reserve_lanes() {
+  // every thread's lanes of this width made now (WorldLanes::reserve), not when it first takes a group
+  for (std::size_t t = 0; t < world_lanes_.size(); ++t) world_lanes_[t]->reserve(*worlds_.front(), lanes_, *workspaces_[t]);
 }
 
 void VecWorld::check_rows(const char* what, Index rows, Index cols, Index s, bool position) const {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "impulse/core/check.hpp"
+#include "impulse/core/error.hpp"
 #include "impulse/stepper/lanes_step.hpp"
 
 namespace impulse::batch {
@@ -26,6 +27,23 @@ StepWorkspace& WorldLanes::workspace(int w, StepWorkspace& ws) {
   if (w == 0) return ws;
   while (static_cast<int>(workspaces_.size()) < w) workspaces_.push_back(std::make_unique<StepWorkspace>());
   return *workspaces_[static_cast<std::size_t>(w - 1)];
+}
+
+void WorldLanes::reserve(const World& prototype, int width, StepWorkspace& ws) {
+  if (width <= 1) return;
+  std::unique_ptr<World> copies[8];
+  World* worlds[8];
+  StepReport report[8];
+  try {
+    for (int w = 0; w < width; ++w) {
+      copies[w] = prototype.clone();
+      worlds[w] = copies[w].get();
+      worlds[w]->reserve_workspace(workspace(w, ws));
+    }
+  } catch (const InvalidArgument&) {
+    return;
+  }
+  integrate(worlds, width, width, ws, report);
 }
 
 void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {

@@ -38,7 +38,13 @@ void DelassusLanes::signature(const DelassusAssembler& a, const std::vector<Syst
   std::size_t n = 3 + 6 * systems.size() + 2 * a.islands_.size() + 9 * a.pieces_.size();
   for (const DelassusAssembler::Piece& p : a.pieces_) n += static_cast<std::size_t>(p.len);
   for (std::size_t s = 0; s < systems.size(); ++s) n += a.sys_pieces_[s].size();
-  if (out.capacity() < n) out.reserve(std::max(n, 2 * out.capacity()));
+  if (out.capacity() < n) {
+    // (room for the largest layout the assembler holds without growing: a layout that needs no
+    // allocation there needs none here, whichever thread meets it first)
+    std::size_t room = 3 + 6 * systems.size() + 2 * a.islands_.capacity() + 9 * a.pieces_.capacity() + a.dofs_.capacity();
+    for (std::size_t s = 0; s < systems.size(); ++s) room += a.sys_pieces_[s].capacity();
+    out.reserve(std::max({n, 2 * out.capacity(), room}));
+  }
   out.resize(n);
   int* o = out.data();
   *o++ = static_cast<int>(a.nv_max_);
@@ -115,6 +121,8 @@ bool DelassusLanes::same_layout(const DelassusAssembler& x, const std::vector<Sy
 void DelassusLanes::build(const DelassusAssembler& a, const std::vector<SystemView>& systems) {
   signature(a, systems, sig_);
   if (sig_ == built_) return;
+  // (the two trade buffers: each keeps the other's room)
+  if (built_.capacity() < sig_.capacity()) built_.reserve(sig_.capacity());
   built_.swap(sig_);
   velocity_built_ = false;
   ops_.clear();

@@ -253,6 +253,7 @@ LocomotionTask::LocomotionTask(const LocomotionSettings& s, Index num_envs, int 
   pool_.parallel_for(num_envs - 1, [&](Index i) { make_env(i + 1); });
   // every thread's workspace: the robot Model's Data (the environments share it, or its topology)
   for (auto& ws : workspaces_) envs_.front()->world->reserve_workspace(*ws);
+  reserve_lanes();
 }
 
 LocomotionTask::~LocomotionTask() = default;
@@ -612,7 +613,16 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
 void LocomotionTask::set_lanes(int width) {
   const UseMarker::Scope in_use(use_, "LocomotionTask", "set_lanes");
   check_lanes_width(width, "LocomotionTask::set_lanes");
+  if (width == lanes_) return;
   lanes_ = width;
+  reserve_lanes();
+}
+
+void LocomotionTask::reserve_lanes() {
+  // every thread's lanes of this width made now (batch::WorldLanes::reserve), not when it first
+  // takes a group
+  for (std::size_t t = 0; t < world_lanes_.size(); ++t)
+    world_lanes_[t]->reserve(*envs_.front()->world, lanes_, *workspaces_[t]);
 }
 
 }  // namespace impulse::tasks

@@ -123,6 +123,7 @@ class VecWorld {
   void set_joint_values(const char* what, Index s, const RowMatXcref& values, void (World::*set)(Index, const VecX&));
   void check_frames(const char* what, Index s, const std::vector<Index>& ids, bool bodies, Index rows, Index cols,
                     Index per) const;
+  void reserve_lanes();
 
   ThreadPool pool_;
   std::vector<std::unique_ptr<World>> worlds_;

@@ -39,6 +39,13 @@ class WorldLanes {
   // made on first use and kept: no allocation in steady state.
   void integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report);
 
+  // Makes what a group of `width` Worlds like `prototype` uses on this object and on ws (the
+  // StepLanes, the group's workspaces, the rows' and the sweeps' buffers) by one step of `width`
+  // copies of it (discarded), as World::reserve_workspace does for one World: a thread pool hands
+  // out groups dynamically, and a thread that takes its first group late then allocates nothing.
+  // A World that cannot be cloned (custom solver) leaves them to first use.
+  void reserve(const World& prototype, int width, StepWorkspace& ws);
+
  private:
   StepLanes* lanes(const std::shared_ptr<const Model>& model, int width);
   StepWorkspace& workspace(int w, StepWorkspace& ws);

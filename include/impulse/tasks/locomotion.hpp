@@ -253,6 +253,7 @@ class LocomotionTask {
   void observe_privileged(const Env& e, Scalar* out) const;
   Scalar terrain_height(Scalar x, Scalar y) const;
   Scalar measure_standing_height(const std::shared_ptr<const Model>& model) const;
+  void reserve_lanes();
 
   LocomotionSettings settings_;
   ThreadPool pool_;
