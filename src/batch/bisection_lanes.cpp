@@ -178,8 +178,10 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
         for (std::size_t k = 0; k < 3; ++k)
           for (std::size_t r = 0; r < 3; ++r) Gi(static_cast<Index>(r), static_cast<Index>(k)) = G_[((r0 + k) * N + r0 + r) * W + l];
         const Eigen::Map<const Mat3> M(ll_.data() + staged * l + 9 * static_cast<std::size_t>(from));
+        // (the slip search's hint: the lane's present lambda_T of the contact, as the solver's sweep)
+        const Scalar hint[2] = {LAM_[r0 * W + l], LAM_[(r0 + 1) * W + l]};
         const SingleContactSolution sol =
-            solve_single_contact_inverted(Gi, M, ci, MU_[static_cast<std::size_t>(from) * W + l], *settings[w]);
+            solve_single_contact_inverted(Gi, M, ci, MU_[static_cast<std::size_t>(from) * W + l], *settings[w], hint);
         for (int k = 0; k < 3; ++k) slip_[static_cast<std::size_t>(k) * W + l] = sol.lambda[k];
         given |= bit;
       }

@@ -216,10 +216,16 @@ class SlipSearch {
   }
 
   ConicPoint at(Scalar theta) const {
-    ConicPoint p;
-    p.theta = theta;
     Scalar cs, sn;
     sincos(theta, sn, cs);
+    return at(theta, cs, sn);
+  }
+
+  // The point in the direction (cs, sn), labelled theta (the hinted search below counts its
+  // angle from the hint's direction, whose angle it never computes).
+  ConicPoint at(Scalar theta, Scalar cs, Scalar sn) const {
+    ConicPoint p;
+    p.theta = theta;
     p.cs = cs;
     p.sn = sn;
     // eq. 14: r = -c_z / (G_zz / mu + G_zx cos + G_zy sin)
@@ -263,6 +269,13 @@ class SlipSearch {
     return -(vx * cs + vy * sn) + (-dvx * sn + dvy * cs);
   }
 
+  // Coulomb: whether lambda_T opposes the tangential velocity it leaves (the maximum-dissipation
+  // side of f = 0; the zero on the other side has v_T along lambda_T).
+  bool dissipative(const ConicPoint& p) const {
+    const Vec3 v = Mbar_ * p.lambda.head<2>() + cbar_;
+    return v.x() * p.cs + v.y() * p.sn <= 0;
+  }
+
   // Line of sight from lambda^{v=0} (corrected sign, see the header comment).
   bool in_sight(const ConicPoint& p) const {
     if (coulomb_) return true;
@@ -280,10 +293,58 @@ class SlipSearch {
   Vec3 cbar_;
 };
 
-// Algorithm 1. Returns the impulse; `steps` counts stepping + bisection evaluations.
+// Coulomb: Newton steps on f from the direction of a hint (a tangential impulse near the
+// answer: the sweep's present lambda_T of the contact, which from the second sweep on is close to
+// the last sweep's answer), without a bracket. Each step is bounded (|d theta| <= 0.5) and the
+// point must stay on the valid arc; the stop is the bracketed search's (the Newton step moves the
+// impulse by less than the tolerance), and the point must lie on the dissipative side (a zero of
+// f with v_T along lambda_T is not Coulomb's). True with `out` set when it finds the answer so;
+// otherwise Algorithm 1 runs as without a hint.
+bool hinted_slip(const SlipSearch& search, Scalar hx, Scalar hy, const BisectionSettings& s, Index& steps,
+                 Vec3& out) {
+  const Scalar hn = std::sqrt(hx * hx + hy * hy);
+  if (!(hn > 0) || !std::isfinite(hn)) return false;
+  const Scalar ch = hx / hn, sh = hy / hn;
+  // the point at angle delta from the hint's direction (cos and sin by the angle-sum formulas)
+  const auto at = [&](Scalar delta) {
+    Scalar cd, sd;
+    sincos(delta, sd, cd);
+    return search.at(delta, ch * cd - sh * sd, sh * cd + ch * sd);
+  };
+  ConicPoint x = search.at(0, ch, sh);
+  constexpr int kSteps = 6;
+  for (int k = 0; k < kSteps && x.valid; ++k) {
+    Scalar fx, dl;
+    const Scalar df = search.coulomb_slope(x, fx, dl);
+    ++steps;
+    if (fx == 0) {
+      if (!search.dissipative(x)) return false;
+      out = x.lambda;
+      return true;
+    }
+    const Scalar step = -fx / df;
+    if (!(std::abs(step) <= 0.5)) return false;  // (also a non-finite step)
+    const ConicPoint y = at(x.theta + step);
+    if (std::abs(step) * dl < s.bisection_tolerance * x.lambda.norm()) {
+      const ConicPoint& z = y.valid ? y : x;
+      if (!search.dissipative(z)) return false;
+      out = z.lambda;
+      return true;
+    }
+    x = y;
+  }
+  return false;
+}
+
+// Algorithm 1. Returns the impulse; `steps` counts stepping + bisection evaluations. `hint`
+// (may be null): a tangential impulse near the answer, for hinted_slip.
 Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_v0,
-                    const BisectionSettings& s, Index& steps) {
+                    const BisectionSettings& s, Index& steps, const Scalar* hint = nullptr) {
   const SlipSearch search(G, c, mu, lambda_v0, s.slip_model);
+  if (hint != nullptr && s.slip_newton && s.slip_model == SlipModel::Coulomb) {
+    Vec3 out;
+    if (hinted_slip(search, hint[0], hint[1], s, steps, out)) return out;
+  }
   // lines 2-4: initial guess E_C(lambda^{v=0}) through theta^0 = atan2 of lambda^{v=0}_T
   Scalar theta = std::atan2(lambda_v0.y(), lambda_v0.x());
   ConicPoint p = search.at(theta);
@@ -403,7 +464,7 @@ Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_
 // The full single-contact solution of sec. III-A on a prepared block.
 // (G, M and locked by reference: the sweep passes its stored blocks without copying them)
 SingleContactSolution solve_prepared(const Mat3& G, const Mat3& M, bool locked, const Vec3& c, Scalar mu,
-                                     const BisectionSettings& s) {
+                                     const BisectionSettings& s, const Scalar* hint = nullptr) {
   SingleContactSolution sol;
   if (c.z() >= 0) {  // opening: lambda = 0 satisfies every condition
     sol.contact_case = ContactCase::Opening;
@@ -425,7 +486,7 @@ SingleContactSolution solve_prepared(const Mat3& G, const Mat3& M, bool locked, 
     return sol;
   }
   sol.contact_case = ContactCase::Slipping;
-  sol.lambda = bisection_slip(G, c, mu, lambda_v0, s, sol.steps);
+  sol.lambda = bisection_slip(G, c, mu, lambda_v0, s, sol.steps, hint);
   if (s.slip_model == SlipModel::Coulomb) {
     // Guard: on a hyperbolic section (G_zz < mu |G_zT|, strongly coupled blocks) the Coulomb
     // search has no line-of-sight walls and can run towards an asymptote (r -> inf) or stop on a
@@ -451,9 +512,9 @@ SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar 
 }
 
 SingleContactSolution solve_single_contact_inverted(const Mat3& G, const Mat3& M, const Vec3& c, Scalar mu,
-                                                    const BisectionSettings& settings) {
+                                                    const BisectionSettings& settings, const Scalar* hint) {
   // (a kernel as the solver's sweep: Algorithm 1 in the CPU's instruction set, the same bits)
-  auto kernel_body = [&]() IMPULSE_KERNEL_BODY { return solve_prepared(G, M, false, c, mu, settings); };
+  auto kernel_body = [&]() IMPULSE_KERNEL_BODY { return solve_prepared(G, M, false, c, mu, settings, hint); };
   return detail::run_kernel(kernel_body);
 }
 
@@ -679,7 +740,9 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
         // eq. 4-5: v_i = G_i: lambda + c_i, and c~_i = v_i - G_ii lambda_i holds the other contacts
         const Vec3 v_i = pb->c.segment<3>(3 * i) + product_.contact(i, lambda);
         const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
-        const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
+        // (the hint of the slip search: lambda_i's tangential part)
+        const SingleContactSolution sol =
+            solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s, lambda_i.data());
         const Vec3& lambda_star = sol.lambda;
         anderson_.track(i, static_cast<unsigned char>(sol.contact_case));
         error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +

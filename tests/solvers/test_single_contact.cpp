@@ -340,6 +340,57 @@ TEST_CASE("bisection (Coulomb): the Newton refinement finds the Illinois refinem
   CHECK(Scalar(steps_newton) < 0.7 * Scalar(steps_illinois));
 }
 
+TEST_CASE("bisection (Coulomb): Newton steps from a hint find the answer without a hint", "[solvers][bisection]") {
+  // The sweep hands the slip search the contact's present lambda_T (bisection.cpp, hinted_slip).
+  // From a hint near the answer the steps converge in a few evaluations; from one opposite to it
+  // they reach f's other zero (v_T along lambda_T), which the search must reject for Algorithm 1;
+  // from any hint the answer is the unhinted one within the tolerance.
+  std::mt19937 rng(29);
+  const BisectionSettings s;
+  Index steps_plain = 0, steps_near = 0;
+  int slipping = 0, opposite_rejected = 0;
+  Scalar worst_near = 0, worst_far = 0;
+  for (int seed = 0; seed < 3000; ++seed) {
+    const Mat3 G = random_delassus(rng, -1.5, 0.5);
+    const Vec3 c(test::uniform(rng, -1, 1), test::uniform(rng, -1, 1), test::uniform(rng, -1, 0));
+    const Scalar mu = test::uniform(rng, 0.2, 1.2);
+    if (!(G(2, 2) > mu * std::hypot(G(2, 0), G(2, 1)))) continue;  // (one Coulomb zero: an ellipse)
+    Mat3 M;
+    if (!bisection_block_inverse(G, s.regularization, M)) continue;
+    const SingleContactSolution plain = solve_single_contact_inverted(G, M, c, mu, s);
+    if (plain.contact_case != ContactCase::Slipping) continue;
+    ++slipping;
+    steps_plain += plain.steps;
+    const Scalar scale = plain.lambda.norm();
+    // near: the answer's direction turned by up to 0.2 rad, any length
+    const Scalar turn = test::uniform(rng, -0.2, 0.2), len = test::uniform(rng, 0.1, 3);
+    const Scalar near[2] = {len * (std::cos(turn) * plain.lambda.x() - std::sin(turn) * plain.lambda.y()),
+                            len * (std::sin(turn) * plain.lambda.x() + std::cos(turn) * plain.lambda.y())};
+    const SingleContactSolution a = solve_single_contact_inverted(G, M, c, mu, s, near);
+    steps_near += a.steps;
+    worst_near = std::max(worst_near, (a.lambda - plain.lambda).norm() / scale);
+    // far: the opposite direction, and a random one
+    const Scalar opposite[2] = {-plain.lambda.x(), -plain.lambda.y()};
+    const Scalar phi = test::uniform(rng, -M_PI, M_PI);
+    const Scalar any[2] = {std::cos(phi), std::sin(phi)};
+    for (const Scalar* h : {opposite, any}) {
+      const SingleContactSolution b = solve_single_contact_inverted(G, M, c, mu, s, h);
+      REQUIRE(b.contact_case == ContactCase::Slipping);
+      worst_far = std::max(worst_far, (b.lambda - plain.lambda).norm() / scale);
+      if (h == opposite && b.steps > 2) ++opposite_rejected;
+    }
+  }
+  WARN("Coulomb slip from a hint, " << slipping << " slipping blocks: " << Scalar(steps_near) / slipping
+                                    << " evaluations each from a near hint, " << Scalar(steps_plain) / slipping
+                                    << " without; impulses apart by up to " << worst_near << " (near), "
+                                    << worst_far << " (far) relative; " << opposite_rejected
+                                    << " opposite hints took more than two evaluations");
+  CHECK(slipping >= 500);
+  CHECK(worst_near < 3 * s.bisection_tolerance);
+  CHECK(worst_far < 3 * s.bisection_tolerance);
+  CHECK(Scalar(steps_near) < 0.7 * Scalar(steps_plain));
+}
+
 TEST_CASE("project_to_cone is the Euclidean projection onto K_mu, mu = 0 included", "[solvers][cone]") {
   // Moreau's decomposition: lambda = P(lambda) + r with P(lambda) in K_mu, r in the polar cone
   // (|r_T| <= -r_z / mu; for mu = 0 r_z <= 0 and r_T free) and P(lambda) . r = 0

@@ -122,9 +122,12 @@ SingleContactSolution solve_single_contact(const Mat3& G, const Vec3& c, Scalar 
                                            const BisectionSettings& settings = BisectionSettings());
 
 // solve_single_contact for a block G that bisection_block_inverse inverted into M (as the solver
-// prepares it): the same bits, without inverting G again.
+// prepares it): the same bits, without inverting G again. `hint` (null or two values): a
+// tangential impulse near the answer, where the Coulomb slip search starts its Newton steps (the
+// sweep passes the contact's present lambda_T; the answer is the same within bisection_tolerance).
 SingleContactSolution solve_single_contact_inverted(const Mat3& G, const Mat3& M, const Vec3& c, Scalar mu,
-                                                    const BisectionSettings& settings = BisectionSettings());
+                                                    const BisectionSettings& settings = BisectionSettings(),
+                                                    const Scalar* hint = nullptr);
 
 // The inverse M = G^-1 the solver prepares for a contact block G that is well-conditioned
 // (det G >= 1e-6 tr(G)^3, regularization < 1e-6: no regularization applies), the same bits; false
