@@ -341,7 +341,10 @@ bool hinted_slip(const SlipSearch& search, Scalar hx, Scalar hy, const Bisection
 Vec3 bisection_slip(const Mat3& G, const Vec3& c, Scalar mu, const Vec3& lambda_v0,
                     const BisectionSettings& s, Index& steps, const Scalar* hint = nullptr) {
   const SlipSearch search(G, c, mu, lambda_v0, s.slip_model);
-  if (hint != nullptr && s.slip_newton && s.slip_model == SlipModel::Coulomb) {
+  // (on an ellipse, G_zz > mu |G_zT|, the section has one dissipative zero, the one Algorithm 1
+  // finds; a hyperbolic section may have several, and a hint could pick another)
+  if (hint != nullptr && s.slip_newton && s.slip_model == SlipModel::Coulomb &&
+      G(2, 2) > mu * std::sqrt(G(2, 0) * G(2, 0) + G(2, 1) * G(2, 1))) {
     Vec3 out;
     if (hinted_slip(search, hint[0], hint[1], s, steps, out)) return out;
   }
