@@ -91,8 +91,10 @@ struct BisectionSettings {
   // Refine the bracket by Illinois regula falsi steps (superlinear) instead of midpoints (not in
   // the paper; same bracket and stopping rule, see bisection.cpp). false: plain bisection.
   bool illinois = true;
-  // Coulomb slip model: refine the bracket by Newton steps on the slip function, each kept in the
-  // bracket (not in the paper; see bisection.cpp). false: the refinement `illinois` chooses.
+  // Coulomb slip model: Newton steps on the slip function from the direction of the contact's
+  // present impulse on an elliptic section (the sweep's hint), else from Algorithm 1's bracket,
+  // each kept in it (not in the paper; see bisection.cpp). false: Algorithm 1 with the bracket
+  // refinement `illinois` chooses.
   bool slip_newton = true;
 
   // Per-contact G_ii with smallest eigenvalue below regularization * largest eigenvalue is

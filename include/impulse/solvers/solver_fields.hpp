@@ -52,7 +52,7 @@ inline const FieldTable<BisectionSettings>& bisection_fields() {
           IMPULSE_FIELD(B, bisection_tolerance, above(0), "", "Alg. 1 stops when the impulse moves less than this times its norm"),
           IMPULSE_FIELD(B, max_bisection_steps, count_from(1), "", "cap on the stepping and bisection steps of Alg. 1"),
           IMPULSE_FIELD(B, illinois, any_value(), "", "refine the bracket by Illinois regula falsi steps; false: plain bisection"),
-          IMPULSE_FIELD(B, slip_newton, any_value(), "", "Coulomb slip model: refine the bracket by Newton steps kept in it; false: as illinois says"),
+          IMPULSE_FIELD(B, slip_newton, any_value(), "", "Coulomb slip model: Newton steps from the contact's present impulse (elliptic sections), else refine the bracket by Newton steps kept in it; false: as illinois says"),
           IMPULSE_FIELD(B, regularization, at_least(0), "", "G_ii with eigenvalues below this times the largest is regularised"),
       }};
   return t;
