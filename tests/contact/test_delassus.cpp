@@ -588,7 +588,10 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
         const SolverResult r1 = s1->solve(a.problem, l1), r2 = s2->solve(b.problem, l2);
         INFO(name << " island " << k);
         CHECK(r1.iterations == r2.iterations);
-        CHECK_ALL_CLOSE(l1, l2, 1e-12, 1e-12);
+        // (bisection: to its slip search's tolerance, 1e-10 |lambda|; a search that starts from
+        // the contact's impulse may end a Newton step apart from one that falls back to the bracket)
+        const Scalar tol = std::string(name) == "bisection" ? 1e-10 : 1e-12;
+        CHECK_ALL_CLOSE(l1, l2, tol, tol);
       }
     }
     // bottom-up order: the same G up to the permutation of the local rows (global_row maps both)
