@@ -40,10 +40,9 @@ void WorldLanes::reserve(const World& prototype, int width, StepWorkspace& ws) {
       worlds[w] = copies[w].get();
       worlds[w]->reserve_workspace(workspace(w, ws));
     }
+    integrate(worlds, width, width, ws, report);
   } catch (const InvalidArgument&) {
-    return;
   }
-  integrate(worlds, width, width, ws, report);
 }
 
 void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {
