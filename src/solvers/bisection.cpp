@@ -470,6 +470,9 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   proj_mask_.reserve(static_cast<std::size_t>(max_rows));
   anderson_.reserve(max_rows, settings_.anderson_memory);
   if (newton_start_lambda_.size() < max_rows) newton_start_lambda_.resize(max_rows);
+  // (the Newton stage's buffers too, for islands it takes: a robot's rare unconverged step then
+  // allocates nothing; a factored island's dense G grows on first use)
+  if (settings_.newton_start > 0 && max_rows <= settings_.newton.max_rows) newton_.reserve(max_rows);
 }
 
 // The frictionless problem as a QP (bound_qp.hpp): the normal and limit rows are its variables,

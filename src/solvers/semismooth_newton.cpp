@@ -328,6 +328,16 @@ bool SemismoothNewtonStage::newton_step(const ContactProblem& problem) {
   return dx_.head(n).allFinite();
 }
 
+void SemismoothNewtonStage::reserve(Index n) {
+  for (VecX* v : {&w_, &x_, &v_, &F_, &dx_, &u_, &xt_, &vt_, &Ft_, &best_, &rhs_, &slip_}) snd::grow(*v, n);
+  snd::grow_vector(cls_, n);
+  snd::grow_vector(kept_, n);
+  snd::grow_vector(pos_, n);
+  snd::grow_vector(piv_, n);
+  snd::grow_vector(slips_, n / 3);
+  if (lu_.rows() < n) lu_.resize(n, n);
+}
+
 SemismoothNewtonReport SemismoothNewtonStage::solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
                                                     const SemismoothNewtonSettings& settings) {
   SemismoothNewtonReport report;
@@ -337,13 +347,8 @@ SemismoothNewtonReport SemismoothNewtonStage::solve(const ContactProblem& proble
     report.converged = true;
     return report;
   }
-  for (VecX* v : {&w_, &x_, &v_, &F_, &dx_, &u_, &xt_, &vt_, &Ft_, &best_, &rhs_, &slip_}) snd::grow(*v, n);
-  snd::grow_vector(cls_, n);
-  snd::grow_vector(kept_, n);
-  snd::grow_vector(pos_, n);
-  snd::grow_vector(piv_, n);
+  reserve(n);
   snd::grow_vector(slips_, problem.nc);
-  if (lu_.rows() < n) lu_.resize(n, n);
   if (problem.factored) {
     assemble(problem);
   } else {

@@ -76,6 +76,10 @@ struct SemismoothNewtonReport {
 
 class SemismoothNewtonStage {
  public:
+  // Grows the buffers of a solve of up to max_rows rows with a dense G (a factored one's dense
+  // copy grows on first use).
+  void reserve(Index max_rows);
+
   // Solves `problem` from `lambda`; lambda takes the answer (the iterate of least residual when
   // the stage did not converge). tolerance: on the largest per-contact |F_i| of (AC1)-(AC2), N s.
   SemismoothNewtonReport solve(const ContactProblem& problem, VecXref lambda, Scalar tolerance,
