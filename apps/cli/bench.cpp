@@ -50,6 +50,12 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--range-projections", o->range_projections,
                 "bench scenes: plateaus on which the bisection solver projects the right side of the touching rows onto the range of G and goes on (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100L));
+  c->add_option("--newton-start", o->newton_start,
+                "bench scenes: sweeps of the bisection solver before its semismooth Newton stage takes an unconverged solve (0: never; default: the solver's, 900)")
+      ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--newton-rows", o->newton_rows,
+                "bench scenes: largest island (rows) the bisection solver's semismooth Newton stage takes (default: the solver's)")
+      ->check(CLI::Range(0L, 100000000L));
   c->add_option("--gap-slop", o->gap_slop,
                 "bench scenes: a row apart closes its gap down to this, in m (target v >= -max(gap - gap_slop, 0) / dt; default: the World's, 0)")
       ->check(CLI::Range(0.0, 1.0));

@@ -404,7 +404,7 @@ double scenes_mean(const std::vector<double>& v) {
 void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
   if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0 ||
-      o.range_projections >= 0) {
+      o.range_projections >= 0 || o.newton_start >= 0 || o.newton_rows >= 0) {
     SolverSettings s;
     s.name = o.solver.empty() ? "bisection" : o.solver;
     if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
@@ -412,6 +412,8 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
     if (o.active_set_rows >= 0) s.bisection.active_set.max_rows = o.active_set_rows;
     if (o.stall_window >= 0) s.bisection.stall_window = o.stall_window;
     if (o.range_projections >= 0) s.bisection.range_projections = o.range_projections;
+    if (o.newton_start >= 0) s.bisection.newton_start = o.newton_start;
+    if (o.newton_rows >= 0) s.bisection.newton.max_rows = o.newton_rows;
     w.set_contact_solver(make_contact_solver(s));
   }
   if (o.gap_slop >= 0) {
@@ -461,14 +463,14 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   const Scalar E0 = energy(w);
   std::vector<double> total, dyn, col, del, sol, integ, sweeps, contacts, islands, pen;
   double max_sweeps = 0, max_contacts = 0, largest = 0, largest_rows = 0, max_pen = 0;
-  long not_ok = 0, dropped = 0, not_converged = 0, active_set = 0, not_converged_late = 0, steps_at_cap = 0;
+  long not_ok = 0, dropped = 0, not_converged = 0, active_set = 0, newton = 0, not_converged_late = 0, steps_at_cap = 0;
   // contacts per touching pair of a body and a body or static object (e.g. a foot and the ground)
   double pair_max = 0, pair_sum = 0, pair_count = 0;
   std::map<std::array<Index, 4>, int> pairs;
   // over the island solves (StepStats::island_results): at the iteration cap, stopped on a
   // plateau, converged by each method (SolverMethod), the most iterations of a converged one and
   // the largest residual of an unconverged one
-  long islands_at_cap = 0, islands_stalled = 0, finished_by[3] = {0, 0, 0};
+  long islands_at_cap = 0, islands_stalled = 0, finished_by[4] = {0, 0, 0, 0};
   double island_iterations_max = 0, worst_unconverged_residual = 0;
   const bench::Stopwatch<> watch;
   for (long s = 0; s < steps; ++s) {
@@ -502,6 +504,7 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
     dropped += st.contacts_dropped;
     not_converged += st.islands_not_converged;
     active_set += st.islands_active_set;
+    newton += st.islands_newton;
     if (s >= 100) not_converged_late += st.islands_not_converged;
     if (st.islands_not_converged > 0) ++steps_at_cap;
     for (const IslandResult& ir : st.island_results) {
@@ -543,11 +546,13 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   j["islands_not_converged_after_step_100"] = not_converged_late;
   j["steps_not_converged"] = steps_at_cap;
   j["islands_active_set"] = active_set;
+  j["islands_newton"] = newton;
   j["islands_at_cap"] = islands_at_cap;
   j["islands_stalled"] = islands_stalled;
   j["islands_converged_by"] = {{"iteration", finished_by[static_cast<int>(SolverMethod::Iteration)]},
                                {"bound_qp", finished_by[static_cast<int>(SolverMethod::BoundQp)]},
-                               {"active_set", finished_by[static_cast<int>(SolverMethod::ActiveSet)]}};
+                               {"active_set", finished_by[static_cast<int>(SolverMethod::ActiveSet)]},
+                               {"semismooth_newton", finished_by[static_cast<int>(SolverMethod::SemismoothNewton)]}};
   j["island_iterations_max_converged"] = island_iterations_max;
   j["island_residual_max_not_converged"] = worst_unconverged_residual;
   j["steps_not_ok"] = not_ok;
@@ -619,7 +624,8 @@ int run_bench_scenes(const BenchOptions& o) {
               << ", islands not converged " << j["islands_not_converged"].get<long>() << " (after step 100: "
               << j["islands_not_converged_after_step_100"].get<long>() << ", in "
               << j["steps_not_converged"].get<long>() << " steps; finished by the active set "
-              << j["islands_active_set"].get<long>() << "; at the cap " << j["islands_at_cap"].get<long>()
+              << j["islands_active_set"].get<long>() << ", by the Newton stage " << j["islands_newton"].get<long>()
+              << "; at the cap " << j["islands_at_cap"].get<long>()
               << ", stopped on a plateau " << j["islands_stalled"].get<long>() << ")" << std::scientific
               << ", penetration mean " << j["penetration_mean"].get<double>() << " max "
               << j["penetration_max"].get<double>() << " m, energy drift " << j["energy_drift"].get<double>()

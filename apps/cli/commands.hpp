@@ -38,6 +38,8 @@ struct BenchOptions {
   long active_set_rows = -1;   // bench scenes: bisection's active_set.max_rows (-1: its default)
   long stall_window = -1;      // bench scenes: bisection's stall_window (-1: its default)
   long range_projections = -1; // bench scenes: bisection's range_projections (-1: its default)
+  long newton_start = -1;      // bench scenes: bisection's newton_start (-1: its default)
+  long newton_rows = -1;       // bench scenes: bisection's newton.max_rows (-1: its default)
   double gap_slop = -1;        // bench scenes: the contact settings' gap_slop in m (-1: its default)
   std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };

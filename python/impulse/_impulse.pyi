@@ -72,6 +72,7 @@ class SolverMethod(enum.Enum):
     Iteration = ...
     BoundQp = ...
     ActiveSet = ...
+    SemismoothNewton = ...
 
 class SolverResult:
     status: SolverStatus
@@ -136,6 +137,7 @@ class BisectionSettings:
     qp_start: int  # [0, 1e8]
     active_set_start: int  # [0, 1e8]
     range_projections: int  # [0, 1e8]
+    newton_start: int  # [0, 1e8]
     beta1: float  # > 0 rad
     beta2: float  # > 0
     beta3: float  # > 0

@@ -30,7 +30,8 @@ void bind_solvers(py::module_& m) {
   py::enum_<SolverMethod>(m, "SolverMethod", "What finished a solve: the solver's own iterations or an exact stage.")
       .value("Iteration", SolverMethod::Iteration)
       .value("BoundQp", SolverMethod::BoundQp)
-      .value("ActiveSet", SolverMethod::ActiveSet);
+      .value("ActiveSet", SolverMethod::ActiveSet)
+      .value("SemismoothNewton", SolverMethod::SemismoothNewton);
   py::class_<SolverResult>(m, "SolverResult", "Result of the last contact solve (worst over the islands).")
       .def_readonly("status", &SolverResult::status)
       .def_readonly("iterations", &SolverResult::iterations,

@@ -129,7 +129,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
   gather(lam, n, LAM_.data());
   // the sweeps, while a World is in the lanes; each World's monitor and stopping rule as in
   // BisectionSolver::solve_with_active: the lanes end before the sweep at which Anderson mixing
-  // (anderson_start) or the active-set stage (active_set_start) would act
+  // (anderson_start), the active-set stage (active_set_start) or the Newton stage (newton_start) would act
   SweepMonitor monitors[8] = {SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0),
                               SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0), SweepMonitor(0, 0)};
   SolverResult results[8];
@@ -140,6 +140,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     end[w] = sw.max_iterations;
     if (sw.anderson_memory > 0) end[w] = std::min(end[w], sw.anderson_start);
     if (sw.active_set_start > 0) end[w] = std::min(end[w], sw.active_set_start);
+    if (sw.newton_start > 0) end[w] = std::min(end[w], sw.newton_start);
     monitors[w] = SweepMonitor(sw.tolerance, sw.stall_window);
     results[w] = SolverResult();
   }

@@ -533,6 +533,10 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   if (c_proj_.size() < max_rows) c_proj_.resize(max_rows);
   proj_mask_.reserve(static_cast<std::size_t>(max_rows));
   anderson_.reserve(max_rows, settings_.anderson_memory);
+  if (newton_start_lambda_.size() < max_rows) newton_start_lambda_.resize(max_rows);
+  // (the Newton stage's buffers too, for islands it takes: a robot's rare unconverged step then
+  // allocates nothing; a factored island's dense G grows on first use)
+  if (settings_.newton_start > 0 && max_rows <= settings_.newton.max_rows) newton_.reserve(max_rows);
 }
 
 // The frictionless problem as a QP (bound_qp.hpp): the normal and limit rows are its variables,
@@ -636,6 +640,80 @@ bool BisectionSolver::project_right_side(const ContactProblem& problem, const Ve
   return (c_proj_.head(n) - problem.c).cwiseAbs().maxCoeff() > 0;
 }
 
+// The sweeps' error of lambda without changing it: for every contact and row, the terms the
+// sweep adds before its update (solve_with_active), all read at the same impulses.
+Scalar BisectionSolver::sweep_error(const ContactProblem& problem, const VecXcref& lambda) {
+  const BisectionSettings& s = active();
+  const Index nc = problem.nc, n = problem.size();
+  measure_.reset(problem, lambda);
+  Scalar error = 0;
+  for (Index i = 0; i < nc; ++i) {
+    const Vec3 lambda_i = lambda.segment<3>(3 * i);
+    if (!(problem.mu[i] > 0) && lambda_i.x() == 0 && lambda_i.y() == 0) {  // (the sweep's one-row contact)
+      const Index r = 3 * i + 2;
+      const Scalar lambda_z = lambda[r];
+      const Scalar v_z = problem.c[r] + measure_.row(r, lambda);
+      const Scalar c_z = v_z - G_zz_[i] * lambda_z;
+      const bool open = c_z >= 0 || locked_[i] != 0;
+      const Scalar lambda_star = open ? Scalar(0) : -c_z / G_ii_[i](2, 2);
+      error = std::max(error, std::max<Scalar>(0, -v_z) + std::max<Scalar>(0, -lambda_z) +
+                                  std::min(std::max<Scalar>(lambda_z, 0), std::max<Scalar>(v_z, 0)) +
+                                  std::abs(lambda_star - lambda_z));
+      continue;
+    }
+    const Vec3 v_i = problem.c.segment<3>(3 * i) + measure_.contact(i, lambda);
+    const Vec3 c_i = v_i - problem.contact_block(i) * lambda_i;
+    const SingleContactSolution sol = solve_prepared(G_ii_[i], M_ii_[i], locked_[i] != 0, c_i, problem.mu[i], s);
+    error = std::max(error, std::max<Scalar>(0, -v_i.z()) + std::max<Scalar>(0, -lambda_i.z()) +
+                                std::min(std::max<Scalar>(lambda_i.z(), 0), std::max<Scalar>(v_i.z(), 0)) +
+                                cone_violation(lambda_i, problem.mu[i]) + (sol.lambda - lambda_i).norm());
+  }
+  for (Index j = 3 * nc; j < problem.first_box_row(); ++j) {
+    const Scalar v_j = measure_.row(j, lambda) + problem.c[j];
+    const Scalar G_jj = problem.diagonal(j);
+    const Scalar lambda_star = G_jj > 0 ? std::max<Scalar>(0, lambda[j] - v_j / G_jj) : 0;
+    error = std::max(error, std::max<Scalar>(0, -v_j) + std::max<Scalar>(0, -lambda[j]) +
+                                std::min(std::max<Scalar>(lambda[j], 0), std::max<Scalar>(v_j, 0)) +
+                                std::abs(lambda_star - lambda[j]));
+  }
+  for (Index j = problem.first_box_row(); j < n; ++j) {
+    const Scalar v_j = measure_.row(j, lambda) + problem.c[j];
+    const Scalar G_jj = problem.diagonal(j), b = problem.box_bound(j);
+    const Scalar lambda_star = G_jj > 0 ? std::clamp(lambda[j] - v_j / G_jj, -b, b) : Scalar(0);
+    error = std::max(error, std::max<Scalar>(0, std::abs(lambda[j]) - b) + std::abs(lambda_star - lambda[j]));
+  }
+  return error;
+}
+
+bool BisectionSolver::solve_newton(const ContactProblem& problem, VecXref lambda, Index& it, SolverResult& result) {
+  const BisectionSettings& s = active();
+  const Index nc = problem.nc, n = problem.size();
+  if (newton_start_lambda_.size() < n) newton_start_lambda_.resize(n);
+  newton_start_lambda_.head(n) = lambda;
+  const SemismoothNewtonReport r = newton_.solve(problem, lambda, s.newton.target * s.tolerance, s.newton);
+  // (its work counts as sweeps, one more for the measure below)
+  it = std::min(it + r.factorizations + 1, s.max_iterations);
+  // (its answer is measured when it reached the tolerance in its own measure, which is about a
+  // twentieth of the sweeps' on these islands: an answer short of its target may meet theirs)
+  if (r.converged || r.residual < s.tolerance) {
+    // a frictionless contact's cone is a ray: its tangent impulses are 0 (the stage's are -F's
+    // step from them, 0 up to its tolerance)
+    for (Index i = 0; i < nc; ++i)
+      if (!(problem.mu[i] > 0)) lambda[3 * i] = lambda[3 * i + 1] = 0;
+    const Scalar error = sweep_error(problem, lambda);
+    if (error < s.tolerance) {
+      result.status = SolverStatus::Converged;
+      result.iterations = it;
+      result.residual = error;
+      result.stalled = false;
+      result.method = SolverMethod::SemismoothNewton;
+      return true;
+    }
+  }
+  lambda = newton_start_lambda_.head(n);
+  return false;
+}
+
 SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, VecXref lambda) {
   auto kernel_body = [&]() IMPULSE_KERNEL_BODY {
   const BisectionSettings& s = active();
@@ -685,6 +763,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   const bool frictional = !frictionless && s.active_set_start > 0;
   bool active_set_done = false;
   SolverMethod method = SolverMethod::Iteration;
+  bool newton_done = s.newton_start <= 0;
 
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
@@ -836,6 +915,21 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
         continue;
       }
       it = after;
+    }
+    // The semismooth Newton stage: at sweep newton_start, or when the solve is about to end
+    // unconverged (a plateau that the stages above did not get the sweeps off, or the cap).
+    // Refused, the sweeps go on (or end) from their own impulses.
+    if (!newton_done && result.status == SolverStatus::MaxIterations && n <= s.newton.max_rows &&
+        (it == s.newton_start || (stop && result.stalled) || it == s.max_iterations)) {
+      newton_done = true;
+      const Index before = it;
+      if (solve_newton(*pb, lambda, it, result)) return result;
+      if (stop || before == s.max_iterations) {
+        result.iterations = it;
+        result.method = method;
+        return result;
+      }
+      it = std::min(it, s.max_iterations - 1);  // (the sweeps go on from their impulses, which are back)
     }
     if (stop) {
       result.method = method;

@@ -25,6 +25,7 @@ const char* to_string(SolverMethod method) {
     case SolverMethod::Iteration: return "iteration";
     case SolverMethod::BoundQp: return "bound-qp";
     case SolverMethod::ActiveSet: return "active-set";
+    case SolverMethod::SemismoothNewton: return "semismooth-newton";
   }
   return "unknown";
 }

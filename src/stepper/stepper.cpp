@@ -536,6 +536,7 @@ void Stepper::finish_solve(const StepSettings& st, ContactSolver& solver, const 
     total.iterations = std::max(total.iterations, r.iterations);
     if (r.method != SolverMethod::Iteration) total.method = r.method;
     if (r.method == SolverMethod::ActiveSet && r.status == SolverStatus::Converged) ++state.stats.islands_active_set;
+    if (r.method == SolverMethod::SemismoothNewton && r.status == SolverStatus::Converged) ++state.stats.islands_newton;
     total.residual = std::max(total.residual, r.residual);
     if (split && isl.num_position_rows > 0 && r.status != SolverStatus::NumericalIssue) {
       auto lp = lp_.head(m);

@@ -8,6 +8,7 @@
 #include "impulse/solvers/anderson.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
+#include "impulse/solvers/semismooth_newton.hpp"
 
 namespace impulse {
 
@@ -78,6 +79,20 @@ struct BisectionSettings {
   // active-set stage (if it has not run and the island has at most active_set.max_rows rows)
   // solves the projected problem at once. 0: never.
   Index range_projections = 3;
+
+  // Problems whose sweeps would end unconverged (not in the paper): the semismooth Newton stage
+  // (solvers/semismooth_newton.hpp: Alart & Curnier's projection function with a proximal term
+  // rho I on G, a dense LU of the closed contacts' rows) solves the island from the sweeps'
+  // impulses at sweep newton_start, or earlier when the sweeps stop on a plateau that the range
+  // projection and the active-set stage did not get them off, or at the sweep cap. Its answer is
+  // taken only when the sweeps' own measure (the exact violation of every contact at
+  // `tolerance`) says it converged; otherwise the sweeps go on from their own impulses. Settling
+  // piles of round bodies, where the sweeps level off at 1e-5..1e-3 and the active-set stage's
+  // classification cycles, converge (docs/solvers.md). Solves that converge before that (a
+  // robot's steps, stacks of boxes) are untouched. 0: never. Islands above newton.max_rows rows
+  // stay with the sweeps; the stage's buffers grow to the largest island it solved.
+  Index newton_start = 900;
+  SemismoothNewtonSettings newton;
 
   // Algorithm 1 (sec. III-A). beta1..3 are not published; these are our choices.
   Scalar beta1 = 0.1;                  // first angular step, rad
@@ -163,6 +178,16 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
   // The touching rows' right side projected onto the range of their G block into c_proj_
   // (bisection.cpp, "Range projection"); false when nothing changed or the island is too large.
   bool project_right_side(const ContactProblem& problem, const VecXcref& lambda, Index round);
+  // The semismooth Newton stage from the sweeps' impulses at sweep `it`: true (lambda its answer,
+  // `result` converged) when the sweeps' measure accepts its answer; otherwise lambda is the
+  // sweeps' again. `it` takes the sweep count after it (its factorizations count as sweeps).
+  bool solve_newton(const ContactProblem& problem, VecXref lambda, Index& it, SolverResult& result);
+  // The sweeps' error (the largest per-contact exact violation, bisection.cpp) of lambda, every
+  // contact measured at the same impulses
+  Scalar sweep_error(const ContactProblem& problem, const VecXcref& lambda);
+  SemismoothNewtonStage newton_;
+  VecX newton_start_lambda_;  // the sweeps' impulses (restored when the stage's answer is refused)
+  DelassusProduct measure_;   // G lambda of sweep_error
   std::vector<unsigned char> proj_mask_;  // the projected rows
   VecX c_proj_;                           // the right side with the projected rows
   // Per-contact workspace, sized in reserve(): regularized G_ii and its inverse M_ii.

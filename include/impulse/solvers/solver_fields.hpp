@@ -46,6 +46,7 @@ inline const FieldTable<BisectionSettings>& bisection_fields() {
           IMPULSE_FIELD(B, qp_start, count_from(0), "", "frictionless problems: sweeps before the exact bound-constrained QP takes over; 0: never"),
           IMPULSE_FIELD(B, active_set_start, count_from(0), "", "problems with friction: sweeps before the active-set Newton stage takes over; 0: never"),
           IMPULSE_FIELD(B, range_projections, count_from(0), "", "plateaus on which the touching rows' right side is projected onto the range of their G block; 0: never"),
+          IMPULSE_FIELD(B, newton_start, count_from(0), "", "sweeps before the semismooth Newton stage takes an unconverged solve (earlier on a plateau or at the cap); 0: never"),
           IMPULSE_FIELD(B, beta1, above(0), "rad", "first angular step of Alg. 1"),
           IMPULSE_FIELD(B, beta2, above(0), "", "step shrink after a failed step of Alg. 1"),
           IMPULSE_FIELD(B, beta3, above(0), "", "step growth while no zero crossing is bracketed (Alg. 1)"),

@@ -53,11 +53,12 @@ enum class SolverStatus {
 const char* to_string(SolverStatus status);
 
 // What finished a solve: the solver's own iteration, or one of the exact stages a sweeping solver
-// hands a stalled problem to (bisection.hpp: qp_start, active_set_start).
+// hands a stalled problem to (bisection.hpp: qp_start, active_set_start, newton_start).
 enum class SolverMethod {
   Iteration,  // the solver's own iterations (sweeps, linear solves, pivots)
   BoundQp,    // the frictionless QP (bound_qp.hpp)
   ActiveSet,  // the active-set Newton stage (active_set.hpp)
+  SemismoothNewton,  // the semismooth Newton stage (semismooth_newton.hpp)
 };
 
 const char* to_string(SolverMethod method);

@@ -159,6 +159,7 @@ struct StepStats {
   Index largest_island_rows = 0;
   Index islands_not_converged = 0;
   Index islands_active_set = 0;  // islands the active-set stage finished (SolverMethod::ActiveSet)
+  Index islands_newton = 0;      // islands the semismooth Newton stage finished (SolverMethod::SemismoothNewton)
   // over the islands: worst status, most sweeps (iterations), largest residual, and an exact
   // stage that finished one of them (method: the last such island's)
   SolverResult solver;

@@ -1,0 +1,215 @@
+// The semismooth Newton stage (solvers/semismooth_newton.hpp) and its use by the bisection
+// solver: on problems with more contact rows than degrees of freedom and slipping contacts its
+// answer meets the exact Coulomb conditions and has the velocities of a long sweep reference; an
+// island of a settling pile of capsules that the sweeps end unconverged converges with it; and
+// after the largest island its buffers need no allocation.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "impulse/solvers/bisection.hpp"
+#include "impulse/solvers/semismooth_newton.hpp"
+#include "impulse/solvers/solver_result.hpp"
+#include "impulse/world/world.hpp"
+#include "solver_test_problems.hpp"
+#include "support/alloc_counter.hpp"
+
+using namespace impulse;
+
+namespace {
+
+// nc contacts on a dof-DOF system with 3 nc > dof (G singular) and nc <= dof (the normals can
+// all separate: a solution exists): G = J M^-1 J^T, c = J u_free with a free velocity that
+// drives the contacts into each other and along their tangents (some slip).
+test::OwnedProblem ssn_redundant_problem(std::mt19937& rng, Index nc, Index dof) {
+  test::OwnedProblem p;
+  p.nc = nc;
+  p.J = test::random_normal(rng, 3 * nc, dof);
+  p.Minv = test::random_mass_matrix(rng, dof);
+  p.G = p.J * p.Minv * p.J.transpose();
+  p.G = 0.5 * (p.G + p.G.transpose());
+  const VecX u = test::random_normal(rng, dof, 1);
+  p.c = p.J * u;
+  p.mu = VecX(nc);
+  for (Index i = 0; i < nc; ++i) p.mu[i] = test::uniform(rng, 0.2, 0.6);
+  return p;
+}
+
+// The sweeps alone, plain (no mixing, no stages), to a tight tolerance: the reference.
+BisectionSettings ssn_reference_settings() {
+  BisectionSettings s;
+  s.max_iterations = 200000;
+  s.tolerance = 1e-11;
+  s.stall_window = 0;
+  s.anderson_memory = 0;
+  s.active_set_start = 0;
+  s.range_projections = 0;
+  s.newton_start = 0;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("semismooth Newton: redundant contacts with slip meet the Coulomb conditions and the reference's velocities",
+          "[solvers][semismooth_newton]") {
+  std::mt19937 rng(20261201);
+  int compared = 0, slipping_total = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    const test::OwnedProblem p = ssn_redundant_problem(rng, 10, 15);  // 30 rows on 15 dofs
+    const ContactProblem problem = p.view();
+    VecX ref = VecX::Zero(problem.size());
+    BisectionSolver reference(ssn_reference_settings());
+    const SolverResult rr = reference.solve(problem, ref);
+    if (!rr.converged()) continue;  // (nothing to compare with)
+    const VecX v_ref = p.G * ref + p.c;
+    // the stage from a cold start and from the sweeps' answer after 20 sweeps
+    for (int start = 0; start < 2; ++start) {
+      VecX lambda = VecX::Zero(problem.size());
+      if (start == 1) {
+        BisectionSettings few = ssn_reference_settings();
+        few.max_iterations = 20;
+        BisectionSolver(few).solve(problem, lambda);
+      }
+      SemismoothNewtonSettings s;
+      s.max_solves = 100;
+      SemismoothNewtonStage stage;
+      const SemismoothNewtonReport r = stage.solve(problem, lambda, 1e-11, s);
+      INFO("trial " << trial << ", start " << start << ": " << r.factorizations << " factorizations, residual "
+                    << r.residual);
+      REQUIRE(r.converged);
+      CHECK(SemismoothNewtonStage::residual(problem, lambda) < 1e-11);
+      const ContactResiduals res = evaluate_residuals(problem, lambda);
+      INFO(res.to_string());
+      CHECK(res.coulomb_violation() < 1e-9 * (1 + v_ref.lpNorm<Eigen::Infinity>()));
+      // velocities and generalized impulses as the reference's (the impulses themselves are not
+      // unique: G is singular)
+      const VecX v = p.G * lambda + p.c;
+      CHECK((v - v_ref).lpNorm<Eigen::Infinity>() < 1e-7 * (1 + v_ref.lpNorm<Eigen::Infinity>()));
+      const VecX f = p.J.transpose() * lambda, f_ref = p.J.transpose() * ref;
+      CHECK((f - f_ref).lpNorm<Eigen::Infinity>() < 1e-6 * (1 + f_ref.lpNorm<Eigen::Infinity>()));
+    }
+    for (Index i = 0; i < p.nc; ++i) {  // slipping at the reference: on the cone's boundary and moving
+      const Scalar lt = ref.segment<2>(3 * i).norm(), vt = v_ref.segment<2>(3 * i).norm();
+      if (ref[3 * i + 2] > 1e-6 && lt > (1 - 1e-6) * p.mu[i] * ref[3 * i + 2] && vt > 1e-3) ++slipping_total;
+    }
+    ++compared;
+  }
+  INFO(compared << " problems compared, " << slipping_total << " contacts slipping");
+  CHECK(compared >= 5);
+  CHECK(slipping_total >= 5);
+}
+
+namespace {
+
+// Records the island solves of friction that a bisection solver without the Newton stage ends
+// unconverged (dense G, c, mu, the warm start), the first `limit` of them.
+struct SsnRecordingSolver final : ContactSolver {
+  struct Island {
+    MatX G;
+    VecX c, mu, start;
+    Index nc = 0, nl = 0, nb = 0;
+  };
+  std::vector<Island> islands;
+  std::size_t limit = 4;
+  BisectionSolver inner;
+  explicit SsnRecordingSolver(const BisectionSettings& s) : inner(s) {}
+  const char* name() const override { return "recording"; }
+  void reserve_impl(Index n) override { inner.reserve(n); }
+  SolverResult solve_impl(const ContactProblem& p, VecXref lambda) override {
+    const VecX warm = lambda;
+    const SolverResult r = inner.solve(p, lambda);
+    if (islands.size() < limit && !r.converged() && p.nc > 20)
+      islands.push_back({p.dense(), p.c, p.mu.head(p.nc), warm, p.nc, p.nl, p.nb});
+    return r;
+  }
+};
+
+// clutter48's layout in its 0.5 m bin (apps/cli/bench_scenes.cpp, `capsule_bin`): 48 capsules
+// (r 0.025 m, 0.08 m long, 0.2 kg), mu 0.6, dropped in three layers, 1 ms.
+void ssn_capsule_bin(World& w) {
+  w.set_time_step(1e-3);
+  w.set_default_material(0.6, 0.0);
+  w.add_ground();
+  const Scalar half = 0.25;
+  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
+  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
+  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
+  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+  for (int k = 0; k < 48; ++k) {
+    ArticulatedSystem& b = w.add_capsule("capsule", 0.025, 0.08, 0.2);
+    const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
+    const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
+                   Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
+    VecX q = b.q();
+    q.head<3>() = p;
+    q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
+    b.set_q(q);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("semismooth Newton: an island of a settling capsule pile that the sweeps leave unconverged converges",
+          "[solvers][semismooth_newton][bisection]") {
+  BisectionSettings off;
+  off.newton_start = 0;
+  World w;
+  ssn_capsule_bin(w);
+  auto recorder = std::make_unique<SsnRecordingSolver>(off);
+  SsnRecordingSolver* rec = recorder.get();
+  w.set_contact_solver(std::move(recorder));
+  for (int step = 0; step < 3000 && rec->islands.size() < rec->limit; ++step) w.integrate();
+  REQUIRE(rec->islands.size() == rec->limit);
+  int converged = 0;
+  for (const SsnRecordingSolver::Island& island : rec->islands) {
+    const ContactProblem problem(island.G, island.c, island.mu, island.nc, island.nl, island.nb);
+    INFO(island.nc << " contacts, " << problem.size() << " rows");
+    VecX without = island.start;
+    const SolverResult r0 = BisectionSolver(off).solve(problem, without);
+    INFO("without the stage: " << to_string(r0.status) << " after " << r0.iterations << " sweeps, error "
+                               << r0.residual);
+    CHECK_FALSE(r0.converged());
+    VecX with = island.start;
+    const SolverResult r1 = BisectionSolver().solve(problem, with);
+    INFO("with the stage: " << to_string(r1.status) << " after " << r1.iterations << " sweeps, error "
+                            << r1.residual << ", " << to_string(r1.method));
+    if (!r1.converged()) continue;
+    ++converged;
+    CHECK(r1.method == SolverMethod::SemismoothNewton);
+    CHECK(r1.residual < BisectionSettings().tolerance);
+    const ContactResiduals res = evaluate_residuals(problem, with);
+    INFO(res.to_string());
+    CHECK(res.exact_violation() < 10 * BisectionSettings().tolerance);
+  }
+  CHECK(converged >= 2);
+}
+
+TEST_CASE("semismooth Newton: islands of 840, 48 and 840 rows in turn allocate nothing after the first",
+          "[solvers][semismooth_newton][alloc]") {
+  if (!test::alloc_counter_available()) return;
+  std::mt19937 rng(7);
+  const test::OwnedProblem large = ssn_redundant_problem(rng, 280, 420);
+  const test::OwnedProblem small = ssn_redundant_problem(rng, 16, 24);
+  SemismoothNewtonSettings s;
+  s.max_solves = 2;  // (each solve factors; convergence is not the point)
+  SemismoothNewtonStage stage;
+  long counts[3] = {0, 0, 0};
+  Index factorizations = 0;
+  const test::OwnedProblem* order[3] = {&large, &small, &large};
+  for (int k = 0; k < 3; ++k) {
+    const ContactProblem problem = order[k]->view();
+    VecX lambda = VecX::Zero(problem.size());
+    test::alloc_counter_start();
+    const SemismoothNewtonReport r = stage.solve(problem, lambda, 1e-12, s);
+    counts[k] = test::alloc_counter_stop();
+    factorizations += r.factorizations;
+  }
+  INFO("allocations: " << counts[0] << ", " << counts[1] << ", " << counts[2] << "; " << factorizations
+                       << " factorizations");
+  CHECK(counts[0] > 0);  // the buffers grow on the first
+  CHECK(counts[1] == 0);
+  CHECK(counts[2] == 0);
+  CHECK(factorizations >= 4);
+}
