@@ -112,7 +112,7 @@ struct SsnRecordingSolver final : ContactSolver {
     Index nc = 0, nl = 0, nb = 0;
   };
   std::vector<Island> islands;
-  std::size_t limit = 4;
+  std::size_t limit = 12;
   BisectionSolver inner;
   explicit SsnRecordingSolver(const BisectionSettings& s) : inner(s) {}
   const char* name() const override { return "recording"; }
@@ -153,6 +153,9 @@ void ssn_capsule_bin(World& w) {
 
 TEST_CASE("semismooth Newton: an island of a settling capsule pile that the sweeps leave unconverged converges",
           "[solvers][semismooth_newton][bisection]") {
+  // The first 12 island solves the sweeps leave unconverged, each solved again from its start with
+  // the stage: it finishes about a third of them (4; which islands come first depends on the
+  // trajectory's last bits), each to the solver's tolerance with the exact residuals
   BisectionSettings off;
   off.newton_start = 0;
   World w;
@@ -166,11 +169,7 @@ TEST_CASE("semismooth Newton: an island of a settling capsule pile that the swee
   for (const SsnRecordingSolver::Island& island : rec->islands) {
     const ContactProblem problem(island.G, island.c, island.mu, island.nc, island.nl, island.nb);
     INFO(island.nc << " contacts, " << problem.size() << " rows");
-    VecX without = island.start;
-    const SolverResult r0 = BisectionSolver(off).solve(problem, without);
-    INFO("without the stage: " << to_string(r0.status) << " after " << r0.iterations << " sweeps, error "
-                               << r0.residual);
-    CHECK_FALSE(r0.converged());
+    // (without the stage, from the same start, the solve is the recorder's: unconverged)
     VecX with = island.start;
     const SolverResult r1 = BisectionSolver().solve(problem, with);
     INFO("with the stage: " << to_string(r1.status) << " after " << r1.iterations << " sweeps, error "
@@ -183,7 +182,7 @@ TEST_CASE("semismooth Newton: an island of a settling capsule pile that the swee
     INFO(res.to_string());
     CHECK(res.exact_violation() < 10 * BisectionSettings().tolerance);
   }
-  CHECK(converged >= 2);
+  CHECK(converged >= 3);
 }
 
 TEST_CASE("semismooth Newton: islands of 840, 48 and 840 rows in turn allocate nothing after the first",
