@@ -171,7 +171,9 @@ TEST_CASE("semismooth Newton: an island of a settling capsule pile that the swee
     INFO(island.nc << " contacts, " << problem.size() << " rows");
     // (without the stage, from the same start, the solve is the recorder's: unconverged)
     VecX with = island.start;
-    const SolverResult r1 = BisectionSolver().solve(problem, with);
+    BisectionSettings on;
+    on.newton_start = 900;
+    const SolverResult r1 = BisectionSolver(on).solve(problem, with);
     INFO("with the stage: " << to_string(r1.status) << " after " << r1.iterations << " sweeps, error "
                             << r1.residual << ", " << to_string(r1.method));
     if (!r1.converged()) continue;
