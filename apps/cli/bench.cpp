@@ -51,7 +51,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
                 "bench scenes: plateaus on which the bisection solver projects the right side of the touching rows onto the range of G and goes on (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100L));
   c->add_option("--newton-start", o->newton_start,
-                "bench scenes: sweeps of the bisection solver before its semismooth Newton stage takes an unconverged solve (0: never; default: the solver's, 900)")
+                "bench scenes: sweeps of the bisection solver before its semismooth Newton stage takes an unconverged solve (0: never; default: the solver's, 0; 900 takes it before the sweep cap)")
       ->check(CLI::Range(0L, 100000000L));
   c->add_option("--newton-rows", o->newton_rows,
                 "bench scenes: largest island (rows) the bisection solver's semismooth Newton stage takes (default: the solver's)")
