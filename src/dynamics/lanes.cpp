@@ -542,7 +542,9 @@ void StepLanes::get_step(int lane, Data& data) const {
   std::memcpy(data.h.data(), r + s.o_h, static_cast<std::size_t>(nv) * sizeof(double));
   std::memcpy(data.D.data(), r + s.o_D, static_cast<std::size_t>(nv) * sizeof(double));
   std::memcpy(data.Dinv.data(), r + s.o_Dinv, static_cast<std::size_t>(nv) * sizeof(double));
-  std::memcpy(data.L_anc.data(), r + s.o_L, static_cast<std::size_t>(data.L_anc.size()) * sizeof(double));
+  // (a chain of one joint has no ancestor entries: no copy, memcpy takes no null pointer)
+  if (data.L_anc.size() > 0)
+    std::memcpy(data.L_anc.data(), r + s.o_L, static_cast<std::size_t>(data.L_anc.size()) * sizeof(double));
 }
 
 Scalar StepLanes::h(int lane, Index k) const {
