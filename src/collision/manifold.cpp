@@ -698,6 +698,8 @@ constexpr Scalar kFaceCos = 0.98;
 // point by up to r (1 - cos(pi / kCylinderDiscSides)) sin(tilt), 0.08 % of r at this bound.
 // Beyond it the cylinder rests on its rim, whose lowest point is the end of the side segment.
 constexpr Scalar kDiscCos = 0.999;
+// sin(acos(kDiscCos)): a segment within kDiscCos of parallel to a face
+const Scalar kTiltSin = std::sqrt(1 - kDiscCos * kDiscCos);
 
 // The supporting feature of `s` along the world direction d (unit): a face (3 or more vertices,
 // counter-clockwise seen from outside, with its outward normal), a segment (2 points) or a
@@ -867,6 +869,11 @@ int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Sca
   int count = ref_b ? ca : cb;
   if (count < 2) return 0;
   std::copy(ref_b ? fa : fb, (ref_b ? fa : fb) + count, poly_a);
+  // the incident feature tilted against the reference face by more than kDiscCos (a segment
+  // across the face's normal, or a face's normal)
+  const Vec3 n_inc = ref_b ? na : nb;
+  const bool tilted = count == 2 ? std::abs(nr.dot((poly_a[1] - poly_a[0]).normalized())) > kTiltSin
+                                 : std::abs(n_inc.dot(nr)) < kDiscCos;
   Scalar ref_size = 0;  // the reference face's largest distance from its first vertex
   for (int i = 1; i < n_ref; ++i) ref_size = std::max(ref_size, (ref[i] - ref[0]).norm());
   const bool segment = count == 2;
@@ -889,6 +896,22 @@ int face_manifold(const ConvexShape& a, const ConvexShape& b, const Vec3& n, Sca
   ManifoldPoint pts[kMaxClip];
   const Vec3 normal = ref_b ? nr : Vec3(-nr);  // from B into A
   int k = points_below_face(poly_a, count, nr, nr.dot(ref[0]), normal, margin, kMaxClip, pts);
+  if (tilted && k > 0) {
+    // A tilted feature whose deepest point lies on a side plane of the reference face (it was
+    // cut there, or its end is there) touches the face's edge, not its inside: an edge on an
+    // edge (a can's rim across another's side line, a tilted disc over a table's edge). The
+    // face's normal is not the contact's there (a rim point on a lying can's side was pushed
+    // along the tilted can's axis, up to 11 degrees off): no face contact, the caller keeps its
+    // point and normal.
+    int deepest = 0;
+    for (int i = 1; i < k; ++i)
+      if (pts[i].depth > pts[deepest].depth) deepest = i;
+    for (int i = 0; i < n_ref; ++i) {
+      const Vec3& r0 = ref[i];
+      const Vec3 side = (ref[(i + 1) % n_ref] - r0).cross(nr);
+      if (side.dot(pts[deepest].position - r0) > -kClipBand * ref_size * side.norm()) return 0;
+    }
+  }
   const Vec3 e0 = (ref[1] - ref[0]).normalized();
   k = reduce_face_points(pts, k, e0, nr.cross(e0), kFlatBand * margin);
   std::copy(pts, pts + k, out);

@@ -498,3 +498,36 @@ TEST_CASE("world: bad input is a clear error and leaves the world unchanged", "[
     CHECK(small.overflow());
   }
 }
+
+TEST_CASE("world: a tilted can's rim on a lying can's side pushes along the side's normal", "[collision]") {
+  // Can B lies along x; can A, tilted by theta from upright towards the azimuth phi, rests its rim's
+  // lowest point on B's top line, overlapping by `overlap`. The contact is a rim point on B's smooth
+  // side: its normal is B's (+z) and its point the rim's. A's disc, within 11 degrees of that normal
+  // for small tilts, is not the contact's face: its rim crosses B's side line.
+  const Scalar r = 0.03, length = 0.08;
+  for (const Scalar theta_deg : {10.0, 25.0, 40.0, 55.0}) {
+    for (const Scalar phi_deg : {0.0, 30.0, 60.0}) {
+      for (const Scalar overlap : {1e-4, 1e-5, 3e-6}) {
+        INFO("tilt " << theta_deg << " deg towards " << phi_deg << " deg, overlap " << overlap << " m");
+        CollisionWorld w;
+        const Index A = w.add_free_body("tilted", {shape(ShapeType::Cylinder, Vec3(r, length, 0))});
+        const Index B = w.add_free_body("lying", {shape(ShapeType::Cylinder, Vec3(r, length, 0))});
+        w.update(B, at(0, 0, 0, Eigen::AngleAxisd(M_PI / 2, Vec3::UnitY()).toRotationMatrix()));
+        const Scalar theta = theta_deg * M_PI / 180, phi = phi_deg * M_PI / 180;
+        const Vec3 axis(std::sin(theta) * std::cos(phi), std::sin(theta) * std::sin(phi), std::cos(theta));
+        const Vec3 down = (axis.z() * axis - kCwUp).normalized();  // in the disc's plane, downwards
+        const Vec3 rim(0.01, 0, r - overlap);                       // the rim's lowest point
+        const Vec3 centre = rim - r * down + 0.5 * length * axis;
+        w.update(A, SE3(Eigen::Quaterniond::FromTwoVectors(kCwUp, axis).toRotationMatrix(), centre));
+        ContactSet contacts;
+        w.detect(contacts);
+        REQUIRE(contacts.size() == 1);
+        const Contact& c = contacts[0];
+        CHECK(c.object_a == A);
+        CHECK(c.normal.dot(kCwUp) > std::cos(M_PI / 180));  // within 1 degree
+        CHECK((c.position - rim).norm() < 1e-4);
+        CHECK(c.depth == Approx(overlap).margin(0.05 * overlap + 1e-6));  // (MPR's tolerance)
+      }
+    }
+  }
+}
