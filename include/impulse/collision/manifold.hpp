@@ -94,7 +94,10 @@ struct ConvexShape {
 // of parallel to that face, else its side line, whose end is the rim point) is clipped against
 // the side planes of that reference face
 // (Sutherland-Hodgman, as in box_box) and its points within the margin of the reference plane are
-// kept, reduced to 4 as box_box's; the normal is the reference face's. Two cylinders or capsules
+// kept, reduced to 4 as box_box's; the normal is the reference face's. A feature tilted against
+// the reference face by more than 2.5 degrees whose deepest point lies on the face's side plane
+// touches the face's edge (a can's rim across a lying can's side line): no face contact then.
+// Two cylinders or capsules
 // without such a face, lying side by side with axes parallel to within 5 % of the margin over the
 // overlap of their projections, touch on its two ends (the normal and depth between the axes
 // there). Returns 0 otherwise (edge on edge, a point on a face, crossed axes) or when a face has
