@@ -39,8 +39,12 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     nc[w] = p.nc;
     take |= 1u << w;
   }
-  // the group's settings (its first World's) and contact count (the largest: a World with fewer
-  // contacts is padded, below)
+  // the group's settings (its first World's) and contact count: the largest. The Worlds with fewer
+  // contacts are left to their own solvers, and the lanes run when at least kMinLanes Worlds (all,
+  // in a group narrower than that) have it: the lanes sweep until their slowest World stops, and
+  // a sweep of a few lanes, or of lanes padded with contacts that do not touch, costs more than
+  // the Worlds' own sweeps (instructions at W = 4, docs/benchmarks.md, "Which of the lanes'
+  // stages pay")
   const BisectionSettings* s = nullptr;
   Index n_contacts = 0;
   for (int w = 0; w < count; ++w) {
@@ -51,20 +55,22 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     else
       n_contacts = std::max(n_contacts, nc[w]);
   }
-  if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
+  int taken = 0;
+  for (int w = 0; w < count; ++w) {
+    if (!(take & (1u << w))) continue;
+    if (nc[w] != n_contacts)
+      take &= ~(1u << w);
+    else
+      ++taken;
+  }
+  if (taken < std::min(kMinLanes, std::max(width, 2))) return 0;
   // The lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island by
   // lanes_abi::gather: G, c and mu read where they are; M_ii and the warm start staged per World;
-  // the checks of ContactSolver::solve. A World with nc < n_contacts contacts is padded to
-  // n_contacts with contacts that neither touch nor couple (its G, c and mu staged too): G_ii = I,
-  // G's other entries of their rows and columns 0, c = (0, 0, 1), mu = 1, M_ii = I, lambda = 0.
-  // Their rows come after the World's own, so the sweep sums its contacts' v_i in its order and
-  // then adds (+0) (+0) = +0 per padded row (a sum that starts at +0 is never -0, and x + (+0)
-  // = x for every other x): the same bits. A padded contact opens at every sweep (c~_z = 1),
-  // keeps lambda = +0 and adds the error term +0, which leaves the sweep's error (>= +0) as it is.
+  // the checks of ContactSolver::solve.
   const Index n = 3 * n_contacts;
   const std::size_t W = static_cast<std::size_t>(width), N = static_cast<std::size_t>(n),
                     NC = static_cast<std::size_t>(n_contacts);
-  const std::size_t staged = 9 * NC + N + N * N + N + NC;  // M_ii, lambda, then G, c, mu if padded
+  const std::size_t staged = 9 * NC + N;  // M_ii, lambda
   lanes_solve_grow(G_, N * N * W);
   lanes_solve_grow(C_, N * W);
   lanes_solve_grow(MU_, NC * W);
@@ -79,40 +85,23 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     const IslandView isl = stepper.pending_rows().island(0);
     const ContactProblem& p = isl.problem;
     const VecX& lambda = stepper.solved_lambda();
-    const Index nw = p.nc, rows = 3 * nw;
+    const Index rows = n;
     Scalar* const stage = ll_.data() + staged * static_cast<std::size_t>(w);
     Scalar* const ll = stage + 9 * NC;
     for (Index a = 0; a < rows; ++a) ll[a] = lambda[isl.global_row[a]];
     const Eigen::Map<const VecX> ll_map(ll, rows);
     check_problem(p, ll_map);  // (throws as the World's own solve would)
     bool ok = ll_map.allFinite() && p.G.outerStride() == rows && problem_is_finite(p);
-    for (Index i = 0; ok && i < nw; ++i) {
-      Eigen::Map<Mat3> M(stage + 9 * i);
+    for (Index i = 0; ok && i < n_contacts; ++i) {
       Mat3 Mi;
       ok = bisection_block_inverse(p.contact_block(i), settings[w]->regularization, Mi);
-      M = Mi;
+      if (ok) Eigen::Map<Mat3>(stage + 9 * i) = Mi;
     }
     if (!ok) {
       take &= ~(1u << w);
       continue;
     }
     g[w] = p.G.data(), c[w] = p.c.data(), mu[w] = p.mu.data(), mi[w] = stage, lam[w] = ll;
-    if (nw == n_contacts) continue;
-    Scalar* const gp = ll + N;
-    Scalar* const cp = gp + N * N;
-    Scalar* const mp = cp + N;
-    std::fill(gp, gp + N * N, Scalar(0));
-    for (Index j = 0; j < rows; ++j) std::copy_n(p.G.data() + j * rows, rows, gp + j * n);
-    for (Index r = rows; r < n; ++r) gp[r * n + r] = 1;
-    std::copy_n(p.c.data(), rows, cp);
-    std::copy_n(p.mu.data(), nw, mp);
-    for (Index i = nw; i < n_contacts; ++i) {
-      cp[3 * i] = cp[3 * i + 1] = 0, cp[3 * i + 2] = 1;
-      mp[i] = 1;
-      ll[3 * i] = ll[3 * i + 1] = ll[3 * i + 2] = 0;
-      Eigen::Map<Mat3>(stage + 9 * i).setIdentity();
-    }
-    g[w] = gp, c[w] = cp, mu[w] = mp;
   }
   if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
   // lanes no World takes compute a copy of one that does (finite, not read)
@@ -170,7 +159,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
         if (!(slip & bit)) continue;
         const std::size_t l = static_cast<std::size_t>(w);
         const Vec3 ci(slip_[l], slip_[W + l], slip_[2 * W + l]);
-        if (from >= nc[w] || !ci.allFinite()) {  // (a padded contact touches only through a non-finite value)
+        if (!ci.allFinite()) {
           active &= ~bit;
           continue;
         }

@@ -17,14 +17,14 @@
 //   - its contact rows form one island, a dense G of nc >= 1 contacts, every one with friction
 //     (mu > 0), without joint-limit or joint-friction rows;
 //   - every diagonal block is well-conditioned (bisection_block_inverse: no regularization);
+//   - its island has the group's largest contact count, and at least kMinLanes Worlds of the
+//     group (both of a group of 2) take their steps (a sweep of fewer lanes, or of lanes padded
+//     with contacts that do not touch, costs more than the Worlds' own sweeps);
 // and keep it until it converges before the sweep at which Anderson mixing or the active-set
 // stage would begin (anderson_start, active_set_start). A contact that slips stops the lanes'
 // sweep at that contact: Algorithm 1 solves it for each World whose contact it is
 // (solve_single_contact_inverted, the solver's own search), and the sweep resumes from that
-// contact with its impulse. Worlds with fewer contacts than the group's largest count are padded
-// with contacts that neither touch nor couple, after their own (bisection_lanes.cpp: their
-// impulses and error terms are +0 and leave the World's own bits as they are). No allocation
-// once the buffers have grown to the largest group.
+// contact with its impulse. No allocation once the buffers have grown to the largest group.
 #pragma once
 #include <vector>
 
@@ -43,6 +43,8 @@ class BisectionLanes {
   // `begun`) that the lanes take, and hands the solution to its Stepper (set_presolved).
   // Returns the Worlds so solved (bit w: World w).
   unsigned solve(World* const* worlds, unsigned begun, int count, int width);
+
+  static constexpr int kMinLanes = 3;
 
  private:
   std::vector<Scalar> G_, C_, MU_, MI_, LAM_, ll_, slip_;
