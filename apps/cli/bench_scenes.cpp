@@ -25,11 +25,15 @@
 #include "cli/json_util.hpp"
 #include "impulse/solvers/solver_registry.hpp"
 #include "impulse/world/world.hpp"
+#include "scenarios/bins.hpp"
 #include "scenarios/solo12_stand.hpp"
 
 namespace impulse::cli {
 
 namespace {
+
+using scenarios::add_bin;
+using scenarios::build_clutter;
 
 struct Scene {
   std::string name, description;
@@ -290,17 +294,6 @@ Scalar rest_drift(World& w, bool top_only) {
 }
 bool rest_fell(World& w) { return rest_drift(w, false) > 0.05; }
 
-// A 0.5 m square bin (ground and four walls), mu 0.6.
-void add_bin(World& w) {
-  w.set_default_material(0.6, 0.0);
-  w.add_ground();
-  const Scalar half = 0.25;
-  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
-  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
-  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
-  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
-}
-
 // 50 boxes (0.08 m, 0.5 kg) dropped into the bin from a 5 x 5 x 2 lattice with yaws of 0.3 rad
 // steps.
 void build_bin(World& w) {
@@ -311,31 +304,6 @@ void build_bin(World& w) {
         ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
         place(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k), 0.3 * (i + 2 * j + 3 * k));
       }
-}
-
-// 48 objects of four shapes (boxes 0.08 x 0.05 x 0.04 m, cylinders r 0.03 m and 0.08 m long,
-// capsules r 0.025 m and 0.08 m long, spheres r 0.03 m; 0.2 kg each, mu 0.6) dropped in three
-// 4 x 4 layers 0.12 m apart (0.14 m between layers, none touching) into the same 0.5 m bin, each
-// turned by its own roll, pitch and yaw: the pile of a manipulation bench, with round bodies
-// crossing each other and lying on faces. `shape` >= 0 makes every object of that one shape
-// (0 box, 1 cylinder, 2 capsule, 3 sphere) in the same layout: the bins of one round shape.
-void build_clutter(World& w, int shape = -1) {
-  add_bin(w);
-  for (int k = 0; k < 48; ++k) {
-    const Scalar mass = 0.2;
-    const int kind = shape >= 0 ? shape : k % 4;
-    ArticulatedSystem& b = kind == 0   ? w.add_box("box", Vec3(0.08, 0.05, 0.04), mass)
-                           : kind == 1 ? w.add_cylinder("cylinder", 0.03, 0.08, mass)
-                           : kind == 2 ? w.add_capsule("capsule", 0.025, 0.08, mass)
-                                       : w.add_sphere("sphere", 0.03, mass);
-    const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
-    const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
-                   Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
-    VecX q = b.q();
-    q.head<3>() = p;
-    q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
-    b.set_q(q);
-  }
 }
 
 bool bin_escaped(World& w) {

@@ -13,6 +13,7 @@
 #include "impulse/solvers/semismooth_newton.hpp"
 #include "impulse/solvers/solver_result.hpp"
 #include "impulse/world/world.hpp"
+#include "scenarios/bins.hpp"
 #include "solver_test_problems.hpp"
 #include "support/alloc_counter.hpp"
 
@@ -130,29 +131,6 @@ struct SsnRecordingSolver final : ContactSolver {
   }
 };
 
-// clutter48's layout in its 0.5 m bin (apps/cli/bench_scenes.cpp, `capsule_bin`): 48 capsules
-// (r 0.025 m, 0.08 m long, 0.2 kg), mu 0.6, dropped in three layers, 1 ms.
-void ssn_capsule_bin(World& w) {
-  w.set_time_step(1e-3);
-  w.set_default_material(0.6, 0.0);
-  w.add_ground();
-  const Scalar half = 0.25;
-  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
-  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
-  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
-  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
-  for (int k = 0; k < 48; ++k) {
-    ArticulatedSystem& b = w.add_capsule("capsule", 0.025, 0.08, 0.2);
-    const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
-    const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
-                   Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
-    VecX q = b.q();
-    q.head<3>() = p;
-    q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
-    b.set_q(q);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("semismooth Newton: an island of a settling capsule pile that the sweeps leave unconverged converges",
@@ -166,8 +144,9 @@ TEST_CASE("semismooth Newton: an island of a settling capsule pile that the swee
   BisectionSettings off;
   off.newton_start = 0;
   off.active_set_start = 0;
-  World w;
-  ssn_capsule_bin(w);
+  World w;  // (bench scenes' capsule_bin: 48 capsules dropped into a 0.5 m bin, 1 ms)
+  w.set_time_step(1e-3);
+  scenarios::build_clutter(w, 2);
   auto recorder = std::make_unique<SsnRecordingSolver>(off);
   SsnRecordingSolver* rec = recorder.get();
   w.set_contact_solver(std::move(recorder));

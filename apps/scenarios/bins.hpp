@@ -1,0 +1,22 @@
+// Bins of the manipulation benches (`impulse bench scenes`: bin50, clutter48, cyl_bin,
+// capsule_bin), shared with the tests that take islands from them.
+#pragma once
+
+#include "impulse/world/world.hpp"
+
+namespace impulse::scenarios {
+
+// A 0.5 m square bin: the ground and four walls |x|, |y| <= 0.25 m; default material mu 0.6,
+// inelastic.
+void add_bin(World& w);
+
+// 48 objects of four shapes (boxes 0.08 x 0.05 x 0.04 m, cylinders r 0.03 m and 0.08 m long,
+// capsules r 0.025 m and 0.08 m long, spheres r 0.03 m; 0.2 kg each, mu 0.6) dropped in three
+// 4 x 4 layers 0.12 m apart (0.14 m between layers, none touching) into add_bin's bin, each
+// turned by its own roll, pitch and yaw: the pile of a manipulation bench, with round bodies
+// crossing each other and lying on faces. `shape` >= 0 makes every object of that one shape
+// (0 box, 1 cylinder, 2 capsule, 3 sphere) in the same layout: the bins of one round shape.
+// The time step is the World's (the benches use 1 ms).
+void build_clutter(World& w, int shape = -1);
+
+}  // namespace impulse::scenarios
