@@ -84,8 +84,9 @@ void VecWorld::integrate(Index steps) {
     StepWorkspace& ws = *workspaces_[t];
     StepReport report[8];
     int first[8] = {};
+    WorldLanes::GroupMemory memory;
     for (Index k = 0; k < steps; ++k) {
-      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), ws, report);
+      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), ws, report, &memory);
       for (Index w = 0; w < count; ++w) {
         if (first[w] == 0) first[w] = static_cast<int>(report[w].status);
       }

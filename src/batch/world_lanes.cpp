@@ -45,7 +45,8 @@ void WorldLanes::reserve(const World& prototype, int width, StepWorkspace& ws) {
   }
 }
 
-void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report) {
+void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report,
+                           GroupMemory* memory) {
   IMPULSE_ASSERT(count >= 1 && count <= std::max(width, 1));
   if (width <= 1 || count <= 1) {  // the scalar path: World by World on ws
     for (int w = 0; w < count; ++w) {
@@ -108,9 +109,10 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
     }
   } cancel{worlds, group, count};
   // each World's dynamics, collision and rows, on its workspace of the group
+  const bool defer_paths = memory == nullptr || memory->defer_paths;
   for (int w = 0; w < count; ++w) {
     if (w + 1 < count) worlds[w + 1]->prefetch(group[w + 1]);
-    worlds[w]->begin_step(*group[w]);
+    worlds[w]->begin_step(*group[w], defer_paths);
   }
   // the G of the rows, those of one layout in lanes
   assemblers_.resize(static_cast<std::size_t>(count));
@@ -120,7 +122,8 @@ void WorldLanes::integrate(World* const* worlds, int count, int width, StepWorks
     assemblers_[static_cast<std::size_t>(w)] = &s.pending_rows();
     views_[static_cast<std::size_t>(w)] = &s.system_views();
   }
-  rows_.assemble_products(assemblers_.data(), views_.data(), count, width);
+  const int shared = rows_.assemble_products(assemblers_.data(), views_.data(), count, width);
+  if (memory != nullptr) memory->defer_paths = shared >= std::min(kMinShared, width);
   // each World's targets and warm start, the solves the lanes take together (BisectionLanes),
   // each World's solve of the rest
   unsigned begun = 0, solved = 0;

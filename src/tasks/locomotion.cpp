@@ -595,8 +595,9 @@ void LocomotionTask::step(const RowMatXcref& actions, RowMatXref obs, VecXref re
       act(begin + w);
       worlds[w] = envs_[static_cast<std::size_t>(begin + w)]->world.get();
     }
+    batch::WorldLanes::GroupMemory memory;
     for (Index k = 0; k < s.substeps; ++k) {
-      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), *workspaces_[t], report);
+      world_lanes_[t]->integrate(worlds, static_cast<int>(count), static_cast<int>(width), *workspaces_[t], report, &memory);
       for (Index w = 0; w < count; ++w) {
         const StepStatus st = report[w].status;
         failed[w] = failed[w] || st == StepStatus::NonFinite || st == StepStatus::SolverFailed;

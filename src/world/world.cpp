@@ -647,13 +647,13 @@ StepReport World::integrate(StepWorkspace& ws) {
   return solve_and_integrate();
 }
 
-void World::begin_step(StepWorkspace& ws) {
+void World::begin_step(StepWorkspace& ws, bool defer_paths) {
   const auto in_use = use("integrate");
   IMPULSE_ASSERT(!step_begun_);
   bind_workspace(ws);
   try {
     if (!data_.has_initial) mark_initial_state();
-    stepper_->prepare_rows(step_systems_, collision_, model_->settings, *step_solver_, data_.state, true);
+    stepper_->prepare_rows(step_systems_, collision_, model_->settings, *step_solver_, data_.state, defer_paths);
   } catch (...) {
     release_workspace();
     throw;

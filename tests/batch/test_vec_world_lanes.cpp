@@ -14,6 +14,7 @@
 
 #include "impulse/batch/bisection_lanes.hpp"
 #include "impulse/batch/vec_world.hpp"
+#include "impulse/batch/world_lanes.hpp"
 #include "impulse/contact/delassus_lanes.hpp"
 #include "impulse/core/error.hpp"
 #include "impulse/dynamics/lanes.hpp"
@@ -479,6 +480,43 @@ TEST_CASE("BisectionLanes: the solves in lanes equal each World's own bit for bi
       }
       if (variant != 2) CHECK((taken_later & 1u) != 0);
       if (variant == 1 && width >= 4) CHECK(fewer_feet);  // (a World on fewer feet, left to its own solver)
+    }
+  }
+}
+
+// A group's memory (WorldLanes::GroupMemory): after a step whose layouts at least three Worlds
+// (both of 2) share, the next step leaves the rows' path work to the lanes; after one whose
+// Worlds each have their own layout (lifted off the ground by different heights: their feet
+// touch in turn, or none), the Worlds compute it with their rows. Either way each World steps as
+// integrate(ws) alone, bit for bit, over steps in which the memory changes.
+TEST_CASE("WorldLanes: the group's memory chooses where the rows' path work is made, the same bits", "[batch][lanes]") {
+  const WorldDescription d = parse_world_file(kStandWorld);
+  for (int width : widths()) {
+    for (int variant = 0; variant < 2; ++variant) {
+      INFO("width " << width << (variant == 0 ? ", standing" : ", each World its own layout"));
+      LanesGroupFixture g = lanes_group_fixture(d, width, [&](int i, World&, VecX& q, VecX&) {
+        if (variant == 1) q[2] += 0.01 * i;  // (World 0 on its feet, the others falling onto them)
+      });
+      batch::WorldLanes lanes;
+      batch::WorldLanes::GroupMemory memory;
+      std::vector<World*> worlds;
+      for (auto& w : g.worlds) worlds.push_back(w.get());
+      std::vector<StepReport> report(static_cast<std::size_t>(width));
+      int deferred = 0, fused = 0;
+      for (int step = 0; step < 40; ++step) {
+        INFO("step " << step);
+        (memory.defer_paths ? deferred : fused) += 1;
+        lanes.integrate(worlds.data(), width, width, *g.ws[0], report.data(), &memory);
+        for (int i = 0; i < width; ++i) {
+          const StepReport expected = g.copies[static_cast<std::size_t>(i)]->integrate(*g.ws_copies[static_cast<std::size_t>(i)]);
+          CHECK(report[static_cast<std::size_t>(i)].solver_iterations == expected.solver_iterations);
+          CHECK(worlds[static_cast<std::size_t>(i)]->system(0).q() == g.copies[static_cast<std::size_t>(i)]->system(0).q());
+          CHECK(worlds[static_cast<std::size_t>(i)]->system(0).u() == g.copies[static_cast<std::size_t>(i)]->system(0).u());
+        }
+      }
+      INFO(deferred << " steps deferred, " << fused << " fused");
+      if (variant == 0) CHECK(fused == 0);
+      if (variant == 1) CHECK(fused > 0);
     }
   }
 }

@@ -27,7 +27,11 @@ class WorldLanes {
   //      is cheaper) and a second system with the Model of an earlier one in the World take the
   //      scalar path;
   //   2. each World's step up to its rows without their G (World::begin_step), World i on
-  //      workspace i of the group (ws for the first, the others this object's);
+  //      workspace i of the group (ws for the first, the others this object's); with `memory`
+  //      (kept by the caller for the group from one step to the next), the rows' path work too
+  //      when the group's last step shared a layout among at least kMinShared Worlds, else the
+  //      World computes it with its rows (a path product in lanes for one or two Worlds costs
+  //      more than the World's own: docs/benchmarks.md, "Which of the lanes' stages pay");
   //   3. the G of the Worlds whose rows have one layout together (DelassusLanes);
   //   4. each World's targets and solve (World::begin_solve, World::solve_step), the islands the
   //      bisection sweeps in lanes take solved together in between (BisectionLanes);
@@ -37,7 +41,12 @@ class WorldLanes {
   // The results are the bits of integrate(ws) of each World, for every width; width 1 is exactly
   // that, World by World on ws. The StepLanes (one per Model and width) and the workspaces are
   // made on first use and kept: no allocation in steady state.
-  void integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report);
+  struct GroupMemory {
+    bool defer_paths = true;  // the last step's layouts shared by kMinShared Worlds or more
+  };
+  static constexpr int kMinShared = 3;
+  void integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report,
+                 GroupMemory* memory = nullptr);
 
   // Makes what a group of `width` Worlds like `prototype` uses on this object and on ws (the
   // StepLanes, the group's workspaces, the rows' and the sweeps' buffers) by one step of `width`

@@ -264,7 +264,9 @@ class World {
   // (the targets, the mass-matrix check, Stepper::begin_solve: the warm start), so that WorldLanes
   // can solve the islands of a group together (batch/bisection_lanes.hpp, Stepper::set_presolved);
   // false when the step ended there, as solve_step() would.
-  void begin_step(StepWorkspace& ws);
+  // defer_paths: the rows' path work too is left for the group (Stepper::prepare_rows), else only
+  // their G; the same bits either way.
+  void begin_step(StepWorkspace& ws, bool defer_paths = true);
   Stepper& step_stepper();
   bool begin_solve();
   bool solve_step();
