@@ -30,8 +30,9 @@ class WorldLanes {
   //      workspace i of the group (ws for the first, the others this object's); with `memory`
   //      (kept by the caller for the group from one step to the next), the rows' path work too
   //      when the group's last step shared a layout among at least kMinShared Worlds, else the
-  //      World computes it with its rows (a path product in lanes for one or two Worlds costs
-  //      more than the World's own: docs/benchmarks.md, "Which of the lanes' stages pay");
+  //      World computes it with its rows (a World whose layout no other shares makes its deferred
+  //      path work alone, which costs more than making it with its rows: docs/benchmarks.md,
+  //      "Which of the lanes' stages pay");
   //   3. the G of the Worlds whose rows have one layout together (DelassusLanes);
   //   4. each World's targets and solve (World::begin_solve, World::solve_step), the islands the
   //      bisection sweeps in lanes take solved together in between (BisectionLanes);
