@@ -361,11 +361,21 @@ struct CollisionWorld::Impl {
       const ConvexShape ca = convex_shape(a), cb = convex_shape(b);
       int m = 0;
       if (!no_direction) m = face_manifold(ca, cb, pts[deepest].normal, margin, face_pts);
+      // touching shapes have no face contact deeper than kTouching: along a loose normal (MPR's of
+      // a zero overlap can point the wrong way: a can's side on another's disc got the far disc
+      // and points 0.14 m deep) the features cut through the bodies
+      if (m > 0 && touching && deepest_depth(face_pts, m) > kTouching) m = 0;
       if (m == 0 && touching) m = touching_faces(a, b, ca, cb, margin, face_pts);
       if (m > 0) return push(a, b.object, body_b, b.local, b.material, face_pts, m, false);
     }
     if (no_direction) return;
     push(a, b.object, body_b, b.local, b.material, pts, k, false);
+  }
+
+  static Scalar deepest_depth(const ManifoldPoint* pts, int count) {
+    Scalar d = pts[0].depth;
+    for (int i = 1; i < count; ++i) d = std::max(d, pts[i].depth);
+    return d;
   }
 
   // Below this depth (or gap) MPR and GJK give no reliable direction (1 um: far above the

@@ -531,3 +531,29 @@ TEST_CASE("world: a tilted can's rim on a lying can's side pushes along the side
     }
   }
 }
+
+TEST_CASE("world: a can's side touching another's disc gets that disc's normal, not the far disc's", "[collision]") {
+  // Two cans (r 0.03 m, 0.08 m long) from a settling pile (bench scenes' cyl_bin), their axes
+  // across each other, A's side on B's end disc to within 1e-11 m. MPR's normal of that zero
+  // overlap points along B's axis the wrong way; the face contact along it took B's far disc and
+  // A's far side, two points 0.14 m deep. The contact is A's side line on B's near disc: normal
+  // along B's axis towards A, depth 0.
+  CollisionWorld w;
+  const Index a = w.add_free_body("a", {shape(ShapeType::Cylinder, Vec3(0.03, 0.08, 0))});
+  const Index b = w.add_free_body("b", {shape(ShapeType::Cylinder, Vec3(0.03, 0.08, 0))});
+  const Quat qa(0.41557717297002211, -0.094478111892066327, 0.62400753218148874, 0.65496877746982929);
+  const Quat qb(-0.75975677368216021, -0.072431803750131141, -0.57917440068014925, 0.28649658330662059);
+  const Vec3 pa(0.024518951460386715, 0.10367469750095573, 0.072569921137260199);
+  const Vec3 pb(-0.035615921794485056, 0.12533491858575943, 0.041181230055108459);
+  w.update(a, SE3(qa.normalized().toRotationMatrix(), pa));
+  w.update(b, SE3(qb.normalized().toRotationMatrix(), pb));
+  Vec3 axis_b = qb.normalized().toRotationMatrix().col(2);
+  if (axis_b.dot(pa - pb) < 0) axis_b = -axis_b;
+  ContactSet contacts;
+  w.detect(contacts);
+  REQUIRE(contacts.size() >= 1);
+  for (const Contact& c : contacts) {
+    CHECK(c.normal.dot(axis_b) > 0.999);
+    CHECK(std::abs(c.depth) < 1e-6);
+  }
+}
