@@ -62,12 +62,7 @@ void place(ArticulatedSystem& s, const Vec3& p, Scalar yaw = 0) {
 // 6 x 6 x 6 spheres (r = 0.1 m, 1 kg) in a lattice 1 cm apart above a 1.3 m square box.
 void build_pile(World& w, Scalar restitution) {
   w.set_default_material(0.0, restitution);
-  w.add_ground();
-  const Scalar half = 0.65;
-  w.add_wall("wall_px", Vec3(-1, 0, 0), -half);
-  w.add_wall("wall_nx", Vec3(1, 0, 0), -half);
-  w.add_wall("wall_py", Vec3(0, -1, 0), -half);
-  w.add_wall("wall_ny", Vec3(0, 1, 0), -half);
+  scenarios::add_square_box(w, 0.65);
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 6; ++j)
       for (int k = 0; k < 6; ++k) {

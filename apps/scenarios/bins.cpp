@@ -3,14 +3,17 @@
 
 namespace impulse::scenarios {
 
+void add_square_box(World& w, Scalar half) {
+  w.add_ground();
+  w.add_wall("wall_px", Vec3(-1, 0, 0), -half);
+  w.add_wall("wall_nx", Vec3(1, 0, 0), -half);
+  w.add_wall("wall_py", Vec3(0, -1, 0), -half);
+  w.add_wall("wall_ny", Vec3(0, 1, 0), -half);
+}
+
 void add_bin(World& w) {
   w.set_default_material(0.6, 0.0);
-  w.add_ground();
-  const Scalar half = 0.25;
-  w.add_wall("bin_px", Vec3(-1, 0, 0), -half);
-  w.add_wall("bin_nx", Vec3(1, 0, 0), -half);
-  w.add_wall("bin_py", Vec3(0, -1, 0), -half);
-  w.add_wall("bin_ny", Vec3(0, 1, 0), -half);
+  add_square_box(w, 0.25);
 }
 
 void build_clutter(World& w, int shape) {

@@ -1,13 +1,15 @@
 // Bins of the manipulation benches (`impulse bench scenes`: bin50, clutter48, cyl_bin,
-// capsule_bin), shared with the tests that take islands from them.
+// capsule_bin; the walls of pile216), shared with the tests that take islands from them.
 #pragma once
 
 #include "impulse/world/world.hpp"
 
 namespace impulse::scenarios {
 
-// A 0.5 m square bin: the ground and four walls |x|, |y| <= 0.25 m; default material mu 0.6,
-// inelastic.
+// The ground and four walls |x|, |y| <= half (the pile's box and the bins).
+void add_square_box(World& w, Scalar half);
+
+// A 0.5 m square bin: add_square_box(w, 0.25); default material mu 0.6, inelastic.
 void add_bin(World& w);
 
 // 48 objects of four shapes (boxes 0.08 x 0.05 x 0.04 m, cylinders r 0.03 m and 0.08 m long,

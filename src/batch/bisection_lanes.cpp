@@ -63,7 +63,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     else
       ++taken;
   }
-  if (taken < std::min(kMinLanes, std::max(width, 2))) return 0;
+  if (taken < std::min(kMinLanes, width)) return 0;
   // The lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island by
   // lanes_abi::gather: G, c and mu read where they are; M_ii and the warm start staged per World;
   // the checks of ContactSolver::solve.
@@ -85,13 +85,12 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     const IslandView isl = stepper.pending_rows().island(0);
     const ContactProblem& p = isl.problem;
     const VecX& lambda = stepper.solved_lambda();
-    const Index rows = n;
     Scalar* const stage = ll_.data() + staged * static_cast<std::size_t>(w);
     Scalar* const ll = stage + 9 * NC;
-    for (Index a = 0; a < rows; ++a) ll[a] = lambda[isl.global_row[a]];
-    const Eigen::Map<const VecX> ll_map(ll, rows);
+    for (Index a = 0; a < n; ++a) ll[a] = lambda[isl.global_row[a]];
+    const Eigen::Map<const VecX> ll_map(ll, n);
     check_problem(p, ll_map);  // (throws as the World's own solve would)
-    bool ok = ll_map.allFinite() && p.G.outerStride() == rows && problem_is_finite(p);
+    bool ok = ll_map.allFinite() && p.G.outerStride() == n && problem_is_finite(p);
     for (Index i = 0; ok && i < n_contacts; ++i) {
       Mat3 Mi;
       ok = bisection_block_inverse(p.contact_block(i), settings[w]->regularization, Mi);

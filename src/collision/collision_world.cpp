@@ -372,6 +372,7 @@ struct CollisionWorld::Impl {
     push(a, b.object, body_b, b.local, b.material, pts, k, false);
   }
 
+  // The largest depth of count >= 1 points.
   static Scalar deepest_depth(const ManifoldPoint* pts, int count) {
     Scalar d = pts[0].depth;
     for (int i = 1; i < count; ++i) d = std::max(d, pts[i].depth);
@@ -407,8 +408,7 @@ struct CollisionWorld::Impl {
       const Vec3 d = dirs[i].dot(centre) >= 0 ? dirs[i] : Vec3(-dirs[i]);
       const int m = face_manifold(ca, cb, d, margin, trial);
       if (m == 0) continue;
-      Scalar deepest = trial[0].depth;
-      for (int k = 1; k < m; ++k) deepest = std::max(deepest, trial[k].depth);
+      const Scalar deepest = deepest_depth(trial, m);
       if (deepest <= best_depth) {
         best_depth = deepest;
         best = m;

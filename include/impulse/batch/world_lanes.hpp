@@ -17,6 +17,12 @@ namespace impulse::batch {
 
 class WorldLanes {
  public:
+  // What a caller that steps one group several times keeps for it between integrate() calls.
+  struct GroupMemory {
+    bool defer_paths = true;  // the last step's layouts shared by kMinShared Worlds or more
+  };
+  static constexpr int kMinShared = 3;
+
   // World::integrate(ws) of each of `count` Worlds (1 <= count <= width) in turn, report[i] the
   // i-th's StepReport, with the first pass of their dynamics and the G of their constraint rows
   // in SIMD lanes of this width:
@@ -42,10 +48,6 @@ class WorldLanes {
   // The results are the bits of integrate(ws) of each World, for every width; width 1 is exactly
   // that, World by World on ws. The StepLanes (one per Model and width) and the workspaces are
   // made on first use and kept: no allocation in steady state.
-  struct GroupMemory {
-    bool defer_paths = true;  // the last step's layouts shared by kMinShared Worlds or more
-  };
-  static constexpr int kMinShared = 3;
   void integrate(World* const* worlds, int count, int width, StepWorkspace& ws, StepReport* report,
                  GroupMemory* memory = nullptr);
 
