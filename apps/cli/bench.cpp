@@ -56,6 +56,12 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--newton-rows", o->newton_rows,
                 "bench scenes: largest island (rows) the bisection solver's semismooth Newton stage takes (default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--range-projection-rows", o->range_projection_rows,
+                "bench scenes: largest island (rows) whose right side the bisection solver projects on a plateau (default: the solver's)")
+      ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--alpha-min", o->alpha_min,
+                "bench scenes: the bisection solver's smallest relaxation factor (default: the solver's)")
+      ->check(CLI::Range(0.01, 2.0));
   c->add_option("--gap-slop", o->gap_slop,
                 "bench scenes: a row apart closes its gap down to this, in m (target v >= -max(gap - gap_slop, 0) / dt; default: the World's, 0)")
       ->check(CLI::Range(0.0, 1.0));

@@ -232,6 +232,22 @@ void build_pyramid(World& w) {
       add_resting_box(w, Vec3(0.1, 0.1, 0.1), 1.0, Vec3((i - 0.5 * (4 - row)) * pitch, 0, 0.05 + 0.1 * row));
 }
 
+// Box2D v3's large pyramid (shared/benchmarks.c, CreateLargePyramid) at its debug size, base 20,
+// in 3D: cubes of 1 m (1 kg), row i (from 0) of 20 - i cubes at height (2 i + 1) a, a = 0.5 m,
+// each row shifted by a; neighbours in a row and rows on rows exactly touching: 210 cubes in one
+// island, each cube on two below, mu = 0.6 (Box2D's default).
+void build_large_pyramid(World& w) {
+  w.set_default_material(0.6, 0.0);
+  w.add_ground();
+  g_rest_start.clear();
+  const int base = 20;
+  const Scalar a = 0.5;
+  for (int i = 0; i < base; ++i)
+    for (int j = i; j < base; ++j)
+      add_resting_box(w, Vec3(2 * a, 2 * a, 2 * a), 1.0,
+                      Vec3((i + 1) * a + 2 * (j - i) * a - a * base, 0, (2 * i + 1) * a));
+}
+
 // A brick wall in running bond: 10 courses of bricks (0.2 x 0.1 x 0.05 m, 1 kg) laid along x, 6
 // bricks in the even courses and 5 in the odd ones, shifted by half a brick, so that each brick of
 // an odd course rests on two below: 55 bricks in one island, every face pair four coplanar corners.
@@ -331,6 +347,8 @@ const std::vector<Scene>& scenes() {
       {"stack10", "10 boxes (0.1 m, 1 kg) in a vertical stack, 1 ms", 1e-3, 60000, build_stack, rest_fell, 0, "",
        true},
       {"pyramid15", "15-box pyramid (rows of 5 to 1), 1 ms", 1e-3, 60000, build_pyramid, rest_fell, 0, "", true},
+      {"pyramid210", "Box2D's large pyramid at base 20: 210 cubes of 1 m, faces touching, 1 ms", 1e-3, 2000,
+       build_large_pyramid, rest_fell, 0, "", true},
       {"wall55", "55-brick wall in running bond (10 courses), 1 ms", 1e-3, 10000, build_wall, rest_fell, 0, "", true},
       {"jenga54", "Jenga tower: 18 layers of 3 blocks, 1 ms", 1e-3, 10000, build_jenga, rest_fell, 0, "", true},
       {"ratio4", "4-box stack with masses 1, 10, 100, 1000 kg upwards, 1 ms", 1e-3, 10000, build_mass_ratio_stack,
@@ -367,7 +385,8 @@ double scenes_mean(const std::vector<double>& v) {
 void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
   if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0 ||
-      o.range_projections >= 0 || o.newton_start >= 0 || o.newton_rows >= 0) {
+      o.range_projections >= 0 || o.newton_start >= 0 || o.newton_rows >= 0 || o.alpha_min > 0 ||
+      o.range_projection_rows >= 0) {
     SolverSettings s;
     s.name = o.solver.empty() ? "bisection" : o.solver;
     if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
@@ -377,6 +396,8 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
     if (o.range_projections >= 0) s.bisection.range_projections = o.range_projections;
     if (o.newton_start >= 0) s.bisection.newton_start = o.newton_start;
     if (o.newton_rows >= 0) s.bisection.newton.max_rows = o.newton_rows;
+    if (o.alpha_min > 0) s.bisection.alpha_min = o.alpha_min;
+    if (o.range_projection_rows >= 0) s.bisection.range_projection_rows = o.range_projection_rows;
     w.set_contact_solver(make_contact_solver(s));
   }
   if (o.gap_slop >= 0) {

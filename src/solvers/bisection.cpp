@@ -618,7 +618,7 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
 bool BisectionSolver::project_right_side(const ContactProblem& problem, const VecXcref& lambda, Index round) {
   const BisectionSettings& s = active();
   const Index nc = problem.nc, n = problem.size();
-  if (n > s.active_set.max_rows) return false;  // (the stage's cost bound: one factorization here)
+  if (n > s.range_projection_rows) return false;  // (its cost bound: one factorization)
   proj_mask_.assign(static_cast<std::size_t>(n), 0);
   Index m = 0;
   for (Index i = 0; i < nc; ++i) {

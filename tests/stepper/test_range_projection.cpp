@@ -19,10 +19,11 @@ namespace {
 struct RangeProjectionWall {
   Index not_converged = 0;
   Scalar moved = 0;  // m, largest displacement of a brick from its start
+  std::vector<VecX> q;  // the bricks' final configurations
 };
 
 RangeProjectionWall range_projection_wall(Index projections, int courses, int bricks, int steps,
-                                          bool slip_newton = true) {
+                                          bool slip_newton = true, Index projection_rows = -1) {
   World w;
   w.set_default_material(0.8, 0.0);
   w.add_ground();
@@ -43,6 +44,7 @@ RangeProjectionWall range_projection_wall(Index projections, int courses, int br
   BisectionSettings s;
   s.range_projections = projections;
   s.slip_newton = slip_newton;
+  if (projection_rows >= 0) s.range_projection_rows = projection_rows;
   w.set_contact_solver(std::make_unique<BisectionSolver>(s));
   RangeProjectionWall run;
   for (int k = 0; k < steps; ++k) {
@@ -50,7 +52,10 @@ RangeProjectionWall range_projection_wall(Index projections, int courses, int br
     REQUIRE((st == StepStatus::Ok || st == StepStatus::SolverNotConverged));
     run.not_converged += w.stats().islands_not_converged;
   }
-  for (std::size_t i = 0; i < bs.size(); ++i) run.moved = std::max(run.moved, (bs[i]->q().head<3>() - start[i]).norm());
+  for (std::size_t i = 0; i < bs.size(); ++i) {
+    run.moved = std::max(run.moved, (bs[i]->q().head<3>() - start[i]).norm());
+    run.q.push_back(bs[i]->q());
+  }
   return run;
 }
 
@@ -68,6 +73,28 @@ TEST_CASE("range projection: a 6-course brick wall converges on every step and s
   const RangeProjectionWall none = range_projection_wall(0, 6, 3, 1500);
   CHECK(afresh.not_converged == 0);
   CHECK(none.not_converged == 0);
+}
+
+TEST_CASE("range projection: an island above range_projection_rows is not projected", "[stepper][bisection]") {
+  // The wall's island (15 bricks) with slip searches started afresh, where the projection is
+  // what converges it: with a bound below its rows the run is that without projections, bit for
+  // bit; with the default bound it converges.
+  const Index projections = BisectionSettings{}.range_projections;
+  const RangeProjectionWall none = range_projection_wall(0, 6, 3, 600, false);
+  const RangeProjectionWall above = range_projection_wall(projections, 6, 3, 600, false, 12);
+  const RangeProjectionWall within = range_projection_wall(projections, 6, 3, 600, false);
+  INFO("not converged: " << none.not_converged << " without projections, " << above.not_converged
+                         << " above the bound, " << within.not_converged << " within it");
+  CHECK(none.not_converged > 0);
+  CHECK(above.not_converged == none.not_converged);
+  REQUIRE(above.q.size() == none.q.size());
+  bool differs = false;  // (the projection changed the run: the bound is what kept it out above)
+  for (std::size_t i = 0; i < none.q.size(); ++i) {
+    CHECK(above.q[i] == none.q[i]);
+    differs = differs || within.q[i] != none.q[i];
+  }
+  CHECK(differs);
+  CHECK(within.not_converged == 0);
 }
 
 namespace {

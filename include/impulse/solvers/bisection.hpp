@@ -79,6 +79,12 @@ struct BisectionSettings {
   // active-set stage (if it has not run and the island has at most active_set.max_rows rows)
   // solves the projected problem at once. 0: never.
   Index range_projections = 3;
+  // Islands above this many rows are not projected (a projection factors the island's system
+  // once, in body space above active_set.body_space_rows). The default is the stage's bound.
+  // Larger bounds trade time for convergence on large resting islands (docs/benchmarks.md,
+  // "Box2D's large pyramid": 210 cubes, 7 080 rows, 1 438 -> 140 of 2 000 solves unconverged
+  // at 16 000; a 5 376-row Kapla tower 163 -> 15 of 3 000 at 6x the median step).
+  Index range_projection_rows = 4000;
 
   // Problems whose sweeps would end unconverged (not in the paper): the semismooth Newton stage
   // (solvers/semismooth_newton.hpp: Alart & Curnier's projection function with a proximal term
