@@ -22,7 +22,8 @@ def main():
     print('  <ground/>')
     for i in range(base):
         for j in range(i, base):
-            x = (i * 0.5 + (j - i)) * pitch - 0.5 * pitch * (base - 1)
+            # (Box2D's x = (i + 1) a + 2 (j - i) a - a base, its a = 0.5 m the half pitch)
+            x = ((i + 1) * half + 2 * (j - i) * half - half * base) * pitch
             print('  <box name="cube_%d_%d" size="1 1 1" mass="1" pos="%.6f 0 %.6f"/>' % (i, j, x, (2 * i + 1) * half))
     print('</world>')
 
