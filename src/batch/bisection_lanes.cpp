@@ -2,6 +2,7 @@
 #include "impulse/batch/bisection_lanes.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 
 #include "../dynamics/lanes_abi.hpp"
@@ -55,15 +56,12 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     else
       n_contacts = std::max(n_contacts, nc[w]);
   }
-  int taken = 0;
-  for (int w = 0; w < count; ++w) {
-    if (!(take & (1u << w))) continue;
-    if (nc[w] != n_contacts)
-      take &= ~(1u << w);
-    else
-      ++taken;
-  }
-  if (taken < std::min(kMinLanes, width)) return 0;
+  for (int w = 0; w < count; ++w)
+    if (nc[w] != n_contacts) take &= ~(1u << w);
+  // (again after the staging below, which leaves out the Worlds whose problems it refuses)
+  const std::size_t min_lanes = static_cast<std::size_t>(std::min(kMinLanes, width));
+  const auto enough = [min_lanes](unsigned t) { return std::bitset<8>(t).count() >= min_lanes; };
+  if (!enough(take)) return 0;
   // The lanes' arrays (n rows, lane l of entry e at e W + l) from each World's island by
   // lanes_abi::gather: G, c and mu read where they are; M_ii and the warm start staged per World;
   // the checks of ContactSolver::solve.
@@ -102,7 +100,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     }
     g[w] = p.G.data(), c[w] = p.c.data(), mu[w] = p.mu.data(), mi[w] = stage, lam[w] = ll;
   }
-  if ((take & (take - 1)) == 0) return 0;  // one World or none: its own solver
+  if (!enough(take)) return 0;
   // lanes no World takes compute a copy of one that does (finite, not read)
   int some = 0;
   for (int w = 0; w < count; ++w)
