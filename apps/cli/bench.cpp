@@ -44,6 +44,9 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--active-set-rows", o->active_set_rows,
                 "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));
+  c->add_option("--active-set-ls", o->active_set_ls,
+                "bench scenes: 1: the bisection solver's active-set stage solves for least squares on an inconsistent right side, in a step from the sweeps' impulses; 0: not (default: the solver's)")
+      ->check(CLI::Range(0, 1));
   c->add_option("--stall-window", o->stall_window,
                 "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100000000L));

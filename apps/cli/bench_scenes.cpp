@@ -386,7 +386,7 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
   if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0 ||
       o.range_projections >= 0 || o.newton_start >= 0 || o.newton_rows >= 0 || o.alpha_min > 0 ||
-      o.range_projection_rows >= 0) {
+      o.range_projection_rows >= 0 || o.active_set_ls >= 0) {
     SolverSettings s;
     s.name = o.solver.empty() ? "bisection" : o.solver;
     if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
@@ -398,6 +398,7 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
     if (o.newton_rows >= 0) s.bisection.newton.max_rows = o.newton_rows;
     if (o.alpha_min > 0) s.bisection.alpha_min = o.alpha_min;
     if (o.range_projection_rows >= 0) s.bisection.range_projection_rows = o.range_projection_rows;
+    if (o.active_set_ls >= 0) s.bisection.active_set.least_squares = o.active_set_ls != 0;
     w.set_contact_solver(make_contact_solver(s));
   }
   if (o.gap_slop >= 0) {

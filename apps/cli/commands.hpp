@@ -43,6 +43,7 @@ struct BenchOptions {
   double gap_slop = -1;        // bench scenes: the contact settings' gap_slop in m (-1: its default)
   double alpha_min = -1;       // bench scenes: bisection's alpha_min (-1: its default)
   long range_projection_rows = -1;  // bench scenes: bisection's range_projection_rows (-1: its default)
+  int active_set_ls = -1;      // bench scenes: bisection's active_set.least_squares (0/1; -1: its default)
   std::string solver;  // bench scenes: contact solver (registry name; empty: the World's default)
 };
 int run_bench_dynamics(const BenchOptions& o);   // bench_dynamics.cpp

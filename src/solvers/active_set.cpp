@@ -72,7 +72,7 @@ std::size_t ActiveSetStage::memory_bytes() const {
     b += x->capacity() * sizeof(int);
   for (const std::vector<Scalar>* x : {&gx_, &gd_, &yv_, &acc_, &dir_}) b += x->capacity() * sizeof(Scalar);
   b += cls_.capacity() + state_.capacity();
-  for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_})
+  for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_, &c_ls_, &c_best_, &pr_})
     b += static_cast<std::size_t>(x->size()) * sizeof(Scalar);
   return b;
 }
@@ -384,6 +384,9 @@ void ActiveSetStage::set_up(const ContactProblem& problem, const ActiveSetSettin
   eps_ = settings.regularization * (max_diag > 0 ? max_diag : Scalar(1));
   for (VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_})
     if (x->size() < n) x->resize(n);
+  if (settings.least_squares)
+    for (VecX* x : {&c_ls_, &c_best_, &pr_})
+      if (x->size() < n) x->resize(n);
   for (VecX* x : {&py_, &pz_})
     if (x->size() < n + nz_) x->resize(n + nz_);
 }
@@ -392,6 +395,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
                                       const ActiveSetSettings& settings) {
   ActiveSetReport report;
   const Index n = problem.size(), nc = problem.nc, n1 = problem.nl + problem.nb;
+  n_ls_ = 0;
   if (n == 0) {
     report.converged = true;
     return report;
@@ -405,10 +409,16 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   auto x = x_.head(n);
   auto best = best_.head(n);
 
+  // the right side the iterate is measured against: c, or c moved by the inconsistent part of
+  // the free rows' right side (least_squares)
+  const bool ls = settings.least_squares;
+  n_ls_ = ls ? n : 0;
+  if (ls) c_ls_.head(n) = problem.c;
+  auto c_now = [&]() -> VecXcref { return ls ? VecXcref(c_ls_.head(n)) : VecXcref(problem.c); };
   // v = G lambda + c
   auto velocity = [&](const VecXcref& l) {
     multiply(l, v);
-    v += problem.c;
+    v += c_now();
   };
   auto diag = [&](Index r) {
     const Scalar g = g_diag(r);
@@ -555,6 +565,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   velocity(lambda);
   Scalar best_res = residual(problem, lambda, v);
   best = lambda;
+  if (ls) c_best_.head(n) = problem.c;
   if (best_res < tolerance) {  // (the start meets the tolerance: nothing to factor)
     report.residual = best_res;
     report.converged = true;
@@ -578,10 +589,43 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     auto rhs = rhs_.head(n);
     for (Index r = 0; r < n; ++r)
       rhs[r] = cls_[static_cast<std::size_t>(r)] ? -problem.c[r] - Gx[r] : std::max(g_diag(r), eps_) * fixed[r];
-    solve_ordered(rhs, x);
-    ++report.solves;
-    if (!x.allFinite()) break;
-    for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? x[r] : fixed[r];
+    if (ls) {
+      // The step from the present impulses (the sweeps' answer, the last solve's): with the free
+      // rows' residual r_F = b_F - G_FF lambda_F taken onto range(G_FF) as project_range does
+      // (G_FF (G_FF + eps I)^-1 r_F, one refinement), lambda_F += (G_FF + eps I)^-1 P r_F, the
+      // step of least norm: where redundant contacts leave the impulses free along the null
+      // space of G_FF, the answer stays nearest the start (the sweeps' distribution, inside the
+      // cones) instead of the least-norm impulse, which is not. The rest r_F - P r_F moves c_F.
+      auto pr = pr_.head(n);
+      for (Index r = 0; r < n; ++r) x[r] = cls_[static_cast<std::size_t>(r)] ? lambda[r] : Scalar(0);
+      multiply(x, Gx);
+      for (Index r = 0; r < n; ++r)
+        if (cls_[static_cast<std::size_t>(r)]) rhs[r] -= Gx[r];  // r_F
+      pr.setZero();
+      for (int pass = 0; pass < 2; ++pass) {
+        for (Index r = 0; r < n; ++r) Gx[r] = cls_[static_cast<std::size_t>(r)] ? rhs[r] - pr[r] : Scalar(0);
+        solve_ordered(Gx, x);
+        for (Index r = 0; r < n; ++r)
+          if (!cls_[static_cast<std::size_t>(r)]) x[r] = 0;
+        multiply(x, Gx);
+        for (Index r = 0; r < n; ++r)
+          if (cls_[static_cast<std::size_t>(r)]) pr[r] += Gx[r];
+      }
+      for (Index r = 0; r < n; ++r) {
+        const bool free = cls_[static_cast<std::size_t>(r)] != 0;
+        c_ls_[r] = free ? problem.c[r] + (rhs[r] - pr[r]) : problem.c[r];
+        rhs[r] = free ? pr[r] : Scalar(0);
+      }
+      solve_ordered(rhs, x);
+      ++report.solves;
+      if (!x.allFinite()) break;
+      for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? lambda[r] + x[r] : fixed[r];
+    } else {
+      solve_ordered(rhs, x);
+      ++report.solves;
+      if (!x.allFinite()) break;
+      for (Index r = 0; r < n; ++r) lambda[r] = cls_[static_cast<std::size_t>(r)] ? x[r] : fixed[r];
+    }
     velocity(lambda);
     // iterative refinement with the exact G removes the O(eps |lambda|) bias of eps on the free
     // rows; its corrections lie in the range of G (c is, on a physical problem), so the
@@ -595,7 +639,10 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
       velocity(lambda);
     }
     const Scalar res = residual(problem, lambda, v);
-    if (res < best_res) best_res = res, best = lambda;
+    if (res < best_res) {
+      best_res = res, best = lambda;
+      if (ls) c_best_.head(n) = c_ls_.head(n);
+    }
     if (res < tolerance) break;  // (changes of class within the tolerance gain nothing)
     // all changes at once (the active-set strategy), the worst one alone once that has cycled
     class_changed = classify(report.factorizations >= kAllAtOnce);
@@ -610,6 +657,10 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   lambda = best;
   report.residual = best_res;
   report.converged = best_res < tolerance;
+  if (ls) {
+    c_ls_.head(n) = c_best_.head(n);
+    report.shift = (c_ls_.head(n) - problem.c).cwiseAbs().maxCoeff();
+  }
   return report;
 }
 

@@ -767,6 +767,21 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
 
   SolverResult result;
   SweepMonitor monitor(s.tolerance, s.stall_window);
+  // The least-squares stage's answer solves its moved right side (active_set.hpp): the sweeps go
+  // on from it on that problem, as after a range projection. A move larger than max_shift is
+  // not a disagreement of gaps (nanometres a step) but a wrong classification: the answer is
+  // then measured against c as it is.
+  const Scalar max_shift = 100 * s.tolerance;
+  auto adopt_stage_right_side = [&]() {
+    if (!s.active_set.least_squares || active_set_.right_side().size() != n) return;
+    const Scalar moved = (active_set_.right_side() - problem.c).cwiseAbs().maxCoeff();
+    if (!(moved > 0) || !(moved <= max_shift)) return;
+    c_proj_.head(n) = active_set_.right_side();
+    projected.emplace(problem.with_c(c_proj_.head(n)));
+    pb = &*projected;
+    product_.reset(*pb, lambda);
+    anderson_.begin(*pb, s.anderson_memory, all_one_row);
+  };
   Scalar alpha = s.alpha;
   anderson_.begin(problem, s.anderson_memory, all_one_row);
   product_.reset(problem, lambda);
@@ -864,7 +879,10 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     const bool stop = monitor.stop(result, it, error);
     // Range projection on a plateau (above): the sweeps go on, from their impulses, on the
     // problem with the projected right side (and its own plateau watch)
-    if (stop && result.stalled && projections < s.range_projections && it < s.max_iterations &&
+    // (the least-squares stage, while it can still run, takes the plateau itself: it moves c as
+    // the projection does, in its own factorization, and solves the problem as given)
+    const bool stage_next = s.active_set.least_squares && frictional && !active_set_done && n <= s.active_set.max_rows;
+    if (stop && result.stalled && !stage_next && projections < s.range_projections && it < s.max_iterations &&
         project_right_side(problem, lambda, projections)) {
       ++projections;
       projected.emplace(problem.with_c(c_proj_.head(n)));
@@ -911,6 +929,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       if (converged) {
         result.stalled = false;
         method = SolverMethod::ActiveSet;
+        adopt_stage_right_side();
         it = after;
         continue;
       }

@@ -155,3 +155,72 @@ TEST_CASE("bisection: the active-set stage finishes a stack, warm starts take on
   CHECK(again.converged());
   CHECK(again.iterations == 1);
 }
+
+TEST_CASE("active set: least squares where the corners' targets disagree (a right side outside the range of G)",
+          "[solvers][active_set]") {
+  // Two resting boxes; the ground box's four corner targets get +e, -e, -e, +e on their normal
+  // rows: no motion of a rigid box changes its corners' normal velocities in that pattern (they
+  // are affine in the corner's x and y), so no impulse meets c with all four corners loaded. The
+  // stage as written answers exactly by opening the two corners the pattern lifts (the box on a
+  // diagonal: which two is decided by nanometres of gap). With least squares it moves c by the
+  // pattern and keeps the four corners loaded: the answer of the consistent problem.
+  const Scalar e = 1e-6;
+  Stack s(2);
+  const Scalar sign[4] = {1, -1, -1, 1};  // corners (-,-), (+,-), (-,+), (+,+)
+  for (Index k = 0; k < 4; ++k) s.p.c[3 * k + 2] += e * sign[k];
+  const ContactProblem problem = s.p.view();
+  const Scalar quarter = 2 * 9.81e-3 / 4;  // (two boxes above each ground corner)
+
+  ActiveSetStage plain;
+  VecX lambda = VecX::Zero(problem.size());
+  REQUIRE(plain.solve(problem, lambda, 1e-9).converged);
+  check_conditions(problem, lambda, 1e-9);
+  for (Index k = 0; k < 4; ++k) {
+    if (sign[k] > 0) {
+      CHECK(lambda[3 * k + 2] < 1e-9);  // (lifted)
+    } else {
+      CHECK(lambda[3 * k + 2] == Approx(2 * quarter).epsilon(1e-3));
+    }
+  }
+
+  ActiveSetSettings ls;
+  ls.least_squares = true;
+  ActiveSetStage stage;
+  lambda.setZero();
+  const ActiveSetReport r = stage.solve(problem, lambda, 1e-9, ls);
+  INFO(r.solves << " solves, residual " << r.residual << ", shift " << r.shift);
+  REQUIRE(r.converged);
+  const VecX moved = VecX(stage.right_side()) - problem.c;
+  CHECK(r.shift == Approx(e).epsilon(1e-6));
+  for (Index k = 0; k < 4; ++k) CHECK(moved[3 * k + 2] == Approx(-e * sign[k]).epsilon(1e-6));
+  CHECK(moved.tail(problem.size() - 12).lpNorm<Eigen::Infinity>() < 1e-12);  // (the top box's rows: consistent)
+  const VecX c_moved = stage.right_side();
+  check_conditions(problem.with_c(c_moved), lambda, 1e-9);
+  for (Index k = 0; k < 4; ++k) CHECK(lambda[3 * k + 2] > 0.9 * quarter);
+}
+
+TEST_CASE("active set: least squares steps from the start's impulses, not to the least-norm answer",
+          "[solvers][active_set]") {
+  // A consistent resting stack and a start with an internal load along the null space of G (the
+  // ground box's corners pressed +d, -d, -d, +d: no net force or torque, v unchanged): the stage
+  // as written answers with the least-norm corner loads, the least-squares stage keeps the start's
+  // internal load (the step of least norm from it), inside the cones as the start was.
+  const Stack s(2);
+  const ContactProblem problem = s.p.view();
+  VecX start = VecX::Zero(problem.size());
+  for (Index i = 0; i < problem.nc; ++i) start[3 * i + 2] = (2 - i / 4) * 9.81e-3 / 4;
+  const Scalar d = 1e-3, sign[4] = {1, -1, -1, 1};
+  for (Index k = 0; k < 4; ++k) start[3 * k + 2] += d * sign[k];
+  for (Index k = 4; k < 8; ++k) start[3 * k + 2] *= 1.01;  // (the top box off its answer: a step to make)
+  VecX plain_answer = start, ls_answer = start;
+  ActiveSetStage plain, stage;
+  REQUIRE(plain.solve(problem, plain_answer, 1e-10).converged);
+  ActiveSetSettings ls;
+  ls.least_squares = true;
+  REQUIRE(stage.solve(problem, ls_answer, 1e-10, ls).converged);
+  for (Index k = 0; k < 4; ++k) {
+    CHECK(plain_answer[3 * k + 2] == Approx(2 * 9.81e-3 / 4).epsilon(1e-6));
+    CHECK(ls_answer[3 * k + 2] == Approx(2 * 9.81e-3 / 4 + d * sign[k]).epsilon(1e-6));
+  }
+  check_conditions(problem, ls_answer, 1e-10);
+}

@@ -156,3 +156,44 @@ TEST_CASE("range projection: a heavy-on-light stack is finished by the active-se
   CHECK(b.not_converged == 0);
   CHECK(b.sweeps < 1.5);
 }
+
+TEST_CASE("least squares: the wall converges on every step in the active-set stage and stands",
+          "[stepper][bisection]") {
+  // The wall of the cases above with slip searches started afresh, where the sweeps stop on
+  // plateaus, with the active-set stage in least squares (active_set.least_squares) taking them
+  // instead of the range projection: it moves the right side by the gaps' disagreement and
+  // solves the island as given.
+  World w;
+  w.set_default_material(0.8, 0.0);
+  w.add_ground();
+  const Scalar L = 0.2, T = 0.1, H = 0.05;
+  std::vector<ArticulatedSystem*> bs;
+  std::vector<Vec3> start;
+  for (int row = 0; row < 6; ++row) {
+    const bool odd = row % 2 == 1;
+    for (int j = 0; j < (odd ? 2 : 3); ++j) {
+      ArticulatedSystem& b = w.add_box("brick", Vec3(L, T, H), 1.0);
+      VecX q = b.q();
+      q.head<3>() = Vec3((j + (odd ? 0.5 : 0.0)) * L, 0, H * (row + 0.5));
+      b.set_q(q);
+      bs.push_back(&b);
+      start.push_back(q.head<3>());
+    }
+  }
+  BisectionSettings s;
+  s.slip_newton = false;
+  s.active_set.least_squares = true;
+  w.set_contact_solver(std::make_unique<BisectionSolver>(s));
+  Index not_converged = 0, by_stage = 0;
+  for (int k = 0; k < 1500; ++k) {
+    w.integrate();
+    not_converged += w.stats().islands_not_converged;
+    by_stage += w.stats().islands_active_set;
+  }
+  Scalar moved = 0;
+  for (std::size_t i = 0; i < bs.size(); ++i) moved = std::max(moved, (bs[i]->q().head<3>() - start[i]).norm());
+  INFO(by_stage << " solves finished by the stage, bricks moved up to " << moved << " m");
+  CHECK(not_converged == 0);
+  CHECK(by_stage > 0);
+  CHECK(moved < 1e-6);
+}

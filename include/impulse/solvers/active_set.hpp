@@ -70,6 +70,19 @@ struct ActiveSetSettings {
   // contact set that persists from step to step (collision/manifold.cpp) it runs on a few steps
   // only and the warm start carries its answer (docs/solvers.md).
   Index max_rows = 4000;
+  // Least squares (not in the papers). Where gaps measured contact by contact disagree in closed
+  // loops of contacts (a box on two boxes, a pyramid of cubes), the free rows' right side b_F of
+  // (1) has a part outside range(G_FF) that no impulse meets, and (G_FF + eps I)^-1 turns it into
+  // internal impulses of order |b_F| / eps. With least_squares each solve is a step from the
+  // present impulses: r_F = b_F - G_FF lambda_F is taken onto range(G_FF) (G_FF (G_FF + eps I)^-1
+  // r_F, one refinement, as project_range), lambda_F += (G_FF + eps I)^-1 P r_F, and c_F moves
+  // by r_F - P r_F, the disagreement. The step is the least-norm one, so along the null space of
+  // G_FF (internal loads of redundant contacts) the answer keeps the start's distribution (the
+  // sweeps', inside the cones) instead of the least-norm impulse. The answer is measured against
+  // the moved right side (right_side(), ActiveSetReport::shift); where the contact conditions
+  // have an exact answer with other contacts open (a box lifted onto a diagonal by nanometres),
+  // the moved problem keeps them closed. false (the default): (1) as written.
+  bool least_squares = false;
 };
 
 struct ActiveSetReport {
@@ -77,6 +90,9 @@ struct ActiveSetReport {
   Index solves = 0;
   Index factorizations = 0;
   Scalar residual = 0;     // the stage's measure at exit (see ActiveSetStage::residual)
+  // least_squares: the largest move of a row's right side in the answer (m/s; 0: none), the
+  // moved right side in ActiveSetStage::right_side()
+  Scalar shift = 0;
 };
 
 class ActiveSetStage {
@@ -102,6 +118,10 @@ class ActiveSetStage {
                      VecXref c_out);
 
   std::size_t memory_bytes() const;
+
+  // After a solve with settings.least_squares: the right side the answer solves (the problem's c
+  // with the free rows' part outside the range of G_FF taken off), problem.size() entries.
+  VecXcref right_side() const { return c_ls_.head(n_ls_); }
 
  private:
   using SpMat = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int>;
@@ -141,6 +161,8 @@ class ActiveSetStage {
   std::vector<Scalar> dir_;         // per contact: friction direction of a slipping contact (2)
   std::vector<unsigned char> state_;  // per contact / one-row constraint: its class
   VecX v_, rhs_, fixed_, x_, best_, Gx_, py_, pz_;
+  VecX c_ls_, c_best_, pr_;  // least squares: the moved right side, the best iterate's, the projection
+  Index n_ls_ = 0;
   Scalar eps_ = 0;
   // body space: the stored matrix is the lower triangle of (2), slots 0 .. nz_ - 1 first (a slot
   // column: its diagonal 1, then the entries of Yh in its row), then the island's rows

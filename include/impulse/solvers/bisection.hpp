@@ -64,7 +64,13 @@ struct BisectionSettings {
   // the sweeps stall for their whole budget, converge; problems solved within active_set_start
   // sweeps (a robot's steps) are untouched. 0: never. The stage keeps its pattern, ordering,
   // symbolic analysis and scratch from one solve to the next (an island of the shape seen before
-  // allocates nothing); islands above active_set.max_rows rows stay with the sweeps.
+  // allocates nothing); islands above active_set.max_rows rows stay with the sweeps. With
+  // active_set.least_squares the stage takes the plateaus the range projection would (it moves c
+  // the same way, in its own factorization) and solves the island as given; when its answer
+  // converged with c moved by at most 100 * tolerance, the sweeps go on from it on the moved
+  // problem, as after a projection. Off by default: docs/benchmarks.md, "Box2D's large pyramid",
+  // measures where it pays (large resting islands, with active_set.max_rows and
+  // range_projection_rows raised) and where it does not.
   Index active_set_start = 50;
   ActiveSetSettings active_set;
 
