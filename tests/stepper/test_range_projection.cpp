@@ -18,12 +18,14 @@ namespace {
 
 struct RangeProjectionWall {
   Index not_converged = 0;
+  Index by_stage = 0;  // island solves the active-set stage finished
   Scalar moved = 0;  // m, largest displacement of a brick from its start
   std::vector<VecX> q;  // the bricks' final configurations
 };
 
 RangeProjectionWall range_projection_wall(Index projections, int courses, int bricks, int steps,
-                                          bool slip_newton = true, Index projection_rows = -1) {
+                                          bool slip_newton = true, Index projection_rows = -1,
+                                          bool least_squares = false) {
   World w;
   w.set_default_material(0.8, 0.0);
   w.add_ground();
@@ -45,12 +47,14 @@ RangeProjectionWall range_projection_wall(Index projections, int courses, int br
   s.range_projections = projections;
   s.slip_newton = slip_newton;
   if (projection_rows >= 0) s.range_projection_rows = projection_rows;
+  s.active_set.least_squares = least_squares;
   w.set_contact_solver(std::make_unique<BisectionSolver>(s));
   RangeProjectionWall run;
   for (int k = 0; k < steps; ++k) {
     const StepStatus st = w.integrate();  // (an unconverged island: SolverNotConverged, counted)
     REQUIRE((st == StepStatus::Ok || st == StepStatus::SolverNotConverged));
     run.not_converged += w.stats().islands_not_converged;
+    run.by_stage += w.stats().islands_active_set;
   }
   for (std::size_t i = 0; i < bs.size(); ++i) {
     run.moved = std::max(run.moved, (bs[i]->q().head<3>() - start[i]).norm());
@@ -163,37 +167,10 @@ TEST_CASE("least squares: the wall converges on every step in the active-set sta
   // plateaus, with the active-set stage in least squares (active_set.least_squares) taking them
   // instead of the range projection: it moves the right side by the gaps' disagreement and
   // solves the island as given.
-  World w;
-  w.set_default_material(0.8, 0.0);
-  w.add_ground();
-  const Scalar L = 0.2, T = 0.1, H = 0.05;
-  std::vector<ArticulatedSystem*> bs;
-  std::vector<Vec3> start;
-  for (int row = 0; row < 6; ++row) {
-    const bool odd = row % 2 == 1;
-    for (int j = 0; j < (odd ? 2 : 3); ++j) {
-      ArticulatedSystem& b = w.add_box("brick", Vec3(L, T, H), 1.0);
-      VecX q = b.q();
-      q.head<3>() = Vec3((j + (odd ? 0.5 : 0.0)) * L, 0, H * (row + 0.5));
-      b.set_q(q);
-      bs.push_back(&b);
-      start.push_back(q.head<3>());
-    }
-  }
-  BisectionSettings s;
-  s.slip_newton = false;
-  s.active_set.least_squares = true;
-  w.set_contact_solver(std::make_unique<BisectionSolver>(s));
-  Index not_converged = 0, by_stage = 0;
-  for (int k = 0; k < 1500; ++k) {
-    w.integrate();
-    not_converged += w.stats().islands_not_converged;
-    by_stage += w.stats().islands_active_set;
-  }
-  Scalar moved = 0;
-  for (std::size_t i = 0; i < bs.size(); ++i) moved = std::max(moved, (bs[i]->q().head<3>() - start[i]).norm());
-  INFO(by_stage << " solves finished by the stage, bricks moved up to " << moved << " m");
-  CHECK(not_converged == 0);
-  CHECK(by_stage > 0);
-  CHECK(moved < 1e-6);
+  const RangeProjectionWall run =
+      range_projection_wall(BisectionSettings{}.range_projections, 6, 3, 1500, false, -1, true);
+  INFO(run.by_stage << " solves finished by the stage, bricks moved up to " << run.moved << " m");
+  CHECK(run.not_converged == 0);
+  CHECK(run.by_stage > 0);
+  CHECK(run.moved < 1e-6);
 }
