@@ -38,30 +38,28 @@ void add_bench_command(CLI::App& app, Runner& run) {
   c->add_option("--anderson", o->anderson,
                 "bench scenes: Anderson acceleration memory of the bisection and PGS solvers (0: off; default: the solvers' own, 5 for bisection, 0 for PGS)")
       ->check(CLI::Range(0, static_cast<int>(AndersonAcceleration::kMaxMemory)));
-  c->add_option("--active-set-start", o->active_set_start,
-                "bench scenes: sweeps of the bisection solver before its active-set stage (0: never; default: the solver's, 50)")
-      ->check(CLI::Range(0L, 100000000L));
-  c->add_option("--active-set-rows", o->active_set_rows,
-                "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)")
-      ->check(CLI::Range(0L, 100000000L));
+  // an option of bench scenes that counts sweeps or rows (0 .. 1e8)
+  const auto count_option = [c](const char* name, long& value, const char* help) {
+    c->add_option(name, value, help)->check(CLI::Range(0L, 100000000L));
+  };
+  count_option("--active-set-start", o->active_set_start,
+               "bench scenes: sweeps of the bisection solver before its active-set stage (0: never; default: the solver's, 50)");
+  count_option("--active-set-rows", o->active_set_rows,
+               "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)");
   c->add_option("--active-set-ls", o->active_set_ls,
                 "bench scenes: 1: the bisection solver's active-set stage solves for least squares on an inconsistent right side, in a step from the sweeps' impulses; 0: not (default: the solver's)")
       ->check(CLI::Range(0, 1));
-  c->add_option("--stall-window", o->stall_window,
-                "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)")
-      ->check(CLI::Range(0L, 100000000L));
+  count_option("--stall-window", o->stall_window,
+               "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)");
   c->add_option("--range-projections", o->range_projections,
                 "bench scenes: plateaus on which the bisection solver projects the right side of the touching rows onto the range of G and goes on (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100L));
-  c->add_option("--newton-start", o->newton_start,
-                "bench scenes: sweeps of the bisection solver before its semismooth Newton stage takes an unconverged solve (0: never; default: the solver's, 0; 900 takes it before the sweep cap)")
-      ->check(CLI::Range(0L, 100000000L));
-  c->add_option("--newton-rows", o->newton_rows,
-                "bench scenes: largest island (rows) the bisection solver's semismooth Newton stage takes (default: the solver's)")
-      ->check(CLI::Range(0L, 100000000L));
-  c->add_option("--range-projection-rows", o->range_projection_rows,
-                "bench scenes: largest island (rows) whose right side the bisection solver projects on a plateau (default: the solver's)")
-      ->check(CLI::Range(0L, 100000000L));
+  count_option("--newton-start", o->newton_start,
+               "bench scenes: sweeps of the bisection solver before its semismooth Newton stage takes an unconverged solve (0: never; default: the solver's, 0; 900 takes it before the sweep cap)");
+  count_option("--newton-rows", o->newton_rows,
+               "bench scenes: largest island (rows) the bisection solver's semismooth Newton stage takes (default: the solver's)");
+  count_option("--range-projection-rows", o->range_projection_rows,
+               "bench scenes: largest island (rows) whose right side the bisection solver projects on a plateau (default: the solver's)");
   c->add_option("--alpha-min", o->alpha_min,
                 "bench scenes: the bisection solver's smallest relaxation factor (default: the solver's)")
       ->check(CLI::Range(0.01, 2.0));

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "bench/timing.hpp"
@@ -384,23 +385,29 @@ double scenes_mean(const std::vector<double>& v) {
 // The scene's World with the solver settings the options override (the defaults otherwise).
 void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   w.set_time_step(sc.dt);
-  if (o.anderson >= 0 || !o.solver.empty() || o.active_set_start >= 0 || o.active_set_rows >= 0 || o.stall_window >= 0 ||
-      o.range_projections >= 0 || o.newton_start >= 0 || o.newton_rows >= 0 || o.alpha_min > 0 ||
-      o.range_projection_rows >= 0 || o.active_set_ls >= 0) {
-    SolverSettings s;
-    s.name = o.solver.empty() ? "bisection" : o.solver;
-    if (o.anderson >= 0) s.bisection.anderson_memory = s.pgs.anderson_memory = o.anderson;
-    if (o.active_set_start >= 0) s.bisection.active_set_start = o.active_set_start;
-    if (o.active_set_rows >= 0) s.bisection.active_set.max_rows = o.active_set_rows;
-    if (o.stall_window >= 0) s.bisection.stall_window = o.stall_window;
-    if (o.range_projections >= 0) s.bisection.range_projections = o.range_projections;
-    if (o.newton_start >= 0) s.bisection.newton_start = o.newton_start;
-    if (o.newton_rows >= 0) s.bisection.newton.max_rows = o.newton_rows;
-    if (o.alpha_min > 0) s.bisection.alpha_min = o.alpha_min;
-    if (o.range_projection_rows >= 0) s.bisection.range_projection_rows = o.range_projection_rows;
-    if (o.active_set_ls >= 0) s.bisection.active_set.least_squares = o.active_set_ls != 0;
-    w.set_contact_solver(make_contact_solver(s));
-  }
+  // the solver's settings with the options given (each -1 or empty when not given); the World's
+  // own solver when none is
+  SolverSettings s;
+  s.name = o.solver.empty() ? "bisection" : o.solver;
+  bool given = !o.solver.empty();
+  const auto take = [&given](bool option_given, auto& field, auto value) {
+    if (!option_given) return;
+    field = static_cast<std::decay_t<decltype(field)>>(value);
+    given = true;
+  };
+  BisectionSettings& b = s.bisection;
+  take(o.anderson >= 0, b.anderson_memory, o.anderson);
+  take(o.anderson >= 0, s.pgs.anderson_memory, o.anderson);
+  take(o.active_set_start >= 0, b.active_set_start, o.active_set_start);
+  take(o.active_set_rows >= 0, b.active_set.max_rows, o.active_set_rows);
+  take(o.active_set_ls >= 0, b.active_set.least_squares, o.active_set_ls != 0);
+  take(o.stall_window >= 0, b.stall_window, o.stall_window);
+  take(o.range_projections >= 0, b.range_projections, o.range_projections);
+  take(o.newton_start >= 0, b.newton_start, o.newton_start);
+  take(o.newton_rows >= 0, b.newton.max_rows, o.newton_rows);
+  take(o.alpha_min > 0, b.alpha_min, o.alpha_min);
+  take(o.range_projection_rows >= 0, b.range_projection_rows, o.range_projection_rows);
+  if (given) w.set_contact_solver(make_contact_solver(s));
   if (o.gap_slop >= 0) {
     DelassusSettings cs = w.settings().contact;
     cs.gap_slop = o.gap_slop;

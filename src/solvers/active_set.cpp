@@ -601,16 +601,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
       multiply(x, Gx);
       for (Index r = 0; r < n; ++r)
         if (cls_[static_cast<std::size_t>(r)]) rhs[r] -= Gx[r];  // r_F
-      pr.setZero();
-      for (int pass = 0; pass < 2; ++pass) {
-        for (Index r = 0; r < n; ++r) Gx[r] = cls_[static_cast<std::size_t>(r)] ? rhs[r] - pr[r] : Scalar(0);
-        solve_ordered(Gx, x);
-        for (Index r = 0; r < n; ++r)
-          if (!cls_[static_cast<std::size_t>(r)]) x[r] = 0;
-        multiply(x, Gx);
-        for (Index r = 0; r < n; ++r)
-          if (cls_[static_cast<std::size_t>(r)]) pr[r] += Gx[r];
-      }
+      if (!project_free(rhs, pr)) break;
       for (Index r = 0; r < n; ++r) {
         const bool free = cls_[static_cast<std::size_t>(r)] != 0;
         c_ls_[r] = free ? problem.c[r] + (rhs[r] - pr[r]) : problem.c[r];
@@ -657,10 +648,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   lambda = best;
   report.residual = best_res;
   report.converged = best_res < tolerance;
-  if (ls) {
-    c_ls_.head(n) = c_best_.head(n);
-    report.shift = (c_ls_.head(n) - problem.c).cwiseAbs().maxCoeff();
-  }
+  if (ls) c_ls_.head(n) = c_best_.head(n);
   return report;
 }
 
@@ -678,23 +666,31 @@ bool ActiveSetStage::project_range(const ContactProblem& problem, const unsigned
   cls_.assign(in_range, in_range + n);
   factor_values();
   if (ldlt_.info() != Eigen::Success) return false;
-  auto rhs = rhs_.head(n);
+  auto pc = v_.head(n);
+  if (!project_free(problem.c, pc)) return false;
+  for (Index r = 0; r < n; ++r)
+    if (cls_[static_cast<std::size_t>(r)]) c_out[r] = pc[r];
+  return true;
+}
+
+// G_FF (G_FF + eps I)^-1 b_F with one refinement on the rest (project_range above), the free rows
+// of the classification cls_ in the factorization at hand; scratch x_ and Gx_ (b and pb apart
+// from them). Fixed rows of pb are left 0.
+bool ActiveSetStage::project_free(const VecXcref& b, VecXref pb) {
+  const Index n = b.size();
   auto x = x_.head(n);
   auto Gx = Gx_.head(n);
-  auto pc = v_.head(n);
-  pc.setZero();
+  pb.setZero();
   for (int pass = 0; pass < 2; ++pass) {
-    for (Index r = 0; r < n; ++r) rhs[r] = cls_[static_cast<std::size_t>(r)] ? problem.c[r] - pc[r] : Scalar(0);
-    solve_ordered(rhs, x);
+    for (Index r = 0; r < n; ++r) Gx[r] = cls_[static_cast<std::size_t>(r)] ? b[r] - pb[r] : Scalar(0);
+    solve_ordered(Gx, x);
     if (!x.allFinite()) return false;
     for (Index r = 0; r < n; ++r)
       if (!cls_[static_cast<std::size_t>(r)]) x[r] = 0;
     multiply(x, Gx);
     for (Index r = 0; r < n; ++r)
-      if (cls_[static_cast<std::size_t>(r)]) pc[r] += Gx[r];
+      if (cls_[static_cast<std::size_t>(r)]) pb[r] += Gx[r];
   }
-  for (Index r = 0; r < n; ++r)
-    if (cls_[static_cast<std::size_t>(r)]) c_out[r] = pc[r];
   return true;
 }
 

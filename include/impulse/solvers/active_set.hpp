@@ -79,7 +79,7 @@ struct ActiveSetSettings {
   // by r_F - P r_F, the disagreement. The step is the least-norm one, so along the null space of
   // G_FF (internal loads of redundant contacts) the answer keeps the start's distribution (the
   // sweeps', inside the cones) instead of the least-norm impulse. The answer is measured against
-  // the moved right side (right_side(), ActiveSetReport::shift); where the contact conditions
+  // the moved right side (right_side()); where the contact conditions
   // have an exact answer with other contacts open (a box lifted onto a diagonal by nanometres),
   // the moved problem keeps them closed. false (the default): (1) as written.
   bool least_squares = false;
@@ -90,9 +90,6 @@ struct ActiveSetReport {
   Index solves = 0;
   Index factorizations = 0;
   Scalar residual = 0;     // the stage's measure at exit (see ActiveSetStage::residual)
-  // least_squares: the largest move of a row's right side in the answer (m/s; 0: none), the
-  // moved right side in ActiveSetStage::right_side()
-  Scalar shift = 0;
 };
 
 class ActiveSetStage {
@@ -140,6 +137,7 @@ class ActiveSetStage {
   void factor_values();
   void solve_ordered(const VecXcref& rhs, VecXref x);  // x = A^-1 rhs
   bool same_pattern() const;
+  bool project_free(const VecXcref& b, VecXref pb);  // pb = P b on the free rows (active_set.cpp)
   Scalar g_diag(Index r) const { return gd_[static_cast<std::size_t>(r)]; }
 
   // G, every diagonal entry stored, both triangles (compressed columns): gp_ column starts, gi_
