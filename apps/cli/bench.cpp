@@ -51,6 +51,8 @@ void add_bench_command(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0, 1));
   count_option("--stall-window", o->stall_window,
                "bench scenes: sweeps without progress near the tolerance after which the bisection solver stops on a plateau (0: never; default: the solver's)");
+  count_option("--plain-after-plateau", o->plain_after_plateau,
+               "bench scenes: plain sweeps (no Anderson mixing) the bisection solver goes on with after its mixed sweeps stop on a plateau (0: none; default: the solver's)");
   c->add_option("--range-projections", o->range_projections,
                 "bench scenes: plateaus on which the bisection solver projects the right side of the touching rows onto the range of G and goes on (0: never; default: the solver's)")
       ->check(CLI::Range(0L, 100L));

@@ -402,6 +402,7 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   take(o.active_set_rows >= 0, b.active_set.max_rows, o.active_set_rows);
   take(o.active_set_ls >= 0, b.active_set.least_squares, o.active_set_ls != 0);
   take(o.stall_window >= 0, b.stall_window, o.stall_window);
+  take(o.plain_after_plateau >= 0, b.plain_after_plateau, o.plain_after_plateau);
   take(o.range_projections >= 0, b.range_projections, o.range_projections);
   take(o.newton_start >= 0, b.newton_start, o.newton_start);
   take(o.newton_rows >= 0, b.newton.max_rows, o.newton_rows);

@@ -134,6 +134,7 @@ class BisectionSettings:
     alpha_min: float  # (0, 2]
     anderson_memory: int  # [0, 8]
     anderson_start: int  # [0, 1e8]
+    plain_after_plateau: int  # [0, 1e8]
     qp_start: int  # [0, 1e8]
     active_set_start: int  # [0, 1e8]
     range_projections: int  # [0, 1e8]

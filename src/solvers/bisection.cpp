@@ -103,7 +103,9 @@
 //   * Anderson acceleration of Algorithm 2 (solvers/anderson.hpp, Walker & Ni 2011): after
 //     anderson_start sweeps without convergence, each sweep's impulses are mixed with the last
 //     anderson_memory sweeps'. Stacks (Kapla tower, resting boxes) converge in 5-10x fewer sweeps;
-//     problems that converge within anderson_start sweeps are untouched.
+//     problems that converge within anderson_start sweeps are untouched. When the mixed sweeps
+//     stop on a plateau that no stage below gets them off, up to plain_after_plateau plain
+//     sweeps (Algorithm 2 alone) go on from their impulses.
 //   * Frictionless problems (every mu = 0, no box rows) are a convex QP with bounds. After
 //     qp_start sweeps without convergence they are solved exactly by the primal active-set
 //     method (solvers/bound_qp.hpp: Lawson-Hanson NNLS in QP form, Cholesky factor updated per
@@ -815,9 +817,11 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
   auto one_row_mixed = [&](Index i, Scalar alpha_k) IMPULSE_BISECTION_OUT_OF_LINE {
     return one_row_contact(i, alpha_k, std::false_type{});
   };
-  for (Index it = 1; it <= s.max_iterations; ++it) {
+  bool mixing = s.anderson_memory > 0;
+  Index last_sweep = s.max_iterations;
+  for (Index it = 1; it <= last_sweep; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
-    const bool accelerate = s.anderson_memory > 0 && it > s.anderson_start;
+    const bool accelerate = mixing && it > s.anderson_start;
     if (it == s.anderson_start) anderson_.prime();  // (this sweep's states are the first compared)
     if (accelerate) anderson_.before_sweep(lambda);
     // (from the second sweep: a solve that one sweep ends does not gather the pieces)
@@ -950,6 +954,22 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
       }
       it = std::min(it, s.max_iterations - 1);  // (the sweeps go on from their impulses, which are back)
     }
+    // Plain sweeps after the mixed ones stop on a plateau that the stages above did not get
+    // them off (the settings' plain_after_plateau): the mixing's history restarts whenever a
+    // contact changes case, which on large resting islands and settling piles happens every few
+    // sweeps, and the mixed iterates level off just above the tolerance; the plain sweeps are
+    // Algorithm 2 itself, which on the large resting islands of boxes (Box2D's large pyramid)
+    // goes on converging, slowly. No plateau stop for them: their progress is small (two islands
+    // of the cylinder pile: a tenth every 11 and 37 sweeps, docs/benchmarks.md "Piles of round
+    // bodies"); they end at the tolerance or at the budget.
+    if (stop && result.stalled && mixing && s.plain_after_plateau > 0 && it > s.anderson_start &&
+        it < s.max_iterations) {
+      mixing = false;
+      result.stalled = false;
+      monitor = SweepMonitor(s.tolerance, 0);
+      last_sweep = std::min(s.max_iterations, it + s.plain_after_plateau);
+      continue;
+    }
     if (stop) {
       result.method = method;
       return result;
@@ -964,6 +984,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
   }
   result.method = method;
+  if (last_sweep < s.max_iterations) result.stalled = true;  // (the plain sweeps' budget, after a plateau)
   return result;  // MaxIterations
   };
   return detail::run_kernel(kernel_body);

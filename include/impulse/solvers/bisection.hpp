@@ -44,6 +44,18 @@ struct BisectionSettings {
   // Hwangbo 2018 converge in 5-7x fewer sweeps (docs/solvers.md).
   Index anderson_memory = 5;
   Index anderson_start = 10;
+  // Plain sweeps after a plateau of the mixed ones (not in the paper): when the sweeps with
+  // Anderson mixing stop on a plateau and no stage below got them off it, the solve goes on with
+  // up to this many sweeps without mixing (and within max_iterations), to the tolerance or the
+  // budget, with no plateau stop. On the plateaus of large resting islands and settling piles the
+  // mixing's history restarts whenever a contact changes case (every few sweeps) and the mixed
+  // sweeps level off just above the tolerance, where on large resting islands of boxes the plain
+  // ones still converge, slowly. 0 (the default): the solve ends on the plateau. 1 000 (up to
+  // the sweep cap): SimBenchmark's Kapla layout 19 -> 1 unconverged solves in 600 s, Box2D's
+  // large pyramid 1 438 -> 183 in 2 s, but the solves they do not finish end at the cap, and the
+  // largest islands take up to twice their mean step (docs/benchmarks.md, "Plain sweeps after a
+  // plateau").
+  Index plain_after_plateau = 0;
 
   // Frictionless problems (every contact mu = 0, no box rows: a convex QP with bounds; not in the
   // paper): after qp_start sweeps without convergence, the problem is solved exactly by an

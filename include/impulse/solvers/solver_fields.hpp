@@ -43,6 +43,7 @@ inline const FieldTable<BisectionSettings>& bisection_fields() {
           IMPULSE_FIELD(B, alpha_min, open_closed(0, 2), "", "smallest relaxation factor (<= alpha)"),
           IMPULSE_FIELD(B, anderson_memory, closed(0, AndersonAcceleration::kMaxMemory), "", "sweeps mixed by Anderson acceleration; 0: off (the paper's Alg. 2)"),
           IMPULSE_FIELD(B, anderson_start, count_from(0), "", "plain sweeps before Anderson mixing starts"),
+          IMPULSE_FIELD(B, plain_after_plateau, count_from(0), "", "plain sweeps (no mixing) after the mixed ones stop on a plateau, within max_iterations; 0: stop on the plateau"),
           IMPULSE_FIELD(B, qp_start, count_from(0), "", "frictionless problems: sweeps before the exact bound-constrained QP takes over; 0: never"),
           IMPULSE_FIELD(B, active_set_start, count_from(0), "", "problems with friction: sweeps before the active-set Newton stage takes over; 0: never"),
           IMPULSE_FIELD(B, range_projections, count_from(0), "", "plateaus on which the touching rows' right side is projected onto the range of their G block; 0: never"),
