@@ -959,9 +959,9 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     // contact changes case, which on large resting islands and settling piles happens every few
     // sweeps, and the mixed iterates level off just above the tolerance; the plain sweeps are
     // Algorithm 2 itself, which on the large resting islands of boxes (Box2D's large pyramid)
-    // goes on converging, slowly. No plateau stop for them: their progress is small (two islands
-    // of the cylinder pile: a tenth every 11 and 37 sweeps, docs/benchmarks.md "Piles of round
-    // bodies"); they end at the tolerance or at the budget.
+    // goes on converging, slowly (two islands of the cylinder pile took 909 and 558 plain sweeps
+    // from their warm starts, docs/benchmarks.md "Piles of round bodies"). No plateau stop for
+    // them: they end at the tolerance or at the budget.
     if (stop && result.stalled && mixing && s.plain_after_plateau > 0 && it > s.anderson_start &&
         it < s.max_iterations) {
       mixing = false;
