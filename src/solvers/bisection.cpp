@@ -532,6 +532,9 @@ void BisectionSolver::reserve_impl(Index max_rows) {
   qp_rows_.resize(static_cast<std::size_t>(max_rows));
   qp_.reserve(max_rows);
   if (qp_start_lambda_.size() < max_rows) qp_start_lambda_.resize(max_rows);
+  const Index retry = std::min(max_rows, settings_.active_set.retry_rows);
+  if (start_lambda_.size() < retry) start_lambda_.resize(retry);
+  if (stage_keep_lambda_.size() < retry) stage_keep_lambda_.resize(retry);
   if (c_proj_.size() < max_rows) c_proj_.resize(max_rows);
   proj_mask_.reserve(static_cast<std::size_t>(max_rows));
   anderson_.reserve(max_rows, settings_.anderson_memory);
@@ -595,9 +598,24 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
   // lambda: the stage's iterate of least residual, the sweeps' own if none beat theirs
   const ActiveSetReport r = active_set_.solve(problem, lambda, s.tolerance * min_diag / 2, s.active_set);
   converged = r.converged;
+  Index factorizations = std::max<Index>(1, r.factorizations);
+  // Failed on a small island: once more from the solve's start (ActiveSetSettings::retry_rows),
+  // whose classification is the previous step's answer where the warm start carried it. The
+  // stage starts from the sign pattern of its start (active_set.hpp); after an impact the sweeps'
+  // first iterates open and close contacts the answer keeps, and the classification the stage
+  // derives from them can cycle where the previous step's converges.
+  if (!converged && n <= s.active_set.retry_rows) {
+    if (stage_keep_lambda_.size() < n) stage_keep_lambda_.resize(n);
+    stage_keep_lambda_.head(n) = lambda;
+    lambda = start_lambda_.head(n);
+    const ActiveSetReport again = active_set_.solve(problem, lambda, s.tolerance * min_diag / 2, s.active_set);
+    factorizations += std::max<Index>(1, again.factorizations);
+    converged = again.converged;
+    if (!converged) lambda = stage_keep_lambda_.head(n);
+  }
   product_.reset(problem, lambda);
   anderson_.begin(problem, s.anderson_memory);
-  return std::min(it + std::max<Index>(1, r.factorizations), s.max_iterations - 1);
+  return std::min(it + factorizations, s.max_iterations - 1);
 }
 
 // Range projection of the right side (BisectionSettings::range_projections). Each touching row
@@ -764,6 +782,10 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
 
   const bool frictional = !frictionless && s.active_set_start > 0;
   bool active_set_done = false;
+  if (frictional && n <= s.active_set.retry_rows && n <= s.active_set.max_rows) {  // (its second try's start)
+    if (start_lambda_.size() < n) start_lambda_.resize(n);  // (reserved up to retry_rows: reserve_impl)
+    start_lambda_.head(n) = lambda;
+  }
   SolverMethod method = SolverMethod::Iteration;
   bool newton_done = s.newton_start <= 0;
 

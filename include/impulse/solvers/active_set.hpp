@@ -70,6 +70,15 @@ struct ActiveSetSettings {
   // contact set that persists from step to step (collision/manifold.cpp) it runs on a few steps
   // only and the warm start carries its answer (docs/solvers.md).
   Index max_rows = 4000;
+  // An island of at most this many rows on which the stage fails from the sweeps' impulses gets
+  // it once more from the solve's start (the warm start), keeping the sweeps' impulses if that
+  // fails too (bisection.cpp, BisectionSolver::solve_active_set). An impact running down a
+  // column of boxes leaves the sweeps, after 50 sweeps or on a plateau, with a classification the
+  // stage cycles from, while from the previous step's answer it converges in 4-15
+  // factorizations (docs/benchmarks.md, the boxes1000 row of the resting-scenes table). The
+  // bound is one of cost: on the large box islands (bin50's, SimBenchmark's Kapla layout) the
+  // second try fails as the first and took their mean step to 1.6-1.7x. 0: no second try.
+  Index retry_rows = 400;
   // Least squares (not in the papers). Where gaps measured contact by contact disagree in closed
   // loops of contacts (a box on two boxes, a pyramid of cubes), the free rows' right side b_F of
   // (1) has a part outside range(G_FF) that no impulse meets, and (G_FF + eps I)^-1 turns it into

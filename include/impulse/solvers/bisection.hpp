@@ -226,6 +226,8 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
   BoundQpWorkspace qp_;
   ActiveSetWorkspace exact_;
   VecX qp_start_lambda_;  // the impulses before the QP (restored if it made no progress)
+  VecX start_lambda_;     // the solve's start (the active-set stage's second try starts there)
+  VecX stage_keep_lambda_;  // the impulses after the stage's first try (kept if the second fails)
   AndersonAcceleration anderson_;
   ActiveSetStage active_set_;
   DelassusProduct product_;  // G lambda through the sweeps
