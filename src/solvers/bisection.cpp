@@ -596,7 +596,8 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
   for (Index r = 0; r < n; ++r)
     if (problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
   // lambda: the stage's iterate of least residual, the sweeps' own if none beat theirs
-  const ActiveSetReport r = active_set_.solve(problem, lambda, s.tolerance * min_diag / 2, s.active_set);
+  const Scalar tolerance = s.tolerance * min_diag / 2;
+  const ActiveSetReport r = active_set_.solve(problem, lambda, tolerance, s.active_set);
   converged = r.converged;
   Index factorizations = std::max<Index>(1, r.factorizations);
   // Failed on a small island: once more from the solve's start (ActiveSetSettings::retry_rows),
@@ -608,7 +609,7 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
     if (stage_keep_lambda_.size() < n) stage_keep_lambda_.resize(n);
     stage_keep_lambda_.head(n) = lambda;
     lambda = start_lambda_.head(n);
-    const ActiveSetReport again = active_set_.solve(problem, lambda, s.tolerance * min_diag / 2, s.active_set);
+    const ActiveSetReport again = active_set_.solve(problem, lambda, tolerance, s.active_set);
     factorizations += std::max<Index>(1, again.factorizations);
     converged = again.converged;
     if (!converged) lambda = stage_keep_lambda_.head(n);

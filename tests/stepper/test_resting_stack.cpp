@@ -52,7 +52,7 @@ TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step 
   // each turned by 0.1 rad more than the one below, land one on another. Three steps after the
   // top box lands (step 351) the sweeps' first iterates open and close contacts the answer keeps
   // closed: the active-set stage fails from them and converges from the step's warm start, its
-  // second try on islands of up to active_set.retry_rows rows (120 here).
+  // second try on islands of up to active_set.retry_rows rows (this one has 120).
   const auto run = [](World& w, Index retry_rows, Index& not_converged, Index& active_set) {
     w.set_default_material(0.8, 0.0);
     w.add_ground();
