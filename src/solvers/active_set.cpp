@@ -68,9 +68,10 @@ std::size_t ActiveSetStage::memory_bytes() const {
   const auto& L = ldlt_.matrixL().nestedExpression();
   b += static_cast<std::size_t>(L.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
        static_cast<std::size_t>(L.outerSize()) * (sizeof(Scalar) + 3 * sizeof(int));
-  for (const std::vector<int>* x : {&gp_, &gi_, &ys_, &yr_, &mark_, &touched_, &src_, &col_, &perm_, &outer_, &inner_, &group_at_})
+  for (const std::vector<int>* x : {&gp_, &gi_, &ys_, &yr_, &mark_, &touched_, &src_, &col_, &perm_, &outer_, &inner_, &group_at_, &lp_,
+                                         &li_})
     b += x->capacity() * sizeof(int);
-  for (const std::vector<Scalar>* x : {&gx_, &gd_, &yv_, &acc_, &dir_}) b += x->capacity() * sizeof(Scalar);
+  for (const std::vector<Scalar>* x : {&gx_, &gd_, &yv_, &acc_, &dir_, &lx_}) b += x->capacity() * sizeof(Scalar);
   b += cls_.capacity() + state_.capacity();
   for (const VecX* x : {&v_, &rhs_, &fixed_, &x_, &best_, &Gx_, &py_, &pz_, &c_ls_, &c_best_, &pr_})
     b += static_cast<std::size_t>(x->size()) * sizeof(Scalar);
@@ -83,7 +84,8 @@ std::size_t ActiveSetStage::memory_bytes() const {
 // every entry. Factored islands: G = Y^T D^-1 Y over the pieces' path entries
 // (contact_problem.hpp), column j the sum over the slots s of column j of D^-1 Y of
 // (D^-1 Y)(s, j) Y(s, :) (Gustavson's row-by-row product with a dense accumulator, ACM Trans.
-// Math. Softw. 4(3), 1978), every structural entry kept. The vectors keep their capacity.
+// Math. Softw. 4(3), 1978) on the rows i >= j, every structural entry kept, the upper triangle
+// its mirror. The vectors keep their capacity.
 void ActiveSetStage::build_G(const ContactProblem& problem) {
   const Index n = problem.size(), nc = problem.nc;
   const std::size_t un = static_cast<std::size_t>(n);
@@ -127,48 +129,77 @@ void ActiveSetStage::build_G(const ContactProblem& problem) {
       }
     }
   }
-  // G(:, j) for the rows of each group
+  // G's lower triangle (rows i >= j) by column, the rows of a group together: the slots of a
+  // group's pieces are those of each of its rows, so one pass over their entries accumulates
+  // its (up to three) columns, and a slot's entries, sorted by row, start at the first row of
+  // the group. G(i, j) and G(j, i) are sums of the same products in another order: computing
+  // one and mirroring it halves the products and keeps the stored matrix exactly symmetric.
   mark_.assign(un, -1);
-  acc_.resize(un);
+  acc_.resize(3 * un);
+  lp_.resize(un + 1);
+  li_.clear();
+  lx_.clear();
   for (Index g = 0; g < ngroups; ++g) {
     const Index row0 = g < nc ? 3 * g : g + 2 * nc, nrows = g < nc ? 3 : 1;
-    for (Index r = 0; r < nrows; ++r) {
-      const Index j = row0 + r;
-      touched_.clear();
-      mark_[static_cast<std::size_t>(j)] = static_cast<int>(j);
-      touched_.push_back(static_cast<int>(j));
-      acc_[static_cast<std::size_t>(j)] = 0;
-      for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
-        const FactoredPiece& p = F.piece[k];
-        for (Index t = 0; t < p.len; ++t) {
-          const Scalar d = F.DY[3 * (p.y + t) + r];
-          const std::size_t slot = static_cast<std::size_t>(p.z + F.dofs[p.y + t]);
-          for (int e = ys_[slot]; e < ys_[slot + 1]; ++e) {
-            const std::size_t i = static_cast<std::size_t>(yr_[static_cast<std::size_t>(e)]);
-            if (mark_[i] != j) mark_[i] = static_cast<int>(j), touched_.push_back(static_cast<int>(i)), acc_[i] = 0;
-            acc_[i] += d * yv_[static_cast<std::size_t>(e)];
-          }
+    touched_.clear();
+    for (Index r = 0; r < nrows; ++r) {  // (the diagonal is stored whatever the pieces)
+      const std::size_t i = static_cast<std::size_t>(row0 + r);
+      mark_[i] = static_cast<int>(g);
+      touched_.push_back(static_cast<int>(i));
+      acc_[3 * i] = acc_[3 * i + 1] = acc_[3 * i + 2] = 0;
+    }
+    for (Index k = F.begin[g]; k < F.begin[g + 1]; ++k) {
+      const FactoredPiece& p = F.piece[k];
+      for (Index t = 0; t < p.len; ++t) {
+        const Scalar* d = F.DY + 3 * (p.y + t);
+        const std::size_t slot = static_cast<std::size_t>(p.z + F.dofs[p.y + t]);
+        const auto first = yr_.begin() + ys_[slot], last = yr_.begin() + ys_[slot + 1];
+        for (auto e = std::lower_bound(first, last, static_cast<int>(row0)); e != last; ++e) {
+          const std::size_t i = static_cast<std::size_t>(*e);
+          const Scalar y = yv_[static_cast<std::size_t>(e - yr_.begin())];
+          Scalar* a = &acc_[3 * i];
+          if (mark_[i] != g) mark_[i] = static_cast<int>(g), touched_.push_back(static_cast<int>(i)), a[0] = a[1] = a[2] = 0;
+          for (Index r = 0; r < nrows; ++r) a[r] += d[r] * y;
         }
       }
-      std::sort(touched_.begin(), touched_.end());
-      for (const int i : touched_) gi_.push_back(i), gx_.push_back(acc_[static_cast<std::size_t>(i)]);
-      gd_[static_cast<std::size_t>(j)] = acc_[static_cast<std::size_t>(j)];
-      gp_[static_cast<std::size_t>(j) + 1] = static_cast<int>(gi_.size());
+    }
+    std::sort(touched_.begin(), touched_.end());
+    for (Index r = 0; r < nrows; ++r) {
+      const Index j = row0 + r;
+      lp_[static_cast<std::size_t>(j)] = static_cast<int>(li_.size());
+      for (const int i : touched_)
+        if (i >= j) li_.push_back(i), lx_.push_back(acc_[3 * static_cast<std::size_t>(i) + static_cast<std::size_t>(r)]);
+      gd_[static_cast<std::size_t>(j)] = acc_[3 * static_cast<std::size_t>(j) + static_cast<std::size_t>(r)];
     }
   }
-  // G(i, j) and G(j, i) are sums of the same products in another order and differ by rounding:
-  // both take their mean, so that the factored matrix and the products with G are one symmetric
-  // matrix (the pattern is symmetric: rows i and j share a slot or not)
+  lp_[un] = static_cast<int>(li_.size());
+  // both triangles: column j holds the mirrored entries G(j, c), c < j, in ascending c, then its
+  // lower entries (the diagonal first)
+  gp_.assign(un + 1, 0);
+  for (std::size_t c = 0; c < un; ++c)
+    for (int e = lp_[c]; e < lp_[c + 1]; ++e) {
+      const std::size_t i = static_cast<std::size_t>(li_[static_cast<std::size_t>(e)]);
+      ++gp_[c + 1];
+      if (i > c) ++gp_[i + 1];
+    }
+  for (std::size_t j = 0; j < un; ++j) gp_[j + 1] += gp_[j];
+  const std::size_t nnz = static_cast<std::size_t>(gp_[un]);
+  gi_.resize(nnz);
+  gx_.resize(nnz);
+  touched_.assign(gp_.begin(), gp_.end() - 1);  // (the fill position of each column)
+  for (std::size_t c = 0; c < un; ++c)
+    for (int e = lp_[c]; e < lp_[c + 1]; ++e) {
+      const std::size_t i = static_cast<std::size_t>(li_[static_cast<std::size_t>(e)]);
+      if (i == c) continue;
+      const std::size_t at = static_cast<std::size_t>(touched_[i]++);
+      gi_[at] = static_cast<int>(c);
+      gx_[at] = lx_[static_cast<std::size_t>(e)];
+    }
   for (std::size_t j = 0; j < un; ++j)
-    for (int e = gp_[j]; e < gp_[j + 1]; ++e) {
-      const std::size_t i = static_cast<std::size_t>(gi_[static_cast<std::size_t>(e)]);
-      if (i <= j) continue;
-      const auto first = gi_.begin() + gp_[i], last = gi_.begin() + gp_[i + 1];
-      const auto at = std::lower_bound(first, last, static_cast<int>(j));
-      if (at == last || *at != static_cast<int>(j)) continue;
-      Scalar& a = gx_[static_cast<std::size_t>(e)];
-      Scalar& b = gx_[static_cast<std::size_t>(at - gi_.begin())];
-      a = b = (a + b) / 2;
+    for (int e = lp_[j]; e < lp_[j + 1]; ++e) {
+      const std::size_t at = static_cast<std::size_t>(touched_[j]++);
+      gi_[at] = li_[static_cast<std::size_t>(e)];
+      gx_[at] = lx_[static_cast<std::size_t>(e)];
     }
 }
 

@@ -23,9 +23,7 @@ struct RangeProjectionWall {
   std::vector<VecX> q;  // the bricks' final configurations
 };
 
-RangeProjectionWall range_projection_wall(Index projections, int courses, int bricks, int steps,
-                                          bool slip_newton = true, Index projection_rows = -1,
-                                          bool least_squares = false, Index retry_rows = -1) {
+RangeProjectionWall range_projection_wall(const BisectionSettings& s, int courses, int bricks, int steps) {
   World w;
   w.set_default_material(0.8, 0.0);
   w.add_ground();
@@ -43,12 +41,6 @@ RangeProjectionWall range_projection_wall(Index projections, int courses, int br
       start.push_back(q.head<3>());
     }
   }
-  BisectionSettings s;
-  s.range_projections = projections;
-  s.slip_newton = slip_newton;
-  if (projection_rows >= 0) s.range_projection_rows = projection_rows;
-  s.active_set.least_squares = least_squares;
-  if (retry_rows >= 0) s.active_set.retry_rows = retry_rows;
   w.set_contact_solver(std::make_unique<BisectionSolver>(s));
   RangeProjectionWall run;
   for (int k = 0; k < steps; ++k) {
@@ -64,31 +56,44 @@ RangeProjectionWall range_projection_wall(Index projections, int courses, int br
   return run;
 }
 
+// the default solver with `projections` range projections; slip searches started afresh when
+// not `hinted` (slip_newton off)
+BisectionSettings wall_settings(Index projections, bool hinted = true) {
+  BisectionSettings s;
+  s.range_projections = projections;
+  s.slip_newton = hinted;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("range projection: a 6-course brick wall converges on every step and stands", "[stepper][bisection]") {
   // 15 bricks, 1.5 s, with the projection (also with slip searches started afresh, slip_newton
   // off); and without it, where the default slip search, started from the contact's impulse,
   // lets the sweeps converge.
-  const RangeProjectionWall run = range_projection_wall(BisectionSettings{}.range_projections, 6, 3, 1500);
+  const RangeProjectionWall run = range_projection_wall(wall_settings(BisectionSettings{}.range_projections), 6, 3, 1500);
   CHECK(run.not_converged == 0);
   CHECK(run.moved < 1e-6);
   CHECK(BisectionSettings{}.range_projections > 0);
-  const RangeProjectionWall afresh = range_projection_wall(BisectionSettings{}.range_projections, 6, 3, 1500, false);
-  const RangeProjectionWall none = range_projection_wall(0, 6, 3, 1500);
+  const RangeProjectionWall afresh = range_projection_wall(wall_settings(BisectionSettings{}.range_projections, false), 6, 3, 1500);
+  const RangeProjectionWall none = range_projection_wall(wall_settings(0), 6, 3, 1500);
   CHECK(afresh.not_converged == 0);
   CHECK(none.not_converged == 0);
 }
 
 TEST_CASE("range projection: an island above range_projection_rows is not projected", "[stepper][bisection]") {
-  // The wall's island (15 bricks) with slip searches started afresh and the active-set stage
-  // tried once (its second try from the solve's start converges these steps too), where the
-  // projection is what converges it: with a bound below its rows the run is that without
-  // projections, bit for bit; with the default bound it converges.
+  // The wall's island (15 bricks) with slip searches started afresh and no active-set stage,
+  // where the projection is what converges it: with a bound below its rows the run is that
+  // without projections, bit for bit; with the default bound it converges.
   const Index projections = BisectionSettings{}.range_projections;
-  const RangeProjectionWall none = range_projection_wall(0, 6, 3, 600, false, -1, false, 0);
-  const RangeProjectionWall above = range_projection_wall(projections, 6, 3, 600, false, 12, false, 0);
-  const RangeProjectionWall within = range_projection_wall(projections, 6, 3, 600, false, -1, false, 0);
+  BisectionSettings base = wall_settings(projections, false);
+  base.active_set_start = 0;  // (no active-set stage: the projection alone converges these steps)
+  BisectionSettings no_projection = base, above_bound = base;
+  no_projection.range_projections = 0;
+  above_bound.range_projection_rows = 12;
+  const RangeProjectionWall none = range_projection_wall(no_projection, 6, 3, 600);
+  const RangeProjectionWall above = range_projection_wall(above_bound, 6, 3, 600);
+  const RangeProjectionWall within = range_projection_wall(base, 6, 3, 600);
   INFO("not converged: " << none.not_converged << " without projections, " << above.not_converged
                          << " above the bound, " << within.not_converged << " within it");
   CHECK(none.not_converged > 0);
@@ -169,8 +174,10 @@ TEST_CASE("least squares: the wall converges on every step in the active-set sta
   // plateaus, with the active-set stage in least squares (active_set.least_squares) taking them
   // instead of the range projection: it moves the right side by the gaps' disagreement and
   // solves the island as given.
+  BisectionSettings least_squares = wall_settings(BisectionSettings{}.range_projections, false);
+  least_squares.active_set.least_squares = true;
   const RangeProjectionWall run =
-      range_projection_wall(BisectionSettings{}.range_projections, 6, 3, 1500, false, -1, true);
+      range_projection_wall(least_squares, 6, 3, 1500);
   INFO(run.by_stage << " solves finished by the stage, bricks moved up to " << run.moved << " m");
   CHECK(run.not_converged == 0);
   CHECK(run.by_stage > 0);

@@ -48,7 +48,7 @@ TEST_CASE("a stack of 10 boxes at rest: the steps converge and the top box stays
 }
 
 TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step after the impacts", "[stepper][active_set]") {
-  // One of bench scenes' boxes1000 columns (x = 0.75, y = 0.45): boxes 0.15 m apart from 0.2 m up,
+  // One of bench scenes' boxes1000 columns (x = 0.6, y = 0.3): boxes 0.15 m apart from 0.2 m up,
   // each turned by 0.1 rad more than the one below, land one on another. Three steps after the
   // top box lands (step 351) the sweeps' first iterates open and close contacts the answer keeps
   // closed: the active-set stage fails from them and converges from the step's warm start, its
@@ -58,9 +58,9 @@ TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step 
     w.add_ground();
     for (int k = 0; k < 10; ++k) {
       ArticulatedSystem& b = w.add_box("box", Vec3(0.1, 0.1, 0.1), 1.0);
-      const Scalar yaw = 0.1 * (5 + 3 + k);
+      const Scalar yaw = 0.1 * (4 + 2 + k);
       VecX q = b.q();
-      q.head<3>() = Vec3(0.15 * 5, 0.15 * 3, 0.2 + 0.15 * k);
+      q.head<3>() = Vec3(0.15 * 4, 0.15 * 2, 0.2 + 0.15 * k);
       q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
       b.set_q(q);
     }
@@ -85,11 +85,12 @@ TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step 
   for (Index k = 0; k < 10; ++k) {
     INFO("box " << k);
     CHECK(std::abs(w.system(k).q()[2] - (0.05 + 0.1 * static_cast<Scalar>(k))) < 1e-3);
-    CHECK(std::hypot(w.system(k).q()[0] - 0.75, w.system(k).q()[1] - 0.45) < 0.01);
+    CHECK(std::hypot(w.system(k).q()[0] - 0.6, w.system(k).q()[1] - 0.3) < 0.01);
     CHECK(w.system(k).u().norm() < 1e-3);
   }
-  // without the second try, the step after the impacts ends unconverged (at the sweep cap on
-  // this column)
+  // without the second try, the step after the impacts ends unconverged (on a plateau, after
+  // 625 sweeps, on this column; which columns of the scene need the second try depends on the
+  // trajectory's last bits: 5 of its 100 do)
   Index without = 0, unused = 0;
   World w0;
   run(w0, 0, without, unused);

@@ -157,6 +157,8 @@ class ActiveSetStage {
   // column accumulator of the product G(:, j) = sum_slot D^-1 Y(slot, j) Y(slot, :)
   std::vector<int> ys_, yr_, mark_, touched_;
   std::vector<Scalar> yv_, acc_;
+  std::vector<int> lp_, li_;  // factored islands: G's lower triangle by column (build_G)
+  std::vector<Scalar> lx_;
   // A = P (masked G + eps) P^T, upper triangle; entry e holds G's entry src_[e] of column
   // col_[e]; perm_[r]: row r's place in the ordering
   SpMat A_;
