@@ -858,13 +858,20 @@ void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXr
   auto row = [nc](Index k) { return k < nc ? 3 * k + 2 : 2 * nc + k; };
   const Index nu = nc + problem.nl;
   product_.reset(problem, lp);
-  // Projected Gauss-Seidel: a few sweeps settle the usual island (bit for bit as before the exact
-  // fallback). Where they crawl (the stretched legs of a hanging robot: feet and limit rows of a
-  // rank-deficient G, ~90 sweeps), the exact active-set QP (bound_qp.hpp) ends in a few changes
-  // of its free set; up to kExactRows unilateral rows (its dense O(m^2) workspace).
+  // Projected Gauss-Seidel: a few sweeps settle the usual island. Where they crawl (the
+  // stretched legs of a hanging robot: feet and limit rows of a rank-deficient G, ~90 sweeps),
+  // the exact active-set QP (bound_qp.hpp) ends in a few changes of its free set; up to
+  // kExactRows unilateral rows (its dense O(m^2) workspace).
   constexpr Index kSweepsBeforeExact = 10, kMaxSweeps = 100, kExactRows = 256;
+  // Both stop at 1e-10 of the impulses (rounding) or when no row's push-out velocity is off by
+  // more than kVelocityFloor: an error e moves a body by dt e (1e-12 m at 1 ms) in a correction
+  // that leaves the slop's 1e-5 m, and the next step's correction sees it again. Resting boxes
+  // sit a fraction of a nanometre beyond the slop, whose targets are of that order: without the
+  // floor the relative stop asked for their rounding, and the sweeps of a bin of 50 boxes (one
+  // island of up to 472 normal rows, above the exact QP's bound) ran to their cap on every step.
+  constexpr Scalar kVelocityFloor = 1e-9;  // m/s
   auto sweep = [&]() {
-    Scalar change = 0, size = 0;
+    Scalar change = 0, size = 0, velocity = 0;
     for (Index a = 0; a < nu; ++a) {
       const Index r = row(a);
       const Scalar G_rr = problem.diagonal(r);
@@ -873,11 +880,12 @@ void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXr
       const Scalar w = product_.row(r, lp) - isl.position_target[r];
       const Scalar next = std::max<Scalar>(0, lp[r] - w / G_rr);
       change = std::max(change, std::abs(next - lp[r]));
+      velocity = std::max(velocity, std::abs(next - lp[r]) * G_rr);
       size = std::max(size, next);
       product_.add_row(r, next - lp[r]);
       lp[r] = next;
     }
-    return change <= 1e-10 * size;
+    return change <= 1e-10 * size || velocity <= kVelocityFloor;
   };
   Index sweeps = 0;
   bool done = false;
@@ -893,10 +901,11 @@ void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXr
       position_var_[static_cast<std::size_t>(row(a))] = 1;
       b_max = std::max(b_max, isl.position_target[row(a)]);
     }
-    // velocity Signorini of the push-out to 1e-9 of the largest target (PGS's stop is 1e-10 of
-    // the change of lambda_p, which the exact answer meets to rounding)
-    const BoundQpResult exact = solve_bound_qp_exact(problem, position_c_.head(m), position_var_.data(), lp,
-                                                     1e-9 * b_max, kMaxSweeps - sweeps, position_qp_);
+    // velocity Signorini of the push-out to 1e-9 of the largest target or the floor (PGS's stop
+    // is 1e-10 of the change of lambda_p, which the exact answer meets to rounding)
+    const BoundQpResult exact =
+        solve_bound_qp_exact(problem, position_c_.head(m), position_var_.data(), lp,
+                             std::max(1e-9 * b_max, kVelocityFloor), kMaxSweeps - sweeps, position_qp_);
     sweeps += exact.changes;
     if (exact.converged) {
       done = true;

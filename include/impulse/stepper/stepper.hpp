@@ -33,7 +33,9 @@
 //   0 <= lambda_p  _|_  G_UU lambda_p - b_p >= 0          (frictionless LCP, projected Gauss-Seidel;
 //                                                          after 10 sweeps, islands up to 256
 //                                                          unilateral rows go to the exact
-//                                                          active-set QP of bound_qp.hpp)
+//                                                          active-set QP of bound_qp.hpp; both
+//                                                          stop at rounding or at a push-out
+//                                                          velocity within 1e-9 m/s)
 //   u_p = M~^-1 J_U^T lambda_p
 // ANYmal hanging by its feet then never gains energy after the collapse (largest one-step change
 // -1.7e-8 E0, velocity-level: +1.1e-5 E0) and sinks less (mean 1.3e-5 m vs 2.2e-5 m). With the
