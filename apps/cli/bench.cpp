@@ -48,6 +48,8 @@ void add_bench_command(CLI::App& app, Runner& run) {
                "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)");
   count_option("--active-set-retry-rows", o->active_set_retry_rows,
                "bench scenes: largest island (rows) on which the bisection solver's active-set stage, failed from the sweeps' impulses, runs once more from the solve's start (0: never; default: the solver's)");
+  count_option("--active-set-give-up", o->active_set_give_up,
+               "bench scenes: classifications after which the bisection solver's active-set stage stops when none of its iterates beat its start (default: the solver's)");
   c->add_option("--active-set-ls", o->active_set_ls,
                 "bench scenes: 1: the bisection solver's active-set stage solves for least squares on an inconsistent right side, in a step from the sweeps' impulses; 0: not (default: the solver's)")
       ->check(CLI::Range(0, 1));

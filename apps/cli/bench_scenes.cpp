@@ -401,6 +401,7 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   take(o.active_set_start >= 0, b.active_set_start, o.active_set_start);
   take(o.active_set_rows >= 0, b.active_set.max_rows, o.active_set_rows);
   take(o.active_set_retry_rows >= 0, b.active_set.retry_rows, o.active_set_retry_rows);
+  take(o.active_set_give_up >= 0, b.active_set.give_up_factorizations, o.active_set_give_up);
   take(o.active_set_ls >= 0, b.active_set.least_squares, o.active_set_ls != 0);
   take(o.stall_window >= 0, b.stall_window, o.stall_window);
   take(o.plain_after_plateau >= 0, b.plain_after_plateau, o.plain_after_plateau);

@@ -37,6 +37,7 @@ struct BenchOptions {
   long active_set_start = -1;  // bench scenes: bisection's active_set_start (-1: its default)
   long active_set_rows = -1;   // bench scenes: bisection's active_set.max_rows (-1: its default)
   long active_set_retry_rows = -1;  // bench scenes: bisection's active_set.retry_rows (-1: its default)
+  long active_set_give_up = -1;     // bench scenes: bisection's active_set.give_up_factorizations (-1: its default)
   long stall_window = -1;      // bench scenes: bisection's stall_window (-1: its default)
   long plain_after_plateau = -1;  // bench scenes: bisection's plain_after_plateau (-1: its default)
   long range_projections = -1; // bench scenes: bisection's range_projections (-1: its default)

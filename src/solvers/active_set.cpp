@@ -606,6 +606,7 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   bool class_changed = true;  // (the first solve factors)
   Scalar last_res = best_res;
   Index slow = 0;
+  bool improved = false;  // an iterate beat the start
   while (report.solves < settings.max_solves) {
     set_fixed();
     if (class_changed) {
@@ -662,10 +663,11 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
     }
     const Scalar res = residual(problem, lambda, v);
     if (res < best_res) {
-      best_res = res, best = lambda;
+      best_res = res, best = lambda, improved = true;
       if (ls) c_best_.head(n) = c_ls_.head(n);
     }
     if (res < tolerance) break;  // (changes of class within the tolerance gain nothing)
+    if (!improved && report.factorizations >= settings.give_up_factorizations) break;
     // all changes at once (the active-set strategy), the worst one alone once that has cycled
     class_changed = classify(report.factorizations >= kAllAtOnce);
     if (class_changed) continue;
