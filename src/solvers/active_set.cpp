@@ -68,8 +68,8 @@ std::size_t ActiveSetStage::memory_bytes() const {
   const auto& L = ldlt_.matrixL().nestedExpression();
   b += static_cast<std::size_t>(L.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
        static_cast<std::size_t>(L.outerSize()) * (sizeof(Scalar) + 3 * sizeof(int));
-  for (const std::vector<int>* x : {&gp_, &gi_, &ys_, &yr_, &mark_, &touched_, &src_, &col_, &perm_, &outer_, &inner_, &group_at_, &lp_,
-                                         &li_})
+  for (const std::vector<int>* x :
+       {&gp_, &gi_, &ys_, &yr_, &mark_, &touched_, &src_, &col_, &perm_, &outer_, &inner_, &group_at_, &lp_, &li_})
     b += x->capacity() * sizeof(int);
   for (const std::vector<Scalar>* x : {&gx_, &gd_, &yv_, &acc_, &dir_, &lx_}) b += x->capacity() * sizeof(Scalar);
   b += cls_.capacity() + state_.capacity();
