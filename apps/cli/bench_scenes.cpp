@@ -33,7 +33,6 @@ namespace impulse::cli {
 
 namespace {
 
-using scenarios::add_bin;
 using scenarios::build_clutter;
 
 struct Scene {
@@ -308,16 +307,6 @@ bool rest_fell(World& w) { return rest_drift(w, false) > 0.05; }
 
 // 50 boxes (0.08 m, 0.5 kg) dropped into the bin from a 5 x 5 x 2 lattice with yaws of 0.3 rad
 // steps.
-void build_bin(World& w) {
-  add_bin(w);
-  for (int k = 0; k < 2; ++k)
-    for (int i = 0; i < 5; ++i)
-      for (int j = 0; j < 5; ++j) {
-        ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
-        place(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k), 0.3 * (i + 2 * j + 3 * k));
-      }
-}
-
 bool bin_escaped(World& w) {
   for (Index i = 0; i < w.num_systems(); ++i) {
     const VecX& q = w.system(i).q();
@@ -356,7 +345,7 @@ const std::vector<Scene>& scenes() {
        rest_fell, 0, "", true},
       {"cans", "8 cans stacked face on face and a plank on three cans, 1 ms", 1e-3, 10000, build_cans, rest_fell, 0,
        "", true},
-      {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, build_bin, bin_escaped, 0, ""},
+      {"bin50", "50 boxes (0.08 m) dropped into a 0.5 m bin, 1 ms", 1e-3, 3000, scenarios::build_box_bin, bin_escaped, 0, ""},
       {"clutter48", "48 boxes, cylinders, capsules and spheres dropped into a 0.5 m bin, 1 ms", 1e-3, 3000,
        [](World& w) { build_clutter(w); }, bin_escaped, 0, ""},
       {"cyl_bin", "48 cylinders dropped into a 0.5 m bin (clutter48's layout), 1 ms", 1e-3, 3000,

@@ -1,6 +1,8 @@
 // The benches' bins (see the header).
 #include "scenarios/bins.hpp"
 
+#include <cmath>
+
 namespace impulse::scenarios {
 
 void add_square_box(World& w, Scalar half) {
@@ -14,6 +16,20 @@ void add_square_box(World& w, Scalar half) {
 void add_bin(World& w) {
   w.set_default_material(0.6, 0.0);
   add_square_box(w, 0.25);
+}
+
+void build_box_bin(World& w) {
+  add_bin(w);
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) {
+        ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
+        const Scalar yaw = 0.3 * (i + 2 * j + 3 * k);
+        VecX q = b.q();
+        q.head<3>() = Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k);
+        q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
+        b.set_q(q);
+      }
 }
 
 void build_clutter(World& w, int shape) {

@@ -12,6 +12,10 @@ void add_square_box(World& w, Scalar half);
 // A 0.5 m square bin: add_square_box(w, 0.25); default material mu 0.6, inelastic.
 void add_bin(World& w);
 
+// 50 boxes (0.08 m, 0.5 kg) in two 5 x 5 layers 0.1 m apart, 0.15 and 0.27 m up, each turned
+// about the vertical by 0.3 (i + 2 j + 3 k) rad, dropped into add_bin's bin (bench scenes bin50).
+void build_box_bin(World& w);
+
 // 48 objects of four shapes (boxes 0.08 x 0.05 x 0.04 m, cylinders r 0.03 m and 0.08 m long,
 // capsules r 0.025 m and 0.08 m long, spheres r 0.03 m; 0.2 kg each, mu 0.6) dropped in three
 // 4 x 4 layers 0.12 m apart (0.14 m between layers, none touching) into add_bin's bin, each

@@ -61,9 +61,10 @@ struct ActiveSetSettings {
   // The stage stops after this many classifications if none of its iterates had a smaller
   // residual than its start: where it fails from the sweeps' impulses it mostly never beats them
   // (bench scenes bin50: 467 of 467 failed stages; cyl_bin: 221 of 230), while where it
-  // converges its iterates mostly improve within a few factorizations. On the Jenga tower some
-  // converging stages first improve after 15 (bench scenes jenga54, 2 000 steps: 34 solves
-  // unconverged at 20 and 30, 90 at 15, 106 at 10); docs/benchmarks.md has the A/B.
+  // converges its last improvement mostly comes within a few factorizations (boxes1000: 2 309 of
+  // 2 325 within 10). A bound below 20 loses converging stages on the Jenga tower (bench scenes
+  // jenga54, 2 000 steps: 34 solves unconverged at 20 and 30, 90 at 15, 106 at 10);
+  // docs/benchmarks.md has the A/B.
   Index give_up_factorizations = 20;
   // A factored island (G = Y^T D^-1 Y, contact_problem.hpp) of more rows than this is solved in
   // body space, through the quasi-definite system (2), whose factor stays as sparse as the
