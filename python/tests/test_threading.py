@@ -15,13 +15,18 @@ import pytest
 import impulse
 
 
-def hammer(calls, threads=3, rounds=300):
+def hammer(calls, threads=3, rounds=300, most_rounds=None):
     """Runs `calls` (functions without arguments) in a loop on several threads at once; returns the
-    exceptions other than ConcurrentUseError, and the number of refused calls."""
+    exceptions other than ConcurrentUseError, and the number of refused calls. Each thread runs
+    `rounds` rounds, and goes on (up to `most_rounds`, 20 times `rounds` by default) until some
+    call was refused: on a loaded machine the threads may not overlap within the first rounds."""
     errors, refused = [], [0]
+    most_rounds = 20 * rounds if most_rounds is None else most_rounds
 
     def loop():
-        for _ in range(rounds):
+        for k in range(most_rounds):
+            if k >= rounds and refused[0] > 0:
+                break
             for f in calls:
                 try:
                     f()
