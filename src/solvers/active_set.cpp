@@ -37,6 +37,19 @@ namespace {
 enum : unsigned char { kOpen = 0, kStick = 1, kSlip = 2, kLower = 3, kUpper = 4 };
 // classifications changed all at once before the changes go one at a time
 constexpr Index kAllAtOnce = 8;
+// On an island of more than settings.retry_rows rows the stage stops after kFarClassifications
+// classifications if every iterate's residual was above kFar times its start's. From a start near
+// the tolerance on a large resting island, a classification whose free block of G is singular and
+// whose right side that block cannot meet gives impulses of order |r| / eps; the next
+// classification moves hundreds of contacts and the iterates do not come back (logged in bench
+// scenes, 2 000-3 000 steps of each: every failed stage of kapla_simbench (65 of 65, 2 616 rows),
+// of bin50 (467 of 467) and of jenga54 (218 of 221, 2 304 rows) had its first three iterates above
+// 1 000 times the start, and no converged stage of those scenes did). Smaller islands, cheap to
+// factor, keep the full give-up: there the stage does come back from such iterates (boxes1000's
+// columns of 120 rows after an impact, 9 of 3 091 converged stages; tests/solvers/
+// test_active_set.cpp, stacks of 3 to 24 boxes whose corners' targets disagree).
+constexpr Index kFarClassifications = 3;
+constexpr Scalar kFar = 1e3;
 }  // namespace
 
 Scalar ActiveSetStage::residual(const ContactProblem& problem, const VecXcref& lambda, const VecXcref& v) {
@@ -605,8 +618,10 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
   initial_classes();
   bool class_changed = true;  // (the first solve factors)
   Scalar last_res = best_res;
+  const Scalar start_res = best_res;
   Index slow = 0;
   bool improved = false;  // an iterate beat the start
+  bool near = false;      // an iterate within kFar times the start's residual
   while (report.solves < settings.max_solves) {
     set_fixed();
     if (class_changed) {
@@ -667,7 +682,9 @@ ActiveSetReport ActiveSetStage::solve(const ContactProblem& problem, VecXref lam
       if (ls) c_best_.head(n) = c_ls_.head(n);
     }
     if (res < tolerance) break;  // (changes of class within the tolerance gain nothing)
+    near = near || res <= kFar * start_res;
     if (!improved && report.factorizations >= settings.give_up_factorizations) break;
+    if (!near && n > settings.retry_rows && report.factorizations >= kFarClassifications) break;
     // all changes at once (the active-set strategy), the worst one alone once that has cycled
     class_changed = classify(report.factorizations >= kAllAtOnce);
     if (class_changed) continue;

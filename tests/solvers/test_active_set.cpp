@@ -224,3 +224,40 @@ TEST_CASE("active set: least squares steps from the start's impulses, not to the
   }
   check_conditions(problem, ls_answer, 1e-10);
 }
+
+TEST_CASE("active set: above retry_rows the stage stops after three classifications far from its start",
+          "[solvers][active_set]") {
+  // 16 boxes resting in a column (192 rows) from their answer, whose corners' targets then
+  // disagree by 1 um/s in a pattern no rigid motion meets: the start's residual is about 1e-6,
+  // and the stage's first classifications put impulses of order 1e-6 / eps on the corners, far
+  // above it. Below retry_rows the stage keeps going and converges; above it, it stops after its
+  // third classification and hands back its start bit for bit (none of its iterates beat it).
+  const Index boxes = 16;
+  Stack s(boxes);
+  VecX start = VecX::Zero(12 * boxes);
+  ActiveSetStage first;
+  REQUIRE(first.solve(s.p.view(), start, 1e-10).converged);
+  for (Index i = 0; i < 4 * boxes; ++i) {
+    const unsigned h = static_cast<unsigned>(i) * 2654435761u;
+    s.p.c[3 * i + 2] += 1e-6 * (((h >> 13) & 1) ? 1 : -1);
+  }
+  const ContactProblem problem = s.p.view();
+  REQUIRE(problem.size() == 192);
+
+  ActiveSetSettings cheap;  // (the default retry_rows, 400: the island is below it)
+  ActiveSetStage stage;
+  VecX lambda = start;
+  const ActiveSetReport full = stage.solve(problem, lambda, 1e-9, cheap);
+  INFO("below retry_rows: " << full.factorizations << " factorizations, residual " << full.residual);
+  CHECK(full.converged);
+  CHECK(full.factorizations > 3);
+  check_conditions(problem, lambda, 1e-9);
+
+  ActiveSetSettings costly;
+  costly.retry_rows = 100;
+  lambda = start;
+  const ActiveSetReport stopped = stage.solve(problem, lambda, 1e-9, costly);
+  CHECK_FALSE(stopped.converged);
+  CHECK(stopped.factorizations == 3);
+  CHECK((lambda.array() == start.array()).all());
+}

@@ -64,7 +64,9 @@ struct ActiveSetSettings {
   // converges its last improvement mostly comes within a few factorizations (boxes1000: 2 309 of
   // 2 325 within 10). A bound below 20 loses converging stages on the Jenga tower (bench scenes
   // jenga54, 2 000 steps: 34 solves unconverged at 20 and 30, 90 at 15, 106 at 10);
-  // docs/benchmarks.md has the A/B.
+  // docs/benchmarks.md has the A/B. (On an island above retry_rows it also stops after 3
+  // classifications whose iterates all had over 1 000 times its start's residual: active_set.cpp,
+  // kFar.)
   Index give_up_factorizations = 20;
   // A factored island (G = Y^T D^-1 Y, contact_problem.hpp) of more rows than this is solved in
   // body space, through the quasi-definite system (2), whose factor stays as sparse as the
@@ -86,6 +88,7 @@ struct ActiveSetSettings {
   // factorizations (docs/benchmarks.md, the boxes1000 row of the resting-scenes table). The
   // bound is one of cost: on the large box islands (bin50's, SimBenchmark's Kapla layout) the
   // second try fails as the first and took their mean step to 1.6-1.7x. 0: no second try.
+  // Islands above it also stop after 3 classifications far from the start (active_set.cpp, kFar).
   Index retry_rows = 400;
   // Least squares (not in the papers). Where gaps measured contact by contact disagree in closed
   // loops of contacts (a box on two boxes, a pyramid of cubes), the free rows' right side b_F of
