@@ -78,8 +78,9 @@ struct ActiveSetSettings {
   // SimBenchmark's Kapla layout (one island of 2 600-2 800 rows) takes about 7 ms, so a stage
   // that cycles through its max_factorizations costs ~0.2 s a step at this size; with a
   // contact set that persists from step to step (collision/manifold.cpp) it runs on a few steps
-  // only and the warm start carries its answer (docs/solvers.md).
-  Index max_rows = 4000;
+  // only and the warm start carries its answer (docs/solvers.md), and where it fails from a
+  // start near the tolerance it mostly stops after 3 factorizations (kFar, active_set.cpp).
+  Index max_rows = 8000;
   // An island of at most this many rows on which the stage fails from the sweeps' impulses gets
   // it once more from the solve's start (the warm start), keeping the sweeps' impulses if that
   // fails too (bisection.cpp, BisectionSolver::solve_active_set). An impact running down a

@@ -98,11 +98,12 @@ struct BisectionSettings {
   // solves the projected problem at once. 0: never.
   Index range_projections = 3;
   // Islands above this many rows are not projected (a projection factors the island's system
-  // once, in body space above active_set.body_space_rows). The default is the stage's bound.
-  // Larger bounds trade time for convergence on large resting islands (docs/benchmarks.md,
-  // "Box2D's large pyramid": 210 cubes, 7 080 rows, 1 438 -> 140 of 2 000 solves unconverged
-  // at 16 000; a 5 376-row Kapla tower 163 -> 15 of 3 000 at 6x the median step).
-  Index range_projection_rows = 4000;
+  // once, in body space above active_set.body_space_rows). The default is the stage's bound:
+  // with both at 8 000, Box2D's large pyramid (210 cubes, 7 080 rows) ends 142 of 2 000 solves
+  // unconverged instead of 1 438 at 4 000, and a 5 376-row Kapla tower (bench scenes kapla102)
+  // 20 of 60 000, all in its first 20 steps, instead of 741, at a lower mean step over the
+  // 600 s (docs/benchmarks.md, "Box2D's large pyramid").
+  Index range_projection_rows = 8000;
 
   // Problems whose sweeps would end unconverged (not in the paper): the semismooth Newton stage
   // (solvers/semismooth_newton.hpp: Alart & Curnier's projection function with a proximal term
