@@ -62,11 +62,11 @@ struct ActiveSetSettings {
   // residual than its start: where it fails from the sweeps' impulses it mostly never beats them
   // (bench scenes bin50: 467 of 467 failed stages; cyl_bin: 221 of 230), while where it
   // converges its last improvement mostly comes within a few factorizations (boxes1000: 2 309 of
-  // 2 325 within 10). A bound below 20 loses converging stages on the Jenga tower (bench scenes
-  // jenga54, 2 000 steps: 34 solves unconverged at 20 and 30, 90 at 15, 106 at 10);
-  // docs/benchmarks.md has the A/B. (On an island above retry_rows it also stops after 3
-  // classifications whose iterates all had over 1 000 times its start's residual: active_set.cpp,
-  // kFar.)
+  // 2 325 within 10). On an island above retry_rows the stage also stops after 3 classifications
+  // whose iterates all had over 1 000 times its start's residual (active_set.cpp, kFar), which
+  // ends most failed stages of the large box islands first: with it, the Jenga tower's counts are
+  // the same at 10, 15, 20 and 30 (docs/benchmarks.md, "The stage's give-up" and "The stage's
+  // early stop on large islands").
   Index give_up_factorizations = 20;
   // A factored island (G = Y^T D^-1 Y, contact_problem.hpp) of more rows than this is solved in
   // body space, through the quasi-definite system (2), whose factor stays as sparse as the
