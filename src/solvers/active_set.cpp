@@ -46,8 +46,9 @@ constexpr Index kAllAtOnce = 8;
 // of bin50 (467 of 467) and of jenga54 (218 of 221, 2 304 rows) had its first three iterates above
 // 1 000 times the start, and no converged stage of those scenes did). Smaller islands, cheap to
 // factor, keep the full give-up: there the stage does come back from such iterates (boxes1000's
-// columns of 120 rows after an impact, 9 of 3 091 converged stages; tests/solvers/
-// test_active_set.cpp, stacks of 3 to 24 boxes whose corners' targets disagree).
+// columns of 120 rows after an impact, 9 of 3 091 converged stages; stacks of 3 to 24 boxes
+// whose corners' targets disagree, after up to 28 factorizations: tests/solvers/
+// test_active_set.cpp keeps a 16-box one).
 constexpr Index kFarClassifications = 3;
 constexpr Scalar kFar = 1e3;
 }  // namespace
