@@ -1,9 +1,18 @@
 // The benches' bins (see the header).
 #include "scenarios/bins.hpp"
 
-#include <cmath>
-
 namespace impulse::scenarios {
+namespace {
+
+// A free body's pose: origin p, orientation r.
+void place(ArticulatedSystem& b, const Vec3& p, const Quat& r) {
+  VecX q = b.q();
+  q.head<3>() = p;
+  q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
+  b.set_q(q);
+}
+
+}  // namespace
 
 void add_square_box(World& w, Scalar half) {
   w.add_ground();
@@ -25,10 +34,7 @@ void build_box_bin(World& w) {
       for (int j = 0; j < 5; ++j) {
         ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
         const Scalar yaw = 0.3 * (i + 2 * j + 3 * k);
-        VecX q = b.q();
-        q.head<3>() = Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k);
-        q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
-        b.set_q(q);
+        place(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k), Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())));
       }
 }
 
@@ -44,10 +50,7 @@ void build_clutter(World& w, int shape) {
     const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
     const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
                    Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
-    VecX q = b.q();
-    q.head<3>() = p;
-    q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
-    b.set_q(q);
+    place(b, p, r);
   }
 }
 
