@@ -53,10 +53,7 @@ struct Scene {
 };
 
 void place(ArticulatedSystem& s, const Vec3& p, Scalar yaw = 0) {
-  VecX q = s.q();
-  q.head<3>() = p;
-  q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
-  s.set_q(q);
+  scenarios::place_free_body(s, p, Quat(std::cos(yaw / 2), 0, 0, std::sin(yaw / 2)));
 }
 
 // 6 x 6 x 6 spheres (r = 0.1 m, 1 kg) in a lattice 1 cm apart above a 1.3 m square box.

@@ -2,17 +2,13 @@
 #include "scenarios/bins.hpp"
 
 namespace impulse::scenarios {
-namespace {
 
-// A free body's pose: origin p, orientation r.
-void place(ArticulatedSystem& b, const Vec3& p, const Quat& r) {
+void place_free_body(ArticulatedSystem& b, const Vec3& p, const Quat& r) {
   VecX q = b.q();
   q.head<3>() = p;
   q.segment<4>(3) << r.w(), r.x(), r.y(), r.z();
   b.set_q(q);
 }
-
-}  // namespace
 
 void add_square_box(World& w, Scalar half) {
   w.add_ground();
@@ -34,7 +30,8 @@ void build_box_bin(World& w) {
       for (int j = 0; j < 5; ++j) {
         ArticulatedSystem& b = w.add_box("box", Vec3(0.08, 0.08, 0.08), 0.5);
         const Scalar yaw = 0.3 * (i + 2 * j + 3 * k);
-        place(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k), Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())));
+        place_free_body(b, Vec3(-0.2 + 0.1 * i, -0.2 + 0.1 * j, 0.15 + 0.12 * k),
+                        Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())));
       }
 }
 
@@ -50,7 +47,7 @@ void build_clutter(World& w, int shape) {
     const Vec3 p(-0.18 + 0.12 * (k % 4), -0.18 + 0.12 * ((k / 4) % 4), 0.08 + 0.14 * (k / 16) + 0.003 * k);
     const Quat r = Eigen::AngleAxisd(0.11 * k, Vec3::UnitZ()) * Eigen::AngleAxisd(0.7 * k, Vec3::UnitY()) *
                    Eigen::AngleAxisd(0.3 * k, Vec3::UnitX());
-    place(b, p, r);
+    place_free_body(b, p, r);
   }
 }
 

@@ -6,6 +6,9 @@
 
 namespace impulse::scenarios {
 
+// Sets free body b's configuration: origin p, orientation r (unit quaternion); u is left as it is.
+void place_free_body(ArticulatedSystem& b, const Vec3& p, const Quat& r);
+
 // The ground and four walls |x|, |y| <= half (the pile's box and the bins).
 void add_square_box(World& w, Scalar half);
 
