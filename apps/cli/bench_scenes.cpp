@@ -452,6 +452,10 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
   // plateau, converged by each method (SolverMethod), the most iterations of a converged one and
   // the largest residual of an unconverged one
   long islands_at_cap = 0, islands_stalled = 0, finished_by[4] = {0, 0, 0, 0};
+  // the split position correction: its sweeps (most of an island's, per step), the islands whose
+  // push-out ended at its budget, and the islands the exact QP finished
+  std::vector<double> position_sweeps;
+  long position_not_converged = 0, position_exact = 0;
   double island_iterations_max = 0, worst_unconverged_residual = 0;
   const bench::Stopwatch<> watch;
   for (long s = 0; s < steps; ++s) {
@@ -464,6 +468,9 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
     sol.push_back(st.times.solve);
     integ.push_back(st.times.integrate);
     sweeps.push_back(static_cast<double>(st.solver.iterations));
+    position_sweeps.push_back(static_cast<double>(st.position_sweeps));
+    position_not_converged += st.position_not_converged;
+    position_exact += st.position_exact;
     contacts.push_back(static_cast<double>(st.contacts));
     islands.push_back(static_cast<double>(st.islands));
     // mean penetration over the contacts of this step (SimBenchmark's error metric)
@@ -536,6 +543,9 @@ json run_scene(const Scene& sc, long steps, const BenchOptions& o) {
                                {"semismooth_newton", finished_by[static_cast<int>(SolverMethod::SemismoothNewton)]}};
   j["island_iterations_max_converged"] = island_iterations_max;
   j["island_residual_max_not_converged"] = worst_unconverged_residual;
+  j["position_sweeps_mean"] = scenes_mean(position_sweeps);
+  j["position_not_converged"] = position_not_converged;
+  j["position_exact"] = position_exact;
   j["steps_not_ok"] = not_ok;
   j["penetration_mean"] = scenes_mean(pen);
   j["penetration_max"] = max_pen;
@@ -607,7 +617,10 @@ int run_bench_scenes(const BenchOptions& o) {
               << j["steps_not_converged"].get<long>() << " steps; finished by the active set "
               << j["islands_active_set"].get<long>() << ", by the Newton stage " << j["islands_newton"].get<long>()
               << "; at the cap " << j["islands_at_cap"].get<long>()
-              << ", stopped on a plateau " << j["islands_stalled"].get<long>() << ")" << std::scientific
+              << ", stopped on a plateau " << j["islands_stalled"].get<long>() << ")\n  push-out sweeps mean "
+              << j["position_sweeps_mean"].get<double>() << ", islands at its budget "
+              << j["position_not_converged"].get<long>() << ", finished by the exact QP "
+              << j["position_exact"].get<long>() << std::scientific
               << ", penetration mean " << j["penetration_mean"].get<double>() << " max "
               << j["penetration_max"].get<double>() << " m, energy drift " << j["energy_drift"].get<double>()
               << std::fixed << ", fell " << (j["fell"].get<bool>() ? "yes" : "no") << "\n";

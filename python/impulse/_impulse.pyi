@@ -116,6 +116,7 @@ class StepStats:
     position_rows: int
     position_sweeps: int
     position_exact: int
+    position_not_converged: int
     island_results: List[IslandResult]
     speculative_impacts: int
 

@@ -82,6 +82,8 @@ void bind_solvers(py::module_& m) {
                     "free-set changes of its exact QP).")
       .def_readonly("position_exact", &StepStats::position_exact,
                     "Islands whose split position correction went to the exact active-set QP.")
+      .def_readonly("position_not_converged", &StepStats::position_not_converged,
+                    "Islands whose split position correction ended at its budget unconverged.")
       .def_readonly("island_results", &StepStats::island_results,
                     "One IslandResult per island, in the order of the solve (a list).")
       .def_readonly("speculative_impacts", &StepStats::speculative_impacts,

@@ -914,6 +914,7 @@ void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXr
     // (not converged: lp is unchanged, and product_ still holds G lp for the sweeps below)
   }
   while (!done && sweeps < kMaxSweeps) ++sweeps, done = sweep();
+  if (!done) ++stats.position_not_converged;
   stats.position_rows += isl.num_position_rows;
   stats.position_sweeps = std::max(stats.position_sweeps, sweeps);
 }

@@ -53,7 +53,7 @@ static Scalar check_hang(PositionCorrection correction) {
     e_prev = e;
     // the split correction's LCP ends below its 100-sweep cap (the stretched legs' rank-deficient
     // G made projected Gauss-Seidel crawl there: ~90 sweeps a step; the exact QP takes over)
-    capped += s->world().stats().position_sweeps >= 100;
+    capped += s->world().stats().position_not_converged;
     exact += s->world().stats().position_exact > 0;
     if (k < collapse) continue;
     Index in_contact = 0;

@@ -19,16 +19,18 @@ TEST_CASE("push-out: a bin of 50 boxes is corrected within the sweeps' budget on
   World w;
   scenarios::build_box_bin(w);
   REQUIRE(w.settings().contact.position_correction == PositionCorrection::Split);
-  Index corrected = 0, most = 0;
+  Index corrected = 0, most = 0, capped = 0;
   for (int step = 0; step < 220; ++step) {
     w.integrate();
     if (step < 150) continue;  // (landing)
     corrected += w.stats().position_rows > 0 ? 1 : 0;
     most = std::max(most, w.stats().position_sweeps);
+    capped += w.stats().position_not_converged;
   }
   INFO("most sweeps of a correction: " << most);
   CHECK(corrected == 70);  // (the correction ran on every step counted)
   CHECK(most < 100);
+  CHECK(capped == 0);
   for (Index s = 0; s < w.num_systems(); ++s) {
     const VecX& q = w.system(s).q();
     CHECK(q[2] > 0);  // (none fell through the floor or left the bin)

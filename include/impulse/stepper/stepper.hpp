@@ -172,11 +172,12 @@ struct StepStats {
   bool restitution = false;
   Scalar restitution_scale = 1;
   // Split position correction: rows that pushed out this step, the most Gauss-Seidel sweeps of
-  // an island (plus the free-set changes of the exact QP, when it took over), and the islands
-  // that went to the exact QP
+  // an island (plus the free-set changes of the exact QP, when it took over), the islands
+  // that went to the exact QP, and the islands whose push-out ended at its budget unconverged
   Index position_rows = 0;
   Index position_sweeps = 0;
   Index position_exact = 0;
+  Index position_not_converged = 0;
   // Speculative rows with restitution that stopped an approach within the step and were re-solved
   // as impacts (Newton's law at the approach they stopped; see the top of this file)
   Index speculative_impacts = 0;
