@@ -14,8 +14,8 @@ TEST_CASE("push-out: a bin of 50 boxes is corrected within the sweeps' budget on
   // On their faces and the walls the boxes rest a fraction of a nanometre beyond the slop; the
   // split correction's island has up to ~470 normal rows, above its exact QP's bound, so its
   // Gauss-Seidel sweeps are the whole correction. They stop when no row's push-out velocity
-  // moves by more than 1e-9 m/s; stopped only at 1e-10 of such impulses (their rounding) they
-  // reach their cap of 100 sweeps in this window.
+  // moves by more than 1e-8 m/s (the floor of islands above the exact QP's size); stopped only
+  // at 1e-10 of such impulses (their rounding) they reach their cap of 100 sweeps in this window.
   World w;
   scenarios::build_box_bin(w);
   REQUIRE(w.settings().contact.position_correction == PositionCorrection::Split);
