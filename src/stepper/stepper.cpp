@@ -910,7 +910,7 @@ void Stepper::position_correction(StepStats& stats, const IslandView& isl, VecXr
     // is 1e-10 of the change of lambda_p, which the exact answer meets to rounding)
     const BoundQpResult exact =
         solve_bound_qp_exact(problem, position_c_.head(m), position_var_.data(), lp,
-                             std::max(1e-9 * b_max, kVelocityFloor), kMaxSweeps - sweeps, position_qp_);
+                             std::max(1e-9 * b_max, velocity_floor), kMaxSweeps - sweeps, position_qp_);
     sweeps += exact.changes;
     if (exact.converged) {
       done = true;

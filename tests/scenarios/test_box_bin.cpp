@@ -29,8 +29,7 @@ TEST_CASE("push-out: a bin of 50 boxes is corrected within the sweeps' budget on
   }
   INFO("most sweeps of a correction: " << most);
   CHECK(corrected == 70);  // (the correction ran on every step counted)
-  CHECK(most < 100);
-  CHECK(capped == 0);
+  CHECK(capped == 0);      // (none ended at the 100-sweep budget unconverged)
   for (Index s = 0; s < w.num_systems(); ++s) {
     const VecX& q = w.system(s).q();
     CHECK(q[2] > 0);  // (none fell through the floor or left the bin)
