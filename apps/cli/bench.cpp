@@ -44,6 +44,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
   };
   count_option("--active-set-start", o->active_set_start,
                "bench scenes: sweeps of the bisection solver before its active-set stage (0: never; default: the solver's, 50)");
+  count_option("--active-set-early", o->active_set_early,
+               "bench scenes: the sweep at which the bisection solver's active-set stage takes an island whose sweeps crawl (0: never; default: the solver's, 5)");
+  count_option("--active-set-early-rows", o->active_set_early_rows,
+               "bench scenes: the largest island (rows) the bisection solver's active-set stage takes early when its sweeps crawl (default: the solver's)");
   count_option("--active-set-rows", o->active_set_rows,
                "bench scenes: largest island (rows) the bisection solver's active-set stage takes (default: the solver's)");
   count_option("--active-set-retry-rows", o->active_set_retry_rows,

@@ -385,6 +385,8 @@ void set_up(World& w, const Scene& sc, const BenchOptions& o) {
   take(o.anderson >= 0, b.anderson_memory, o.anderson);
   take(o.anderson >= 0, s.pgs.anderson_memory, o.anderson);
   take(o.active_set_start >= 0, b.active_set_start, o.active_set_start);
+  take(o.active_set_early >= 0, b.active_set_early, o.active_set_early);
+  take(o.active_set_early_rows >= 0, b.active_set_early_rows, o.active_set_early_rows);
   take(o.active_set_rows >= 0, b.active_set.max_rows, o.active_set_rows);
   take(o.active_set_retry_rows >= 0, b.active_set.retry_rows, o.active_set_retry_rows);
   take(o.active_set_give_up >= 0, b.active_set.give_up_factorizations, o.active_set_give_up);

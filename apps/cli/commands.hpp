@@ -35,6 +35,8 @@ struct BenchOptions {
   bool full = false;  // bench fidelity: the long scene lengths
   int anderson = -1;  // bench scenes: Anderson memory of the bisection solver (-1: its default)
   long active_set_start = -1;  // bench scenes: bisection's active_set_start (-1: its default)
+  long active_set_early = -1;  // bench scenes: bisection's active_set_early (-1: its default)
+  long active_set_early_rows = -1;  // bench scenes: bisection's active_set_early_rows (-1: its default)
   long active_set_rows = -1;   // bench scenes: bisection's active_set.max_rows (-1: its default)
   long active_set_retry_rows = -1;  // bench scenes: bisection's active_set.retry_rows (-1: its default)
   long active_set_give_up = -1;     // bench scenes: bisection's active_set.give_up_factorizations (-1: its default)

@@ -138,6 +138,7 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
                                   : &lanes_abi::bisection_sweep_w8;
   Scalar alpha = s->alpha;
   Scalar err[8];
+  Scalar first_err[8] = {};
   for (Index it = 1; active != 0; ++it) {
     // the sweep, stopped at each contact at which a World in the lanes slips: its single-contact
     // problem (G_ii and mu_i from the lanes' arrays, c~_i from the kernel) solved as the solver's
@@ -177,8 +178,11 @@ unsigned BisectionLanes::solve(World* const* worlds, unsigned begun, int count, 
     for (int w = 0; w < count; ++w) {
       const unsigned bit = 1u << w;
       if (!(active & bit)) continue;
+      if (it == 1) first_err[w] = err[w];
       if (!monitors[w].stop(results[w], it, err[w])) {
-        if (it + 1 >= end[w]) active &= ~bit;  // (the next sweep would be past the plain sweeps)
+        // (the next sweep would be past the plain sweeps, or the solver's stage takes the crawl)
+        if (it + 1 >= end[w] || settings[w]->active_set_crawl(3 * nc[w], it, err[w], first_err[w]))
+          active &= ~bit;
         continue;
       }
       active &= ~bit;

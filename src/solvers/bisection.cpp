@@ -841,6 +841,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     return one_row_contact(i, alpha_k, std::false_type{});
   };
   bool mixing = s.anderson_memory > 0;
+  Scalar first_error = 0;  // (the first sweep's: the crawl test of the active-set stage)
   Index last_sweep = s.max_iterations;
   for (Index it = 1; it <= last_sweep; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
@@ -947,8 +948,11 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
     // The active-set stage of a problem with friction: at sweep active_set_start, or earlier on
     // a plateau; the sweeps go on from its answer when it converged, else from theirs
+    // (or at sweep active_set_early when the sweeps crawl: BisectionSettings::active_set_crawl)
+    if (it == 1) first_error = error;
+    const bool crawl = !stop && s.active_set_crawl(n, it, error, first_error);
     const bool stalled = stop && result.stalled && it < s.active_set_start;
-    if (frictional && !active_set_done && it < s.max_iterations && (it == s.active_set_start || stalled) &&
+    if (frictional && !active_set_done && it < s.max_iterations && (it == s.active_set_start || stalled || crawl) &&
         n <= s.active_set.max_rows) {
       active_set_done = true;
       bool converged = false;

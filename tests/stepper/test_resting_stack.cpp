@@ -97,6 +97,51 @@ TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step 
   CHECK(without > 0);
 }
 
+TEST_CASE("active_set_early: a column of turned boxes whose sweeps crawl takes the stage before the plateau",
+          "[stepper][active_set]") {
+  // boxes1000's column at x = 0, y = 1.2 (yaw 0.1 (8 + k)), landed and at rest. With the defaults
+  // its steps fall into a two-step cycle: the stage's exact answer warm-starts the next step to
+  // the tolerance in one sweep, and the step after starts 2e-6 off and crawls (0.5 % a sweep)
+  // to the plateau stop and the stage. With the stage at sweep 5 on a crawl, the column's
+  // steps take one sweep.
+  const auto run = [](Index early, Index& sweeps, Index& not_converged) {
+    World w;
+    w.set_default_material(0.8, 0.0);
+    w.add_ground();
+    for (int k = 0; k < 10; ++k) {
+      ArticulatedSystem& b = w.add_box("box", Vec3(0.1, 0.1, 0.1), 1.0);
+      const Scalar yaw = 0.1 * (8 + k);
+      VecX q = b.q();
+      q.head<3>() = Vec3(0, 0.15 * 8, 0.2 + 0.15 * k);
+      q.segment<4>(3) << std::cos(yaw / 2), 0, 0, std::sin(yaw / 2);
+      b.set_q(q);
+    }
+    BisectionSettings bs;
+    bs.active_set_early = early;
+    w.set_contact_solver(std::make_unique<BisectionSolver>(bs));
+    sweeps = not_converged = 0;
+    for (int step = 0; step < 1000; ++step) {
+      w.integrate();
+      if (step < 800) continue;  // (landed at step 350, settled by 700)
+      sweeps += w.stats().solver.iterations;
+      not_converged += w.stats().islands_not_converged;
+    }
+    for (Index k = 0; k < 10; ++k) {  // the column stands either way
+      INFO("box " << k);
+      CHECK(std::abs(w.system(k).q()[2] - (0.05 + 0.1 * static_cast<Scalar>(k))) < 1e-3);
+      CHECK(w.system(k).u().norm() < 1e-3);
+    }
+  };
+  Index sweeps_default = 0, nc_default = 0, sweeps_early = 0, nc_early = 0;
+  run(0, sweeps_default, nc_default);
+  run(5, sweeps_early, nc_early);
+  INFO("sweeps over 200 steps: " << sweeps_default << " without, " << sweeps_early << " with the early stage");
+  CHECK(nc_default == 0);
+  CHECK(nc_early == 0);
+  CHECK(sweeps_default > 10 * 200);  // the cycle: 35-38 sweeps every other step
+  CHECK(sweeps_early <= 2 * 200);
+}
+
 TEST_CASE("a box stack finished by the active-set stage allocates nothing in steady state", "[stepper][active_set][alloc]") {
   if (!test::alloc_counter_available()) return;
   // 3 boxes: one dense island (36 rows); 10 boxes: one factored island (132 rows)

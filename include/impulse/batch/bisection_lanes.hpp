@@ -21,10 +21,10 @@
 //     group (both of a group of 2) take their steps (a sweep of fewer lanes, or of lanes padded
 //     with contacts that do not touch, costs more than the Worlds' own sweeps);
 // and keep it until it converges before the sweep at which Anderson mixing or the active-set
-// stage would begin (anderson_start, active_set_start). A contact that slips stops the lanes'
-// sweep at that contact: Algorithm 1 solves it for each World whose contact it is
-// (solve_single_contact_inverted, the solver's own search), and the sweep resumes from that
-// contact with its impulse. No allocation once the buffers have grown to the largest group.
+// stage would begin (anderson_start, active_set_start, or active_set_early on a crawl). A contact
+// that slips stops the lanes' sweep at that contact: Algorithm 1 solves it for each World whose
+// contact it is (solve_single_contact_inverted, the solver's own search), and the sweep resumes
+// from that contact with its impulse. No allocation once the buffers have grown to the largest group.
 #pragma once
 #include <vector>
 
