@@ -141,6 +141,7 @@ class BisectionSettings:
     active_set_early: int  # [0, 1e8]
     active_set_early_progress: float  # >= 0
     active_set_early_rows: int  # [0, 1e8]
+    active_set_early_factorizations: int  # [0, 1e8]
     range_projections: int  # [0, 1e8]
     newton_start: int  # [0, 1e8]
     beta1: float  # > 0 rad

@@ -589,15 +589,22 @@ Index BisectionSolver::solve_frictionless_qp(const ContactProblem& problem, VecX
   return std::min(it + qp.products, s.max_iterations - 1);  // (at least one sweep measures it)
 }
 
-Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged) {
+Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged,
+                                        Index max_factorizations) {
   const BisectionSettings& s = active();
+  ActiveSetSettings as = s.active_set;
+  if (max_factorizations > 0) {  // (a short try, without the second one: the early stage on a crawl)
+    as.max_factorizations = std::min(as.max_factorizations, max_factorizations);
+    as.give_up_factorizations = std::min(as.give_up_factorizations, max_factorizations);
+    as.retry_rows = 0;
+  }
   const Index n = problem.size();
   Scalar min_diag = 1;  // min(1, G_rr): the sweep error adds |lambda* - lambda| ~ |v_r| / G_rr per row
   for (Index r = 0; r < n; ++r)
     if (problem.diagonal(r) > 0) min_diag = std::min(min_diag, problem.diagonal(r));
   // lambda: the stage's iterate of least residual, the sweeps' own if none beat theirs
   const Scalar tolerance = s.tolerance * min_diag / 2;
-  const ActiveSetReport r = active_set_.solve(problem, lambda, tolerance, s.active_set);
+  const ActiveSetReport r = active_set_.solve(problem, lambda, tolerance, as);
   converged = r.converged;
   Index factorizations = std::max<Index>(1, r.factorizations);
   // Failed on a small island: once more from the solve's start (ActiveSetSettings::retry_rows),
@@ -605,11 +612,11 @@ Index BisectionSolver::solve_active_set(const ContactProblem& problem, VecXref l
   // stage starts from the sign pattern of its start (active_set.hpp); after an impact the sweeps'
   // first iterates open and close contacts the answer keeps, and the classification the stage
   // derives from them can cycle where the previous step's converges.
-  if (!converged && n <= s.active_set.retry_rows) {
+  if (!converged && n <= as.retry_rows) {
     if (stage_keep_lambda_.size() < n) stage_keep_lambda_.resize(n);
     stage_keep_lambda_.head(n) = lambda;
     lambda = start_lambda_.head(n);
-    const ActiveSetReport again = active_set_.solve(problem, lambda, tolerance, s.active_set);
+    const ActiveSetReport again = active_set_.solve(problem, lambda, tolerance, as);
     factorizations += std::max<Index>(1, again.factorizations);
     converged = again.converged;
     if (!converged) lambda = stage_keep_lambda_.head(n);
@@ -954,10 +961,12 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     const bool stalled = stop && result.stalled && it < s.active_set_start;
     if (frictional && !active_set_done && it < s.max_iterations && (it == s.active_set_start || stalled || crawl) &&
         n <= s.active_set.max_rows) {
-      active_set_done = true;
+      // (an early try that fails leaves the stage to its sweep or plateau: active_set_early)
+      active_set_done = !crawl;
       bool converged = false;
-      const Index after = solve_active_set(*pb, lambda, it, converged);
+      const Index after = solve_active_set(*pb, lambda, it, converged, crawl ? s.active_set_early_factorizations : 0);
       if (converged) {
+        active_set_done = true;
         result.stalled = false;
         method = SolverMethod::ActiveSet;
         adopt_stage_right_side();

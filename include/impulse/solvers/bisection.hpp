@@ -84,25 +84,30 @@ struct BisectionSettings {
   // measures where it pays (large resting islands, with active_set.max_rows and
   // range_projection_rows raised) and where it does not.
   Index active_set_start = 50;
-  // The stage early on a crawl (not in the paper; off by default): at sweep active_set_early, an
-  // island of at most active_set_early_rows rows whose error has not fallen below
-  // active_set_early_progress times its first sweep's takes the stage then, instead of at
-  // active_set_start or on the plateau stop. Where the sweeps converge they cut the error by
-  // orders of magnitude in their first sweeps (a robot's feet: 1e3 to 1e6 in four); on redundant
-  // resting contact they crawl: a column of ten turned boxes starts a step 2e-6 off, gains 0.5 %
-  // a sweep and reaches the stage by the plateau stop after 35 sweeps, every other step. At 5
-  // (docs/benchmarks.md, "The stage early on a crawl"): 1 000 boxes dropped on the ground take
-  // 1.03 sweeps a step instead of 24 and a quarter less time, stacked cans a fifth less, the
-  // robots' bits are unchanged; but settling piles of cylinders take 3x as long (the stage on
-  // their sub-piles at sweep 5), so it stays off. 0 (any of the three): never.
-  Index active_set_early = 0;
+  // The stage early on a crawl (not in the paper): at sweep active_set_early, an island of at
+  // most active_set_early_rows rows whose error has not fallen below active_set_early_progress
+  // times its first sweep's gets a short try of the stage (at most active_set_early_factorizations
+  // classifications, no second try); if that fails, the sweeps go on from the stage's best
+  // iterate and the stage keeps its turn at active_set_start or on the plateau stop. Where the
+  // sweeps converge they cut the error by orders of magnitude in their first sweeps (a robot's
+  // feet: 1e3 to 1e6 in four; the robots' steps are bit for bit what they were without it); on
+  // redundant resting contact they crawl: a column of ten turned boxes starts a step 2e-6 off,
+  // gains 0.5 % a sweep and reached the stage by the plateau stop after 35 sweeps, every other
+  // step. With it 1 000 boxes dropped on the ground take 1.04 sweeps a step instead of 24, and
+  // the piles of capsules and of mixed shapes end fewer solves unconverged; a settling pile of
+  // cylinders takes 1.7-1.8x as long (docs/benchmarks.md, "The stage early on a crawl"). The try is
+  // short because the long one cost that pile 3x. 0 (any of active_set_early, _rows,
+  // _factorizations): never.
+  Index active_set_early = 5;
   Scalar active_set_early_progress = 0.01;
   Index active_set_early_rows = 400;
+  Index active_set_early_factorizations = 3;
   // Whether the stage takes an island of `rows` rows early at sweep `it` with error `error`, its
   // first sweep's `first_error` (the stage's other conditions apart: friction, active_set.max_rows).
   bool active_set_crawl(Index rows, Index it, Scalar error, Scalar first_error) const {
-    return active_set_start > 0 && active_set_early > 0 && it == active_set_early && it < active_set_start &&
-           rows <= active_set_early_rows && error > active_set_early_progress * first_error;
+    return active_set_start > 0 && active_set_early > 0 && active_set_early_factorizations > 0 &&
+           it == active_set_early && it < active_set_start && rows <= active_set_early_rows &&
+           error > active_set_early_progress * first_error;
   }
   ActiveSetSettings active_set;
 
@@ -222,7 +227,9 @@ class BisectionSolver final : public ContactSolverWithSettings<BisectionSettings
   Index solve_frictionless_qp(const ContactProblem& problem, VecXref lambda, Index it);
   // The active-set stage from the sweeps' impulses; returns the sweep count after it and sets
   // `converged` when its answer met the tolerance.
-  Index solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged);
+  // max_factorizations > 0: a short try (at most that many classifications, no second try).
+  Index solve_active_set(const ContactProblem& problem, VecXref lambda, Index it, bool& converged,
+                         Index max_factorizations = 0);
   // The touching rows' right side projected onto the range of their G block into c_proj_
   // (bisection.cpp, "Range projection"); false when nothing changed or the island is too large.
   bool project_right_side(const ContactProblem& problem, const VecXcref& lambda, Index round);

@@ -49,6 +49,7 @@ inline const FieldTable<BisectionSettings>& bisection_fields() {
           IMPULSE_FIELD(B, active_set_early, count_from(0), "", "problems with friction: the sweep at which the active-set stage takes an island of at most active_set_early_rows rows whose error has not fallen below active_set_early_progress times its first sweep's; 0: never"),
           IMPULSE_FIELD(B, active_set_early_progress, at_least(0), "", "the fall of the error by sweep active_set_early below which the sweeps count as crawling"),
           IMPULSE_FIELD(B, active_set_early_rows, count_from(0), "", "the largest island (rows) the active-set stage takes early on a crawl; 0: none"),
+          IMPULSE_FIELD(B, active_set_early_factorizations, count_from(0), "", "classifications of the active-set stage's early try on a crawl (no second try; failed, the stage keeps its later turn); 0: no early try"),
           IMPULSE_FIELD(B, range_projections, count_from(0), "", "plateaus on which the touching rows' right side is projected onto the range of their G block; 0: never"),
           IMPULSE_FIELD(B, newton_start, count_from(0), "", "sweeps before the semismooth Newton stage takes an unconverged solve (earlier on a plateau or at the cap); 0: never"),
           IMPULSE_FIELD(B, beta1, above(0), "rad", "first angular step of Alg. 1"),
