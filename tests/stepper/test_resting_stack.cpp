@@ -101,11 +101,11 @@ TEST_CASE("a column of 10 boxes dropped onto the ground converges on every step 
 
 TEST_CASE("active_set_early: a column of turned boxes whose sweeps crawl takes the stage before the plateau",
           "[stepper][active_set]") {
-  // boxes1000's column at x = 0, y = 1.2 (yaw 0.1 (8 + k)), landed and at rest. With the defaults
-  // its steps fall into a two-step cycle: the stage's exact answer warm-starts the next step to
-  // the tolerance in one sweep, and the step after starts 2e-6 off and crawls (0.5 % a sweep)
-  // to the plateau stop and the stage. With the stage at sweep 5 on a crawl, the column's
-  // steps take one sweep.
+  // boxes1000's column at x = 0, y = 1.2 (yaw 0.1 (8 + k)), landed and at rest. Without the
+  // early try (active_set_early = 0) its steps fall into a two-step cycle: the stage's exact
+  // answer warm-starts the next step to the tolerance in one sweep, and the step after starts
+  // 2e-6 off and crawls (0.5 % a sweep) to the plateau stop and the stage. With the stage's
+  // short try at sweep 5 on a crawl (the default), the column's steps take one sweep.
   const auto run = [](Index early, Index& sweeps, Index& not_converged) {
     World w;
     w.set_default_material(0.8, 0.0);
