@@ -10,6 +10,7 @@
 #include "impulse/stepper/targets.hpp"
 #include "impulse/solvers/bound_qp.hpp"
 #include "impulse/solvers/contact_solver.hpp"
+#include "impulse/solvers/solver_registry.hpp"
 #include "impulse/dynamics/crba.hpp"
 #include "impulse/dynamics/free_body.hpp"
 #include "impulse/dynamics/jacobian.hpp"
@@ -583,7 +584,13 @@ TEST_CASE("islands: factored and dense assembly give the same G blocks and impul
         CHECK_ALL_CLOSE(x1, x2, 1e-10, 1e-10);
       }
       for (const char* name : {"bisection", "pgs"}) {
-        auto s1 = make_contact_solver(name), s2 = make_contact_solver(name);
+        // (the sweeps alone: the active-set stage's early try on a crawl factors the two storages
+        // differently, equal to its own round-off; tests/stepper/test_resting_stack.cpp compares
+        // the stage in body and in contact space)
+        SolverSettings ss;
+        ss.name = name;
+        ss.bisection.active_set_early = 0;
+        auto s1 = make_contact_solver(ss), s2 = make_contact_solver(ss);
         VecX l1 = VecX::Zero(a.problem.size()), l2 = l1;
         const SolverResult r1 = s1->solve(a.problem, l1), r2 = s2->solve(b.problem, l2);
         INFO(name << " island " << k);

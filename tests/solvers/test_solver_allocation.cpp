@@ -31,8 +31,15 @@ TEST_CASE("contact solvers do not allocate after reserve()", "[solvers][allocati
   // problems of several sizes, all below the reserved capacity, solved in one sequence
   std::vector<test::OwnedProblem> problems;
   for (const Index nc : {4, 1, 8, 3}) problems.push_back(test::make_physical_problem(rng, nc, 2, 18, 0.2, 1.0));
+  // (bisection's active-set stage keeps the pattern of the last island shape it factored, so
+  // these four shapes in turn would each factor anew: its early try on a crawl, which these
+  // random problems reach, is kept out; the stage's steady state is tested in
+  // tests/stepper/test_resting_stack.cpp)
   for (const std::string& name : contact_solver_names()) {
-    auto solver = make_contact_solver(name);
+    SolverSettings settings;
+    settings.name = name;
+    settings.bisection.active_set_early = 0;
+    auto solver = make_contact_solver(settings);
     solver->reserve(3 * 8 + 2 + 3);  // more than the largest problem: exercises partial use
     std::vector<VecX> lambdas;
     for (const auto& p : problems) lambdas.push_back(VecX::Zero(p.view().size()));
@@ -57,6 +64,7 @@ TEST_CASE("contact solvers do not allocate after reserve()", "[solvers][allocati
     s.name = name;
     s.bisection.anderson_memory = s.pgs.anderson_memory = 5;
     s.bisection.anderson_start = s.pgs.anderson_start = 1;
+    s.bisection.active_set_early = 0;
     auto solver = make_contact_solver(s);
     solver->reserve(3 * 8 + 2 + 3);
     long allocations = 0, sweeps = 0;
