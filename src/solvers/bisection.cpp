@@ -848,7 +848,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     return one_row_contact(i, alpha_k, std::false_type{});
   };
   bool mixing = s.anderson_memory > 0;
-  Scalar first_error = 0;  // (the first sweep's: the crawl test of the active-set stage)
+  Scalar first_error = 0;  // the first sweep's error
   Index last_sweep = s.max_iterations;
   for (Index it = 1; it <= last_sweep; ++it) {
     // mixing from sweep anderson_start + 1 on (never after the last sweep: lambda stays a sweep's)
@@ -912,6 +912,7 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     }
     alpha = s.alpha_min + s.gamma * (alpha - s.alpha_min);  // line 12
     const bool stop = monitor.stop(result, it, error);
+    if (it == 1) first_error = error;  // (the crawl test of the active-set stage, below)
     // Range projection on a plateau (above): the sweeps go on, from their impulses, on the
     // problem with the projected right side (and its own plateau watch)
     // (the least-squares stage, while it can still run, takes the plateau itself: it moves c as
@@ -956,7 +957,6 @@ SolverResult BisectionSolver::solve_with_active(const ContactProblem& problem, V
     // The active-set stage of a problem with friction: at sweep active_set_start, or earlier on
     // a plateau; the sweeps go on from its answer when it converged, else from theirs
     // (or at sweep active_set_early when the sweeps crawl: BisectionSettings::active_set_crawl)
-    if (it == 1) first_error = error;
     const bool crawl = !stop && s.active_set_crawl(n, it, error, first_error);
     const bool stalled = stop && result.stalled && it < s.active_set_start;
     if (frictional && !active_set_done && it < s.max_iterations && (it == s.active_set_start || stalled || crawl) &&
